@@ -1,0 +1,10 @@
+#!/usr/bin/env node
+import { Command } from 'commander';
+
+/** The `terminus` command. Each subcommand lives in its own file and registers itself here. */
+const program = new Command()
+  .name('terminus')
+  .description('Durable long-running MCP tool calls: every call ends in exactly one terminal state.')
+  .version('0.1.0');
+
+await program.parseAsync(process.argv);

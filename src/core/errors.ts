@@ -1,0 +1,52 @@
+/**
+ * One error class for the whole project. Callers branch on `code`, never on a message; wire errors
+ * (JSON-RPC codes, HTTP + google.rpc.Status) are made from the code at the edge only.
+ */
+export const ERROR_CODES = [
+  /** Unknown, foreign, expired or malformed id: one code for all so ids cannot be probed (S8). */
+  'not_found',
+  'invalid_argument',
+  /** A fenced write whose lease or epoch is no longer current (S3). */
+  'lease_lost',
+  /** Same submission key, different request digest (S5). */
+  'submission_key_conflict',
+  /** The key was looked up before any task used it: "never created" is final (S6). */
+  'submission_key_burned',
+  'already_terminal',
+  'capability_required',
+  'wire_disabled',
+  'unavailable',
+  'internal',
+] as const;
+export type ErrorCode = (typeof ERROR_CODES)[number];
+
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['unavailable']);
+
+export class TerminusError extends Error {
+  readonly code: ErrorCode;
+  readonly retryable: boolean;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'TerminusError';
+    this.code = code;
+    this.retryable = RETRYABLE.has(code);
+    this.details = options.details;
+  }
+}
+
+export function isTerminusError(e: unknown, code?: ErrorCode): e is TerminusError {
+  return e instanceof TerminusError && (code === undefined || e.code === code);
+}
+
+/** The single "not found" used for unknown, foreign, expired and malformed ids (S8). */
+export function taskNotFound(): TerminusError {
+  return new TerminusError('not_found', 'Task not found');
+}
+
+export function leaseLost(taskId: string, epoch: number): TerminusError {
+  return new TerminusError('lease_lost', `lease lost for task ${taskId} at epoch ${epoch}`, {
+    details: { taskId, epoch },
+  });
+}

@@ -1,0 +1,38 @@
+/**
+ * Ports the core needs from the outside world. `core/`, `runner/` and `executor/` never read the
+ * wall clock, `Math.random` or `crypto.randomUUID` directly: they take these, so the simulation can
+ * replace them with virtual time and a seeded source.
+ */
+
+export interface Clock {
+  /** Milliseconds since the epoch. */
+  now(): number;
+  /** Resolves after `ms`; rejects with the signal's reason when aborted first. */
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export interface Random {
+  /** Uniform in [0, 1). */
+  next(): number;
+}
+
+export interface Ids {
+  /** A task id: 128 random bits, base64url (X-55). */
+  taskId(): string;
+  /** Any other opaque unique id (worker ids, receipt ids, submission keys). */
+  unique(prefix: string): string;
+}
+
+export interface Logger {
+  debug(message: string, fields?: Record<string, unknown>): void;
+  info(message: string, fields?: Record<string, unknown>): void;
+  warn(message: string, fields?: Record<string, unknown>): void;
+  error(message: string, fields?: Record<string, unknown>): void;
+}
+
+export const silentLogger: Logger = {
+  debug() {},
+  info() {},
+  warn() {},
+  error() {},
+};

@@ -1,0 +1,156 @@
+import type { InputRequest, LateOutcome, Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
+
+/**
+ * The durable task store: one port, several backends (memory, SQLite, PostgreSQL), one conformance
+ * suite (`describeTaskStore` in `mcp-terminus/testing`).
+ *
+ * Contract, for every implementation:
+ * - Every method that resolves has committed durably (S1, S9): a `create` that resolved is readable
+ *   by `get` from any process sharing the backend, after any crash.
+ * - Terminal statuses are final, enforced by conditional writes inside the store (S2).
+ * - Worker writes take a `Fence`; if the task's lease owner or epoch no longer match, the write
+ *   changes nothing and rejects with `TerminusError('lease_lost')` (S3).
+ * - Reads by a caller take the `owner`; a task of another owner, an unknown id and an expired task
+ *   all answer `null` / `not_found` alike (S7, S8).
+ * - `now` is always passed in by the caller (the injected clock); stores never read the wall clock.
+ */
+export interface TaskStore {
+  /**
+   * Creates a task, or returns the existing one for the same `(owner, submissionKey)` when the
+   * request digest matches (S5). Rejects with `submission_key_conflict` when the digest differs and
+   * `submission_key_burned` when the key was burned by `lookupKey` (S6).
+   */
+  create(input: NewTask): Promise<CreateOutcome>;
+
+  /** The task if it exists, belongs to `owner` and has not expired at `now`; else null. */
+  get(owner: string, id: string, now: number): Promise<TaskRecord | null>;
+
+  /**
+   * Looks a submission key up. An unused key is burned in the same transaction, so the answer
+   * `never_created` is a proof: a later `create` with that key is refused (S6).
+   */
+  lookupKey(owner: string, submissionKey: string, now: number): Promise<KeyLookup>;
+
+  /** The owner's unexpired tasks, newest first, paginated by an opaque cursor. */
+  list(owner: string, query: ListQuery, now: number): Promise<TaskPage>;
+
+  /**
+   * Requests cancellation. A non-terminal task becomes `cancelled` in this write and for good (S4);
+   * a terminal one is returned unchanged with `outcome: 'already_terminal'`. Rejects `not_found`.
+   */
+  cancel(owner: string, id: string, now: number): Promise<CancelOutcome>;
+
+  /**
+   * Stores input responses for keys that are outstanding; other keys are ignored (X-34). The task
+   * returns to `working` when no request is left outstanding. Rejects `not_found`.
+   */
+  respond(owner: string, id: string, responses: Readonly<Record<string, unknown>>, now: number): Promise<TaskRecord>;
+
+  // ---- runner side: claims and fenced writes --------------------------------------------------
+
+  /**
+   * Claims up to `limit` runnable tasks (non-terminal, lease absent or expired), setting the lease
+   * and bumping the epoch by one per claim. Two concurrent claims never return the same epoch.
+   */
+  claim(request: ClaimRequest): Promise<TaskRecord[]>;
+
+  /**
+   * Extends the lease. Resolves with the task as stored (so the runner sees a cancel); rejects
+   * `lease_lost` if the fence no longer holds. A task made terminal by a cancel still heartbeats
+   * successfully: the runner learns of the cancel from the returned status.
+   */
+  heartbeat(fence: Fence, leaseMs: number, now: number): Promise<TaskRecord>;
+
+  /** Fenced progress/status message write (status unchanged). */
+  progress(fence: Fence, progress: Progress, now: number): Promise<void>;
+
+  /** Fenced checkpoint write; a re-run after a crash sees it as `lastCheckpoint`. */
+  checkpoint(fence: Fence, data: unknown, now: number): Promise<void>;
+
+  /**
+   * Fenced: adds an outstanding input request under `key` and moves the task to `input_required`.
+   * A key already present (outstanding or answered) is left as it is, so a re-run handler asking the
+   * same question again does not issue a second request (X-28, X-29).
+   */
+  requestInput(fence: Fence, key: string, request: InputRequest, now: number): Promise<TaskRecord>;
+
+  /**
+   * Fenced terminal write. If the task is still non-terminal it becomes `completed`/`failed`
+   * (`outcome: 'recorded'`). If a cancel already won, the outcome is kept only as `lateOutcome`
+   * (`outcome: 'late'`, S4). Releases the lease either way.
+   */
+  finish(fence: Fence, outcome: FinishInput, now: number): Promise<FinishOutcome>;
+
+  /** Fenced: gives the lease up without changing the status (graceful shutdown). */
+  release(fence: Fence, now: number): Promise<void>;
+
+  /** Deletes tasks expired at `now` (never a non-terminal one, S7); returns how many. */
+  sweepExpired(now: number, limit: number): Promise<number>;
+
+  close(): Promise<void>;
+}
+
+export interface NewTask {
+  readonly id: string;
+  readonly owner: string;
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly requestDigest: string;
+  readonly submissionKey: string | null;
+  readonly wire: WireName;
+  readonly ttlMs: number | null;
+  readonly keepAliveMs: number | null;
+  readonly pollIntervalMs: number;
+  readonly now: number;
+  /** Initial status message, e.g. "queued". */
+  readonly statusMessage?: string;
+}
+
+export type CreateOutcome = { readonly created: boolean; readonly task: TaskRecord };
+
+export type KeyLookup =
+  | { readonly kind: 'found'; readonly task: TaskRecord }
+  /** No task ever used the key for this owner; the key is now burned. */
+  | { readonly kind: 'never_created' };
+
+export interface ListQuery {
+  readonly cursor?: string;
+  /** 1..1000; the store clamps. */
+  readonly limit: number;
+  readonly status?: readonly TaskRecord['status'][];
+  readonly wire?: WireName;
+}
+
+export interface TaskPage {
+  readonly tasks: TaskRecord[];
+  readonly nextCursor: string | null;
+}
+
+export type CancelOutcome = {
+  readonly outcome: 'cancelled' | 'already_terminal';
+  readonly task: TaskRecord;
+};
+
+export interface ClaimRequest {
+  readonly workerId: string;
+  readonly now: number;
+  readonly leaseMs: number;
+  readonly limit: number;
+  /** Only tasks of these tools (the ones this node can run). */
+  readonly tools: readonly string[];
+}
+
+/** What fences a worker's writes: the claim that made them (S3). */
+export interface Fence {
+  readonly taskId: string;
+  readonly workerId: string;
+  readonly epoch: number;
+}
+
+export type FinishInput =
+  | { readonly status: 'completed'; readonly result: Record<string, unknown>; readonly resultDigest: string }
+  | { readonly status: 'failed'; readonly error: RpcError; readonly statusMessage?: string };
+
+export type FinishOutcome =
+  | { readonly outcome: 'recorded'; readonly task: TaskRecord }
+  | { readonly outcome: 'late'; readonly task: TaskRecord; readonly late: LateOutcome };
