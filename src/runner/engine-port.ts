@@ -1,0 +1,76 @@
+import type { Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
+import type { TaskEvents } from '../store/events.js';
+import type { CancelOutcome, CreateOutcome, KeyLookup, ListQuery, TaskPage } from '../store/port.js';
+import type { TaskToolDefinition, ToolResult } from './tool.js';
+
+/**
+ * The core service every wire adapter talks to: it decodes a wire request into one of these
+ * commands and encodes the returned `TaskRecord` back. No wire vocabulary appears here.
+ * Owner (principal) checks happen inside: a foreign id is `not_found` like an unknown one (S8).
+ */
+export interface TaskEngine {
+  /** The tools this engine can run, by name. */
+  readonly tools: ReadonlyMap<string, TaskToolDefinition>;
+  readonly events: TaskEvents;
+
+  /**
+   * Validates the arguments against the tool's schema (`invalid_argument` on failure, nothing
+   * written), then creates the task durably and wakes a runner. Resolves only after the commit (S1).
+   * With a submission key: idempotent per owner (S5, S6).
+   */
+  submit(command: SubmitCommand): Promise<CreateOutcome>;
+
+  /**
+   * Runs a tool inline, without a task (clients that cannot take one, `forbidden` tools). Aborting
+   * `signal` aborts the handler. Arguments are validated as for `submit`.
+   */
+  runInline(command: InlineCommand): Promise<InlineOutcome>;
+
+  /** Rejects `not_found` for unknown, foreign, expired or malformed ids. */
+  get(owner: string, id: string): Promise<TaskRecord>;
+  cancel(owner: string, id: string): Promise<CancelOutcome>;
+  respond(owner: string, id: string, responses: Readonly<Record<string, unknown>>): Promise<TaskRecord>;
+  list(owner: string, query: ListQuery): Promise<TaskPage>;
+  lookupKey(owner: string, submissionKey: string): Promise<KeyLookup>;
+
+  /**
+   * Resolves with the task as soon as it differs from `sinceUpdatedAt` (or is terminal), or when
+   * `timeoutMs` passes, whichever is first. Used by blocking reads (2025 `tasks/result`, AIP
+   * `:wait`). Rejects `not_found` as `get` does.
+   */
+  waitForChange(owner: string, id: string, options: WaitOptions): Promise<TaskRecord>;
+
+  /** Starts the runner loop and the TTL sweeper. */
+  start(): void;
+  /** Stops claiming, aborts running handlers, releases their leases, waits for them. */
+  stop(): Promise<void>;
+}
+
+export interface SubmitCommand {
+  readonly owner: string;
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly wire: WireName;
+  readonly submissionKey?: string;
+  /** Requested TTL; the engine clamps it to the tool's maximum. */
+  readonly ttlMs?: number | null;
+  /** SEP-1391 `keepAlive`, in milliseconds, counted from the terminal instant. */
+  readonly keepAliveMs?: number;
+}
+
+export interface InlineCommand {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly signal: AbortSignal;
+  readonly onProgress?: (progress: Progress) => void;
+}
+
+export type InlineOutcome =
+  | { readonly status: 'completed'; readonly result: ToolResult }
+  | { readonly status: 'failed'; readonly error: RpcError };
+
+export interface WaitOptions {
+  readonly sinceUpdatedAt?: number;
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+}
