@@ -20,3 +20,16 @@ export { systemClock, systemIds, systemRandom } from './core/system.js';
 export type { TaskStore } from './store/port.js';
 export { defineTaskTool, ToolRpcError } from './runner/tool.js';
 export type { TaskToolDefinition, TaskContext, TaskSupport, ToolResult, InputReply } from './runner/tool.js';
+export type {
+  NewTask,
+  CreateOutcome,
+  KeyLookup,
+  ListQuery,
+  TaskPage,
+  CancelOutcome,
+  ClaimRequest,
+  Fence,
+  FinishInput,
+  FinishOutcome,
+} from './store/port.js';
+export { createMemoryTaskStore } from './store/memory/index.js';

@@ -1,0 +1,1 @@
+export { createMemoryTaskStore } from './store.js';

@@ -1,0 +1,48 @@
+import type { TaskStore } from '../port.js';
+import { cancel, get, list, respond } from './client.js';
+import { create, lookupKey } from './create.js';
+import { assertOpen, createState, type MemoryState } from './state.js';
+import { checkpoint, claim, finish, heartbeat, progress, release, requestInput, sweepExpired } from './worker.js';
+
+/**
+ * An in-memory `TaskStore` with the same semantics as the SQLite one (it passes the same
+ * `describeTaskStore` suite): fencing, burned keys, late outcomes, TTL via `isExpired`, newest-first
+ * cursors. Records are deep-copied in and out. Nothing survives the process, so it is for tests,
+ * the simulation and single-process demos only; S9 does not hold.
+ *
+ * @example
+ * ```ts
+ * import { createMemoryTaskStore } from 'mcp-terminus';
+ * const store = createMemoryTaskStore();
+ * const { task } = await store.create({ id, owner, tool, args, requestDigest, submissionKey: null,
+ *   wire: 'mcp-tasks-ext', ttlMs: 3_600_000, keepAliveMs: null, pollIntervalMs: 1000, now: clock.now() });
+ * ```
+ */
+export function createMemoryTaskStore(): TaskStore {
+  const state = createState();
+  // Every method runs synchronously inside an async function: a throw becomes a rejection, and no
+  // two operations interleave, which is what makes concurrent claims safe here.
+  const run = async <T>(op: (s: MemoryState) => T): Promise<T> => {
+    assertOpen(state);
+    return op(state);
+  };
+  return {
+    create: (input) => run((s) => create(s, input)),
+    get: (owner, id, now) => run((s) => get(s, owner, id, now)),
+    lookupKey: (owner, key, now) => run((s) => lookupKey(s, owner, key, now)),
+    list: (owner, query, now) => run((s) => list(s, owner, query, now)),
+    cancel: (owner, id, now) => run((s) => cancel(s, owner, id, now)),
+    respond: (owner, id, responses, now) => run((s) => respond(s, owner, id, responses, now)),
+    claim: (request) => run((s) => claim(s, request)),
+    heartbeat: (fence, leaseMs, now) => run((s) => heartbeat(s, fence, leaseMs, now)),
+    progress: (fence, value, now) => run((s) => progress(s, fence, value, now)),
+    checkpoint: (fence, data, now) => run((s) => checkpoint(s, fence, data, now)),
+    requestInput: (fence, key, request, now) => run((s) => requestInput(s, fence, key, request, now)),
+    finish: (fence, outcome, now) => run((s) => finish(s, fence, outcome, now)),
+    release: (fence) => run((s) => release(s, fence)),
+    sweepExpired: (now, limit) => run((s) => sweepExpired(s, now, limit)),
+    close: async () => {
+      state.closed = true;
+    },
+  };
+}
