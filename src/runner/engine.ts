@@ -1,0 +1,93 @@
+import { taskNotFound } from '../core/errors.js';
+import type { TaskEngine } from './engine-port.js';
+import { runInline } from './inline.js';
+import { resolveOptions, type EngineOptions } from './options.js';
+import { Runner } from './runner.js';
+import { submitTask } from './submit.js';
+import { runSweeper } from './sweeper.js';
+import { waitForChange } from './wait.js';
+
+export type { EngineOptions } from './options.js';
+
+/**
+ * Creates the task engine of one node: the commands the wires call, a runner that claims and runs
+ * this node's tools under a lease, and the TTL sweeper. Nothing runs until `start()`; `stop()`
+ * leaves no timer behind.
+ *
+ * Defaults: leaseMs 10 s, heartbeatMs leaseMs / 3, claimIntervalMs 250 ms, concurrency 16,
+ * sweepIntervalMs 60 s, defaultTtlMs 1 h, defaultPollIntervalMs 1 s.
+ * @example
+ * const engine = createEngine({ store, tools: [report], clock: systemClock, ids: systemIds });
+ * engine.start();
+ * const { task } = await engine.submit({ owner: 'alice', tool: 'report', args: { pages: 3 }, wire: 'mcp-tasks-ext' });
+ * const done = await engine.waitForChange('alice', task.id, { sinceUpdatedAt: task.updatedAt, timeoutMs: 30_000 });
+ * await engine.stop();
+ */
+export function createEngine(options: EngineOptions): TaskEngine {
+  const settings = resolveOptions(options);
+  const { store, clock, events } = settings;
+  const runner = new Runner(settings);
+  let sweeper: { readonly stop: AbortController; readonly done: Promise<void> } | null = null;
+
+  const get = async (owner: string, id: string) => {
+    const task = await store.get(owner, id, clock.now());
+    if (task === null) throw taskNotFound();
+    return task;
+  };
+
+  return {
+    tools: settings.tools,
+    events,
+
+    async submit(command) {
+      const outcome = await submitTask(settings, command);
+      if (outcome.created) {
+        events.publish({ taskId: outcome.task.id, kind: 'created' });
+        runner.wake();
+      }
+      return outcome;
+    },
+
+    runInline: (command) => runInline(settings, command),
+
+    get,
+
+    async cancel(owner, id) {
+      const outcome = await store.cancel(owner, id, clock.now());
+      if (outcome.outcome === 'cancelled') {
+        // Direct call too: the run must abort even if `events` is a lossy cross-node bridge.
+        runner.cancelled(id);
+        events.publish({ taskId: id, kind: 'cancelled' });
+      }
+      return outcome;
+    },
+
+    async respond(owner, id, responses) {
+      const task = await store.respond(owner, id, responses, clock.now());
+      runner.inputReceived(id);
+      events.publish({ taskId: id, kind: 'input_received' });
+      return task;
+    },
+
+    list: (owner, query) => store.list(owner, query, clock.now()),
+
+    lookupKey: (owner, submissionKey) => store.lookupKey(owner, submissionKey, clock.now()),
+
+    waitForChange: (owner, id, options) => waitForChange(settings, id, () => get(owner, id), options),
+
+    start() {
+      runner.start();
+      if (sweeper === null) {
+        const stop = new AbortController();
+        sweeper = { stop, done: runSweeper(settings, settings.sweepIntervalMs, stop.signal) };
+      }
+    },
+
+    async stop() {
+      const sweeping = sweeper;
+      sweeper = null;
+      sweeping?.stop.abort();
+      await Promise.all([runner.stop(), sweeping?.done]);
+    },
+  };
+}

@@ -1,0 +1,209 @@
+import { isTerminusError, TerminusError } from '../core/errors.js';
+import type { Logger } from '../core/ports.js';
+import type { Progress, TaskRecord } from '../core/task.js';
+import { isTerminal } from '../core/task.js';
+import type { Fence, FinishInput } from '../store/port.js';
+import { parseArgs } from './arguments.js';
+import { runHeartbeat } from './heartbeat.js';
+import { InputBroker } from './input.js';
+import { errorFields, withFields } from './logger.js';
+import type { EngineSettings } from './options.js';
+import { settle, toFinish, toOutcome, type Settled } from './outcome.js';
+import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
+import { ToolRpcError, type TaskContext, type TaskToolDefinition } from './tool.js';
+
+/** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
+const FINISH_ATTEMPTS = 5;
+
+/**
+ * One run of a handler for one claim (one epoch): builds its context, heartbeats the lease, aborts
+ * the signal on cancel, lease loss or shutdown, and writes the outcome with the claim's fence.
+ */
+export class Execution {
+  readonly fence: Fence;
+  readonly #settings: EngineSettings;
+  readonly #task: TaskRecord;
+  readonly #tool: TaskToolDefinition;
+  readonly #logger: Logger;
+  readonly #abort = new AbortController();
+  readonly #broker: InputBroker;
+  #leaseLost = false;
+
+  constructor(settings: EngineSettings, task: TaskRecord, tool: TaskToolDefinition) {
+    this.#settings = settings;
+    this.#task = task;
+    this.#tool = tool;
+    this.fence = { taskId: task.id, workerId: settings.nodeId, epoch: task.epoch };
+    this.#logger = withFields(settings.logger, { taskId: task.id, epoch: task.epoch, tool: tool.name });
+    this.#broker = new InputBroker(
+      {
+        signal: this.#abort.signal,
+        request: (key, requestedSchema, message) => this.#requestInput(key, requestedSchema, message),
+      },
+      task,
+    );
+  }
+
+  get taskId(): string {
+    return this.#task.id;
+  }
+
+  /** The task was cancelled (event from this or another engine): abort now. */
+  cancel(): void {
+    this.#abort.abort(cancelledReason(this.#task.id));
+  }
+
+  /** The node is stopping: abort; the lease is released once the handler has returned. */
+  shutdown(): void {
+    this.#abort.abort(shutdownReason(this.#task.id));
+  }
+
+  /** Re-reads the task (an `input_received` event) so a waiting `requestInput` sees its reply. */
+  async refresh(): Promise<void> {
+    const { store, clock } = this.#settings;
+    try {
+      const record = await store.get(this.#task.owner, this.#task.id, clock.now());
+      if (record !== null) this.#observe(record);
+    } catch (error) {
+      this.#logger.warn('re-reading the task failed', errorFields(error));
+    }
+  }
+
+  /** Runs the handler to its end and records the outcome; never rejects. */
+  async run(): Promise<void> {
+    const beating = new AbortController();
+    const heartbeat = runHeartbeat({
+      ...this.#settings,
+      logger: this.#logger,
+      fence: this.fence,
+      stop: beating.signal,
+      onRecord: (record) => this.#observe(record),
+      onLeaseLost: (error) => this.#loseLease(error),
+    });
+    const settled = await this.#invoke();
+    beating.abort();
+    await heartbeat;
+    try {
+      await this.#conclude(settled);
+    } catch (error) {
+      this.#logger.error('recording the outcome failed; the task runs again after its lease expires', {
+        ...errorFields(error),
+      });
+    }
+  }
+
+  async #invoke(): Promise<Settled> {
+    let args: Record<string, unknown>;
+    try {
+      args = parseArgs(this.#tool, this.#task.args);
+    } catch (error) {
+      // Validated at submit; failing now means the schema changed under a stored task.
+      const message = error instanceof Error ? error.message : String(error);
+      return { ok: false, error: new ToolRpcError(-32602, message) };
+    }
+    return settle(() => this.#tool.handler(args, this.#context()));
+  }
+
+  #context(): TaskContext {
+    const task = this.#task;
+    return {
+      taskId: task.id,
+      signal: this.#abort.signal,
+      attempt: task.epoch,
+      epoch: task.epoch,
+      // Stores keep "no checkpoint" as null; the handler contract says undefined.
+      lastCheckpoint: task.checkpoint === null ? undefined : task.checkpoint,
+      logger: this.#logger,
+      progress: (done, total, message) => this.#progress(done, total, message),
+      checkpoint: (data) => this.#fenced((now) => this.#settings.store.checkpoint(this.fence, data, now)),
+      requestInput: (requestedSchema, message) => this.#broker.request(requestedSchema, message),
+    };
+  }
+
+  async #progress(done: number, total?: number, message?: string): Promise<void> {
+    const progress: Progress = {
+      done,
+      ...(total === undefined ? {} : { total }),
+      ...(message === undefined ? {} : { message }),
+    };
+    await this.#fenced((now) => this.#settings.store.progress(this.fence, progress, now));
+    this.#settings.events.publish({ taskId: this.#task.id, kind: 'progress' });
+  }
+
+  async #requestInput(key: string, requestedSchema: Record<string, unknown>, message: string): Promise<TaskRecord> {
+    const request = { method: 'elicitation/create', params: { message, requestedSchema } };
+    const record = await this.#fenced((now) => this.#settings.store.requestInput(this.fence, key, request, now));
+    if (Object.hasOwn(record.inputRequests, key)) {
+      this.#settings.events.publish({ taskId: this.#task.id, kind: 'input_requested' });
+    }
+    return record;
+  }
+
+  /** A fenced write: `lease_lost` aborts the run before the error reaches the handler. */
+  async #fenced<T>(write: (now: number) => Promise<T>): Promise<T> {
+    try {
+      return await write(this.#settings.clock.now());
+    } catch (error) {
+      if (isTerminusError(error, 'lease_lost')) this.#loseLease(error);
+      throw error;
+    }
+  }
+
+  #observe(record: TaskRecord): void {
+    if (record.status === 'cancelled') this.cancel();
+    else if (isTerminal(record.status)) this.#loseLease(undefined);
+    this.#broker.observe(record);
+  }
+
+  #loseLease(cause: unknown): void {
+    this.#leaseLost = true;
+    this.#abort.abort(leaseLostReason(this.#task.id, this.#task.epoch, cause));
+  }
+
+  async #conclude(settled: Settled): Promise<void> {
+    if (this.#leaseLost) {
+      // Another claim owns the task now; anything written from here would be a stale epoch (S3).
+      this.#logger.warn('lease lost; the outcome of this run is dropped');
+      return;
+    }
+    const kind = abortKind(this.#abort.signal);
+    if (!settled.ok && (kind === 'cancelled' || kind === 'shutdown')) {
+      // Interrupted, not finished: a cancelled task is already terminal, a shut-down one is re-run.
+      await this.#release();
+      return;
+    }
+    // A result returned despite a cancel is still written: the store keeps it as lateOutcome (S4).
+    await this.#finish(toFinish(toOutcome(settled)));
+  }
+
+  async #finish(input: FinishInput): Promise<void> {
+    const { store, clock, events } = this.#settings;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const outcome = await store.finish(this.fence, input, clock.now());
+        if (outcome.outcome === 'recorded') {
+          events.publish({ taskId: this.#task.id, kind: 'terminal' });
+        } else {
+          this.#logger.info('handler finished after the task was cancelled; kept as lateOutcome');
+        }
+        return;
+      } catch (error) {
+        if (isTerminusError(error, 'lease_lost')) {
+          this.#logger.warn('lease lost before the outcome was written; dropped');
+          return;
+        }
+        if (!(error instanceof TerminusError && error.retryable) || attempt >= FINISH_ATTEMPTS) throw error;
+        this.#logger.warn('finish failed, retrying', { ...errorFields(error), attempt });
+        await clock.sleep(this.#settings.heartbeatMs);
+      }
+    }
+  }
+
+  async #release(): Promise<void> {
+    try {
+      await this.#settings.store.release(this.fence, this.#settings.clock.now());
+    } catch (error) {
+      if (!isTerminusError(error, 'lease_lost')) throw error;
+    }
+  }
+}

@@ -1,0 +1,100 @@
+import type { Clock, Ids, Logger, Random } from '../core/ports.js';
+import { silentLogger } from '../core/ports.js';
+import type { TaskEvents } from '../store/events.js';
+import { createLocalEvents } from '../store/events.js';
+import type { TaskStore } from '../store/port.js';
+import type { TaskToolDefinition } from './tool.js';
+
+/** Everything `createEngine` takes. Only `store`, `tools`, `clock` and `ids` are required. */
+export interface EngineOptions {
+  readonly store: TaskStore;
+  /** The tools this node serves; a list or a map by name. Names MUST be unique. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a tool's Args type is erased here
+  readonly tools: readonly TaskToolDefinition<any>[] | ReadonlyMap<string, TaskToolDefinition>;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  /** Jitters the claim interval (x0.75..1.25) so several nodes do not poll in lockstep. */
+  readonly random?: Random;
+  readonly logger?: Logger;
+  /** Shared with the wires (and, through a bridge, other nodes); default: in-process events. */
+  readonly events?: TaskEvents;
+  /** Lease owner id of this node's runner; default `ids.unique('worker')`. */
+  readonly nodeId?: string;
+  /** Lease length; a dead node's tasks are re-run this long after its last heartbeat. 10 s. */
+  readonly leaseMs?: number;
+  /** Heartbeat period, which is also the cross-node cancel and input latency. leaseMs / 3. */
+  readonly heartbeatMs?: number;
+  /** How often an idle runner looks for work it was not woken for (other nodes, expiries). 250 ms. */
+  readonly claimIntervalMs?: number;
+  /** Handlers running at once on this node. 16. */
+  readonly concurrency?: number;
+  /** TTL sweep period. 60 s. */
+  readonly sweepIntervalMs?: number;
+  /** TTL of a task whose tool and caller name none. 1 h. */
+  readonly defaultTtlMs?: number;
+  /** Upper bound for every TTL and keepAlive; undefined: no bound beyond the tool's. */
+  readonly maxTtlMs?: number;
+  /** Poll interval suggested to clients when the tool names none. 1000 ms. */
+  readonly defaultPollIntervalMs?: number;
+}
+
+/** The options with every default applied. */
+export interface EngineSettings {
+  readonly store: TaskStore;
+  readonly tools: ReadonlyMap<string, TaskToolDefinition>;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly random: Random | undefined;
+  readonly logger: Logger;
+  readonly events: TaskEvents;
+  readonly nodeId: string;
+  readonly leaseMs: number;
+  readonly heartbeatMs: number;
+  readonly claimIntervalMs: number;
+  readonly concurrency: number;
+  readonly sweepIntervalMs: number;
+  readonly defaultTtlMs: number;
+  readonly maxTtlMs: number | undefined;
+  readonly defaultPollIntervalMs: number;
+}
+
+export function resolveOptions(options: EngineOptions): EngineSettings {
+  const leaseMs = positive('leaseMs', options.leaseMs ?? 10_000);
+  const heartbeatMs = positive('heartbeatMs', options.heartbeatMs ?? Math.max(1, Math.floor(leaseMs / 3)));
+  if (heartbeatMs >= leaseMs) {
+    throw new RangeError(`heartbeatMs (${heartbeatMs}) must be shorter than leaseMs (${leaseMs})`);
+  }
+  return {
+    store: options.store,
+    tools: toolMap(options.tools),
+    clock: options.clock,
+    ids: options.ids,
+    random: options.random,
+    logger: options.logger ?? silentLogger,
+    events: options.events ?? createLocalEvents(),
+    nodeId: options.nodeId ?? options.ids.unique('worker'),
+    leaseMs,
+    heartbeatMs,
+    claimIntervalMs: positive('claimIntervalMs', options.claimIntervalMs ?? 250),
+    concurrency: positive('concurrency', options.concurrency ?? 16),
+    sweepIntervalMs: positive('sweepIntervalMs', options.sweepIntervalMs ?? 60_000),
+    defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
+    maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
+    defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
+  };
+}
+
+function positive(name: string, value: number): number {
+  if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+function toolMap(tools: EngineOptions['tools']): ReadonlyMap<string, TaskToolDefinition> {
+  if (!Array.isArray(tools)) return tools as ReadonlyMap<string, TaskToolDefinition>;
+  const map = new Map<string, TaskToolDefinition>();
+  for (const tool of tools as readonly TaskToolDefinition[]) {
+    if (map.has(tool.name)) throw new RangeError(`duplicate tool name: ${tool.name}`);
+    map.set(tool.name, tool);
+  }
+  return map;
+}

@@ -1,0 +1,66 @@
+import { TerminusError } from '../core/errors.js';
+import { requestDigest } from '../core/digest.js';
+import type { CreateOutcome } from '../store/port.js';
+import { findTool, parseArgs } from './arguments.js';
+import type { SubmitCommand } from './engine-port.js';
+import type { EngineSettings } from './options.js';
+import type { TaskToolDefinition } from './tool.js';
+
+/**
+ * Validates a submission and creates its task. Every check runs before the store is touched, so a
+ * refused submission writes nothing. Resolves after the store committed (S1).
+ */
+export async function submitTask(settings: EngineSettings, command: SubmitCommand): Promise<CreateOutcome> {
+  const tool = findTool(settings.tools, command.tool);
+  if (tool.taskSupport === 'forbidden') {
+    throw new TerminusError('invalid_argument', `Tool ${tool.name} does not run as a task (taskSupport: forbidden)`, {
+      details: { tool: tool.name },
+    });
+  }
+  parseArgs(tool, command.args);
+  const ttlMs = effectiveTtl(settings, tool, command.ttlMs);
+  const keepAliveMs = command.keepAliveMs === undefined ? null : effectiveKeepAlive(settings, command.keepAliveMs);
+  return settings.store.create({
+    id: settings.ids.taskId(),
+    owner: command.owner,
+    tool: tool.name,
+    // The arguments as sent: the request digest binds a submission key to the client's request.
+    args: command.args,
+    requestDigest: requestDigest(tool.name, command.args),
+    submissionKey: command.submissionKey ?? null,
+    wire: command.wire,
+    ttlMs,
+    keepAliveMs,
+    pollIntervalMs: tool.pollIntervalMs ?? settings.defaultPollIntervalMs,
+    now: settings.clock.now(),
+  });
+}
+
+/**
+ * The TTL a task gets. A tool's `ttlMs` is both its default and its maximum (null: unlimited);
+ * without one the default is `defaultTtlMs`. `maxTtlMs` caps everything, unlimited included.
+ */
+export function effectiveTtl(
+  settings: Pick<EngineSettings, 'defaultTtlMs' | 'maxTtlMs'>,
+  tool: Pick<TaskToolDefinition, 'ttlMs'>,
+  requested: number | null | undefined,
+): number | null {
+  if (requested !== undefined && requested !== null) duration('ttl', requested);
+  const toolMax = tool.ttlMs ?? undefined;
+  const caps = [toolMax, settings.maxTtlMs].filter((cap): cap is number => cap !== undefined);
+  const max = caps.length === 0 ? null : Math.min(...caps);
+  const wanted = requested === undefined ? (tool.ttlMs === undefined ? settings.defaultTtlMs : tool.ttlMs) : requested;
+  if (wanted === null) return max;
+  return max === null ? wanted : Math.min(wanted, max);
+}
+
+function effectiveKeepAlive(settings: Pick<EngineSettings, 'maxTtlMs'>, requested: number): number {
+  duration('keepAlive', requested);
+  return settings.maxTtlMs === undefined ? requested : Math.min(requested, settings.maxTtlMs);
+}
+
+function duration(name: string, value: number): void {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new TerminusError('invalid_argument', `${name} must be a non-negative number of milliseconds, got ${value}`);
+  }
+}

@@ -1,0 +1,34 @@
+import type { Clock, Logger } from '../core/ports.js';
+import type { TaskStore } from '../store/port.js';
+import { errorFields } from './logger.js';
+
+/** Rows deleted per store call; a full batch is followed by another at once. */
+const SWEEP_BATCH = 500;
+
+/**
+ * Deletes expired tasks every `intervalMs` until `stop` (S7: the store never deletes a working
+ * task, so the sweep needs no care of its own). Never rejects.
+ */
+export async function runSweeper(
+  settings: { readonly store: TaskStore; readonly clock: Clock; readonly logger: Logger },
+  intervalMs: number,
+  stop: AbortSignal,
+): Promise<void> {
+  const { store, clock, logger } = settings;
+  while (!stop.aborted) {
+    try {
+      await clock.sleep(intervalMs, stop);
+    } catch {
+      return;
+    }
+    try {
+      let swept = SWEEP_BATCH;
+      while (swept === SWEEP_BATCH && !stop.aborted) {
+        swept = await store.sweepExpired(clock.now(), SWEEP_BATCH);
+        if (swept > 0) logger.debug('swept expired tasks', { swept });
+      }
+    } catch (error) {
+      logger.warn('TTL sweep failed', errorFields(error));
+    }
+  }
+}
