@@ -1,0 +1,58 @@
+import type { Database } from 'better-sqlite3';
+import { SqliteError } from 'better-sqlite3';
+import { TerminusError } from '../../core/errors.js';
+import { isExpired, type TaskRecord } from '../../core/task.js';
+import type { CreateOutcome, NewTask } from '../port.js';
+import { json, statement, toRecord, type TaskRow } from './row.js';
+import { insertKey, selectKey, selectTask } from './keys.js';
+
+const INSERT_TASK = `
+INSERT INTO tasks (id, owner, tool, args, request_digest, submission_key, wire, status, status_message,
+                   created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms)
+VALUES (@id, @owner, @tool, @args, @requestDigest, @submissionKey, @wire, 'working', @statusMessage,
+        @now, @now, @ttlMs, @pollIntervalMs, @keepAliveMs)
+RETURNING *`;
+
+function insertTask(db: Database, input: NewTask): TaskRecord {
+  try {
+    const row = statement(db, INSERT_TASK).get({
+      ...input,
+      args: json(input.args) ?? '{}',
+      statusMessage: input.statusMessage ?? null,
+    }) as TaskRow;
+    return toRecord(row);
+  } catch (error) {
+    if (error instanceof SqliteError && error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+      throw new TerminusError('invalid_argument', `task id ${input.id} already exists`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+/** Runs inside a group-commit savepoint; a throw rolls back this create only. */
+export function createTask(db: Database, input: NewTask): CreateOutcome {
+  if (input.submissionKey !== null) {
+    const used = selectKey(db, input.owner, input.submissionKey);
+    if (used !== undefined) return { created: false, task: existingForKey(db, used.task_id, input) };
+  }
+  const task = insertTask(db, input);
+  if (input.submissionKey !== null) insertKey(db, input.owner, input.submissionKey, input.id, input.now);
+  return { created: true, task };
+}
+
+/** Same key: same digest gives the task back (S5); a burned or spent key is refused (S6). */
+function existingForKey(db: Database, taskId: string | null, input: NewTask): TaskRecord {
+  const task = taskId === null ? null : selectTask(db, taskId);
+  if (task === null || isExpired(task, input.now)) {
+    const reason = taskId === null ? 'looked_up' : 'expired';
+    throw new TerminusError('submission_key_burned', `submission key is spent (${reason})`, {
+      details: { submissionKey: input.submissionKey, reason },
+    });
+  }
+  if (task.requestDigest !== input.requestDigest) {
+    throw new TerminusError('submission_key_conflict', 'submission key was used for a different request', {
+      details: { submissionKey: input.submissionKey, taskId: task.id },
+    });
+  }
+  return task;
+}

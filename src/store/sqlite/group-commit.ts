@@ -1,0 +1,84 @@
+import type { Database } from 'better-sqlite3';
+import { TerminusError } from '../../core/errors.js';
+
+/**
+ * Group commit. Writes are queued and flushed together in ONE `BEGIN IMMEDIATE` transaction per
+ * event-loop turn (`setImmediate`), so one WAL fsync serves every write of that turn and the event
+ * loop is blocked once per batch instead of once per task. Each queued write runs in its own
+ * savepoint: one that throws (a submission-key conflict, a lost lease) rolls back alone and rejects
+ * its own caller, the others still commit. Every caller's promise settles only after COMMIT
+ * returned, which with `synchronous=FULL` means after the fsync (S1, S9).
+ */
+export interface WriteQueue {
+  /** Runs `write` inside the next batch's transaction; resolves with its value after COMMIT. */
+  enqueue<T>(write: () => T): Promise<T>;
+  /** Flushes what is queued, then refuses further writes. */
+  drain(): Promise<void>;
+}
+
+interface Pending {
+  readonly write: () => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type Settled = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
+
+export function createWriteQueue(db: Database, maxBatch: number, mapError: (e: unknown) => unknown): WriteQueue {
+  const pending: Pending[] = [];
+  const drained: (() => void)[] = [];
+  let scheduled = false;
+  let closed = false;
+
+  // better-sqlite3 turns a transaction function called inside another into a SAVEPOINT.
+  const inSavepoint = db.transaction((write: () => unknown) => write());
+  const inBatch = db.transaction((batch: readonly Pending[]) =>
+    batch.map((op): Settled => {
+      try {
+        return { ok: true, value: inSavepoint(op.write) };
+      } catch (error) {
+        return { ok: false, error: mapError(error) };
+      }
+    }),
+  );
+
+  const flush = (): void => {
+    scheduled = false;
+    const batch = pending.splice(0, maxBatch);
+    let settled: Settled[];
+    try {
+      settled = inBatch.immediate(batch);
+    } catch (error) {
+      // BEGIN or COMMIT failed: nothing of this batch is durable, so every caller hears it.
+      settled = batch.map(() => ({ ok: false, error: mapError(error) }));
+    }
+    batch.forEach((op, i) => {
+      const result = settled[i];
+      if (result?.ok === true) op.resolve(result.value);
+      else op.reject(result?.error);
+    });
+    if (pending.length > 0) schedule();
+    else for (const done of drained.splice(0)) done();
+  };
+
+  const schedule = (): void => {
+    if (scheduled) return;
+    scheduled = true;
+    setImmediate(flush);
+  };
+
+  return {
+    enqueue<T>(write: () => T): Promise<T> {
+      if (closed) return Promise.reject(new TerminusError('unavailable', 'task store is closed'));
+      return new Promise<T>((resolve, reject) => {
+        pending.push({ write, resolve: resolve as (value: unknown) => void, reject });
+        schedule();
+      });
+    },
+    drain(): Promise<void> {
+      closed = true;
+      if (pending.length === 0) return Promise.resolve();
+      return new Promise((resolve) => drained.push(resolve));
+    },
+  };
+}

@@ -1,0 +1,6 @@
+/**
+ * `mcp-terminus/sqlite`: the embedded SQLite `TaskStore` (better-sqlite3).
+ * @packageDocumentation
+ */
+export { openSqliteTaskStore } from './open.js';
+export type { SqliteTaskStoreOptions } from './open.js';

@@ -1,0 +1,10 @@
+import { sql as init } from './001_init.js';
+
+export interface Migration {
+  /** Applied in ascending order; never renumber or edit one that has shipped, add the next. */
+  readonly id: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = [{ id: 1, name: '001_init', sql: init }];

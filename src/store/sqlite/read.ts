@@ -1,0 +1,48 @@
+import type { Database } from 'better-sqlite3';
+import type { TaskRecord } from '../../core/task.js';
+import { clampLimit, decodeCursor, encodeCursor } from '../memory/cursor.js';
+import type { ListQuery, TaskPage } from '../port.js';
+import { statement, toRecord, type TaskRow } from './row.js';
+
+// Reads run directly, outside the write queue: a batch runs synchronously inside one transaction,
+// so a read on this connection never sees a half-applied batch.
+
+const SELECT_VISIBLE = `
+SELECT * FROM tasks
+WHERE id = @id AND owner = @owner AND (expires_at IS NULL OR expires_at > @now)`;
+
+/** The task if `owner` may see it at `now` (S7, S8). */
+export function getTask(db: Database, owner: string, id: string, now: number): TaskRecord | null {
+  const row = statement(db, SELECT_VISIBLE).get({ id, owner, now }) as TaskRow | undefined;
+  return row === undefined ? null : toRecord(row);
+}
+
+const SELECT_PAGE = `
+SELECT * FROM tasks
+WHERE owner = @owner
+  AND (expires_at IS NULL OR expires_at > @now)
+  AND (@afterCreatedAt IS NULL OR created_at < @afterCreatedAt
+       OR (created_at = @afterCreatedAt AND id < @afterId))
+  AND (@statuses IS NULL OR status IN (SELECT value FROM json_each(@statuses)))
+  AND (@wire IS NULL OR wire = @wire)
+ORDER BY created_at DESC, id DESC
+LIMIT @limit`;
+
+/** Keyset pagination on `(created_at, id)`: stable under inserts, no offsets to drift. */
+export function listTasks(db: Database, owner: string, query: ListQuery, now: number): TaskPage {
+  const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+  const limit = clampLimit(query.limit);
+  const rows = statement(db, SELECT_PAGE).all({
+    owner,
+    now,
+    afterCreatedAt: after?.createdAt ?? null,
+    afterId: after?.id ?? null,
+    statuses: query.status === undefined ? null : JSON.stringify(query.status),
+    wire: query.wire ?? null,
+    limit: limit + 1,
+  }) as TaskRow[];
+  const tasks = rows.slice(0, limit).map(toRecord);
+  const last = tasks.at(-1);
+  const nextCursor = rows.length > limit && last !== undefined ? encodeCursor(last) : null;
+  return { tasks, nextCursor };
+}
