@@ -33,3 +33,5 @@ export type {
   FinishOutcome,
 } from './store/port.js';
 export { createMemoryTaskStore } from './store/memory/index.js';
+export { createEngine } from './runner/engine.js';
+export type { EngineOptions } from './runner/engine.js';
