@@ -63,14 +63,14 @@ describe('crash recovery (S3, S9)', () => {
     const now = systemClock.now();
     const before = await inner.get(OWNER, task.id, now);
     const writes = [
-      inner.heartbeat(stale, 300, now),
-      inner.progress(stale, { done: 9 }, now),
-      inner.checkpoint(stale, { step: 99 }, now),
-      inner.requestInput(stale, 'input-x', { method: 'elicitation/create', params: {} }, now),
-      inner.finish(stale, { status: 'completed', result: text('stale'), resultDigest: 'x' }, now),
-      inner.release(stale, now),
+      () => inner.heartbeat(stale, 300, now),
+      () => inner.progress(stale, { done: 9 }, now),
+      () => inner.checkpoint(stale, { step: 99 }, now),
+      () => inner.requestInput(stale, 'input-x', { method: 'elicitation/create', params: {} }, now),
+      () => inner.finish(stale, { status: 'completed', result: { ...text('stale') }, resultDigest: 'x' }, now),
+      () => inner.release(stale, now),
     ];
-    for (const write of writes) await expect(write).rejects.toMatchObject({ code: 'lease_lost' });
+    for (const write of writes) await expect(write()).rejects.toMatchObject({ code: 'lease_lost' });
     expect(await inner.get(OWNER, task.id, now)).toEqual(before);
   });
 
