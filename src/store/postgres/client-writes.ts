@@ -1,0 +1,68 @@
+import { taskNotFound } from '../../core/errors.js';
+import type { TaskRecord } from '../../core/task.js';
+import type { CancelOutcome } from '../port.js';
+import type { Db, Sql } from './db.js';
+import { getTask } from './read.js';
+import { json, LIVE, toRecord, type TaskRow } from './row.js';
+
+/**
+ * Conditional on a live status, so a cancel never overwrites a terminal task (S2) and, of a cancel
+ * and a finish racing, exactly one wins on the row lock. The lease is kept so the worker learns of
+ * the cancel by heartbeat (S4).
+ */
+const CANCEL: Sql = (t) => `
+UPDATE ${t.tasks}
+SET status = 'cancelled', status_message = 'Cancelled by request', cancel_requested = true,
+    input_requests = '{}', terminal_at = $3, updated_at = $3
+WHERE id = $1 AND owner = $2 AND status IN ${LIVE}
+RETURNING *`;
+
+export async function cancelTask(db: Db, owner: string, id: string, now: number): Promise<CancelOutcome> {
+  const row = (await db.query<TaskRow>('cancel', CANCEL, [id, owner, now])).rows[0];
+  if (row !== undefined) return { outcome: 'cancelled', task: toRecord(row) };
+  // Zero rows: unknown, foreign, or terminal (a terminal status never becomes live again).
+  const task = await getTask(db, owner, id, now);
+  if (task === null) throw taskNotFound();
+  return { outcome: 'already_terminal', task };
+}
+
+const SELECT_FOR_RESPOND: Sql = (t) => `
+SELECT * FROM ${t.tasks}
+WHERE id = $1 AND owner = $2 AND (expires_at IS NULL OR expires_at > $3)
+FOR UPDATE`;
+
+const RESPOND: Sql = (t) => `
+UPDATE ${t.tasks}
+SET input_requests = $2::jsonb, input_responses = $3::jsonb, status = $4, updated_at = $5
+WHERE id = $1
+RETURNING *`;
+
+/**
+ * Only outstanding keys are answered (X-34); back to `working` once none is left. The row is locked
+ * first, so two nodes answering the same key at once record the first answer, not the last.
+ */
+export function respondTask(
+  db: Db,
+  owner: string,
+  id: string,
+  responses: Readonly<Record<string, unknown>>,
+  now: number,
+): Promise<TaskRecord> {
+  return db.transaction('respond', async (tx) => {
+    const row = (await tx.query<TaskRow>(SELECT_FOR_RESPOND, [id, owner, now])).rows[0];
+    if (row === undefined) throw taskNotFound();
+    const task = toRecord(row);
+    const answered = Object.keys(responses).filter((key) => Object.hasOwn(task.inputRequests, key));
+    if (answered.length === 0) return task;
+    const inputRequests = { ...task.inputRequests };
+    const inputResponses = { ...task.inputResponses };
+    for (const key of answered) {
+      delete inputRequests[key];
+      inputResponses[key] = responses[key] ?? null;
+    }
+    const stillWaiting = Object.keys(inputRequests).length > 0;
+    const status = task.status === 'input_required' && !stillWaiting ? 'working' : task.status;
+    const updated = await tx.query<TaskRow>(RESPOND, [id, json(inputRequests), json(inputResponses), status, now]);
+    return toRecord(updated.rows[0] as TaskRow);
+  });
+}

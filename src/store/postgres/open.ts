@@ -1,0 +1,76 @@
+import type { Clock, Logger } from '../../core/ports.js';
+import { systemClock } from '../../core/system.js';
+import type { TaskStore } from '../port.js';
+import { claimTasks } from './claim.js';
+import { cancelTask, respondTask } from './client-writes.js';
+import { checkServer, poolFor, type ConnectOptions } from './connect.js';
+import { createTask, lookupKey } from './create.js';
+import { createDb, tablesOf } from './db.js';
+import { finish } from './finish.js';
+import { migrate } from './migrate.js';
+import { MIGRATIONS } from './migrations/index.js';
+import { getTask, listTasks } from './read.js';
+import { sweepExpired } from './sweep.js';
+import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
+
+export interface PostgresTaskStoreOptions extends ConnectOptions {
+  /** Schema holding the tables; created when missing. Default `terminus`. */
+  readonly schema?: string;
+  /** Only stamps `schema_migrations.applied_at`; every task time comes from the caller's `now`. */
+  readonly clock?: Clock;
+  readonly logger?: Logger;
+}
+
+/**
+ * Opens a PostgreSQL `TaskStore` shared by any number of server nodes: checks the server (reachable,
+ * version 13 or newer), applies the missing migrations under an advisory lock (nodes starting
+ * together apply them once), and returns the store. Claims use `FOR UPDATE SKIP LOCKED`; every
+ * worker write is fenced by lease owner and epoch; a submission key is one row under a primary key,
+ * so two nodes racing on it create one task.
+ *
+ * Rejects `unavailable` (with the driver's error as `cause`) when the database cannot be reached,
+ * `invalid_argument` when the server is older than 13. Later operations reject `unavailable` when
+ * the connection fails mid-way (retry them), `internal` for anything else the database refuses.
+ *
+ * @example
+ * ```ts
+ * import { openPostgresTaskStore } from 'mcp-terminus/postgres';
+ * const store = await openPostgresTaskStore({ connectionString: 'postgres://terminus@db.internal/terminus' });
+ * // ... hand it to the engine; on shutdown:
+ * await store.close();
+ * ```
+ */
+export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): Promise<TaskStore> {
+  const connection = poolFor(options, 'mcp-terminus');
+  let closed = false;
+  const db = createDb(connection.pool, tablesOf(options.schema ?? 'terminus'), () => closed);
+  try {
+    const { version } = await checkServer(connection);
+    const applied = await migrate(db, 'tasks', MIGRATIONS, (options.clock ?? systemClock).now());
+    options.logger?.info('postgres task store ready', { target: connection.target, version, applied });
+  } catch (error) {
+    if (connection.owned) await connection.pool.end().catch(() => undefined);
+    throw error;
+  }
+  return {
+    create: (input) => createTask(db, input),
+    get: (owner, id, now) => getTask(db, owner, id, now),
+    lookupKey: (owner, key, now) => lookupKey(db, owner, key, now),
+    list: (owner, query, now) => listTasks(db, owner, query, now),
+    cancel: (owner, id, now) => cancelTask(db, owner, id, now),
+    respond: (owner, id, responses, now) => respondTask(db, owner, id, responses, now),
+    claim: (request) => claimTasks(db, request),
+    heartbeat: (fence, leaseMs, now) => heartbeat(db, fence, leaseMs, now),
+    progress: (fence, value, now) => progress(db, fence, value, now),
+    checkpoint: (fence, data, now) => checkpoint(db, fence, data, now),
+    requestInput: (fence, key, request, now) => requestInput(db, fence, key, request, now),
+    finish: (fence, outcome, now) => finish(db, fence, outcome, now),
+    release: (fence) => release(db, fence),
+    sweepExpired: (now, limit) => sweepExpired(db, now, limit),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      if (connection.owned) await connection.pool.end();
+    },
+  };
+}

@@ -1,0 +1,47 @@
+import type { TaskRecord } from '../../core/task.js';
+import { clampLimit, decodeCursor, encodeCursor } from '../memory/cursor.js';
+import type { ListQuery, TaskPage } from '../port.js';
+import type { Db, Sql } from './db.js';
+import { toRecord, type TaskRow } from './row.js';
+
+// `expires_at > now` is `!isExpired(task, now)`: expired tasks answer as unknown ones (S7, S8).
+const GET: Sql = (t) => `
+SELECT * FROM ${t.tasks}
+WHERE id = $1 AND owner = $2 AND (expires_at IS NULL OR expires_at > $3)`;
+
+export async function getTask(db: Db, owner: string, id: string, now: number): Promise<TaskRecord | null> {
+  const row = (await db.query<TaskRow>('get', GET, [id, owner, now])).rows[0];
+  return row === undefined ? null : toRecord(row);
+}
+
+// Newest first by (created_at, id), the order of the memory store (`id` is COLLATE "C", so it
+// compares as JavaScript compares strings); the cursor is the last row of the previous page.
+const LIST: Sql = (t) => `
+SELECT * FROM ${t.tasks}
+WHERE owner = $1
+  AND (expires_at IS NULL OR expires_at > $2)
+  AND ($3::text[] IS NULL OR status = ANY ($3::text[]))
+  AND ($4::text IS NULL OR wire = $4)
+  AND ($5::bigint IS NULL OR (created_at, id) < ($5::bigint, $6::text))
+ORDER BY created_at DESC, id DESC
+LIMIT $7`;
+
+export async function listTasks(db: Db, owner: string, query: ListQuery, now: number): Promise<TaskPage> {
+  const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
+  const limit = clampLimit(query.limit);
+  const rows = (
+    await db.query<TaskRow>('list', LIST, [
+      owner,
+      now,
+      query.status === undefined ? null : [...query.status],
+      query.wire ?? null,
+      after?.createdAt ?? null,
+      after?.id ?? null,
+      limit + 1,
+    ])
+  ).rows;
+  const tasks = rows.slice(0, limit).map(toRecord);
+  const last = tasks.at(-1);
+  const nextCursor = rows.length > limit && last !== undefined ? encodeCursor(last) : null;
+  return { tasks, nextCursor };
+}

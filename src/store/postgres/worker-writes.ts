@@ -1,0 +1,98 @@
+import { leaseLost, TerminusError } from '../../core/errors.js';
+import { isTerminal, type InputRequest, type Progress, type TaskRecord } from '../../core/task.js';
+import type { Fence } from '../port.js';
+import type { Db, Sql } from './db.js';
+import { json, LIVE, toRecord, type TaskRow } from './row.js';
+
+// Every statement here is fenced: `WHERE id = $1 AND lease_owner = $2 AND epoch = $3` (S3).
+// Zero rows means the fence no longer holds, or (for the writes that also need a live status) the
+// task is terminal; `whyZero` tells the two apart with one more read, so neither is silent.
+
+const FENCED_STATUS: Sql = (t) => `SELECT status FROM ${t.tasks} WHERE id = $1 AND lease_owner = $2 AND epoch = $3`;
+
+async function whyZero(db: Db, where: string, fence: Fence): Promise<TerminusError> {
+  const params = [fence.taskId, fence.workerId, fence.epoch];
+  const row = (await db.query<{ status: TaskRecord['status'] }>(where, FENCED_STATUS, params)).rows[0];
+  if (row === undefined) return leaseLost(fence.taskId, fence.epoch);
+  return new TerminusError('already_terminal', `task ${fence.taskId} is ${row.status}`, {
+    details: { taskId: fence.taskId, status: row.status },
+  });
+}
+
+/** Lease bookkeeping only: `updated_at` stays, and a cancelled task still heartbeats (S4). */
+const HEARTBEAT: Sql = (t) => `
+UPDATE ${t.tasks} SET lease_expires_at = $4
+WHERE id = $1 AND lease_owner = $2 AND epoch = $3
+RETURNING *`;
+
+export async function heartbeat(db: Db, fence: Fence, leaseMs: number, now: number): Promise<TaskRecord> {
+  const params = [fence.taskId, fence.workerId, fence.epoch, now + leaseMs];
+  const row = (await db.query<TaskRow>('heartbeat', HEARTBEAT, params)).rows[0];
+  if (row === undefined) throw leaseLost(fence.taskId, fence.epoch);
+  return toRecord(row);
+}
+
+/** Progress never touches a terminal task (S2); the message replaces the status message if given. */
+const PROGRESS: Sql = (t) => `
+UPDATE ${t.tasks} SET progress = $4::jsonb, status_message = COALESCE($5, status_message), updated_at = $6
+WHERE id = $1 AND lease_owner = $2 AND epoch = $3 AND status IN ${LIVE}`;
+
+export async function progress(db: Db, fence: Fence, value: Progress, now: number): Promise<void> {
+  const params = [fence.taskId, fence.workerId, fence.epoch, json(value), value.message ?? null, now];
+  const result = await db.query('progress', PROGRESS, params);
+  if (result.rowCount === 0) throw await whyZero(db, 'progress', fence);
+}
+
+const CHECKPOINT: Sql = (t) => `
+UPDATE ${t.tasks} SET checkpoint = $4::jsonb, updated_at = $5
+WHERE id = $1 AND lease_owner = $2 AND epoch = $3 AND status IN ${LIVE}`;
+
+export async function checkpoint(db: Db, fence: Fence, data: unknown, now: number): Promise<void> {
+  const params = [fence.taskId, fence.workerId, fence.epoch, json(data), now];
+  const result = await db.query('checkpoint', CHECKPOINT, params);
+  if (result.rowCount === 0) throw await whyZero(db, 'checkpoint', fence);
+}
+
+/**
+ * A key asked before (outstanding or answered) is not asked again (X-28, X-29): the row is then
+ * returned as it is, untouched, by the second statement.
+ */
+const REQUEST_INPUT: Sql = (t) => `
+UPDATE ${t.tasks}
+SET input_requests = input_requests || jsonb_build_object($4::text, $5::jsonb),
+    status = 'input_required', updated_at = $6
+WHERE id = $1 AND lease_owner = $2 AND epoch = $3 AND status IN ${LIVE}
+  AND NOT (input_requests ? $4::text) AND NOT (input_responses ? $4::text)
+RETURNING *`;
+
+const FENCED_TASK: Sql = (t) => `SELECT * FROM ${t.tasks} WHERE id = $1 AND lease_owner = $2 AND epoch = $3`;
+
+export async function requestInput(
+  db: Db,
+  fence: Fence,
+  key: string,
+  request: InputRequest,
+  now: number,
+): Promise<TaskRecord> {
+  const params = [fence.taskId, fence.workerId, fence.epoch, key, json(request), now];
+  const row = (await db.query<TaskRow>('requestInput', REQUEST_INPUT, params)).rows[0];
+  if (row !== undefined) return toRecord(row);
+  const current = (await db.query<TaskRow>('requestInput', FENCED_TASK, params.slice(0, 3))).rows[0];
+  if (current === undefined) throw leaseLost(fence.taskId, fence.epoch);
+  const task = toRecord(current);
+  if (isTerminal(task.status)) {
+    throw new TerminusError('already_terminal', `task ${task.id} is ${task.status}`, {
+      details: { taskId: task.id, status: task.status },
+    });
+  }
+  return task;
+}
+
+const RELEASE: Sql = (t) => `
+UPDATE ${t.tasks} SET lease_owner = NULL, lease_expires_at = NULL
+WHERE id = $1 AND lease_owner = $2 AND epoch = $3`;
+
+export async function release(db: Db, fence: Fence): Promise<void> {
+  const result = await db.query('release', RELEASE, [fence.taskId, fence.workerId, fence.epoch]);
+  if (result.rowCount === 0) throw leaseLost(fence.taskId, fence.epoch);
+}
