@@ -1,0 +1,58 @@
+import { ProtocolError, type Server } from '@modelcontextprotocol/server';
+import type { WireAdapter, WireDeps } from '../adapter.js';
+import type { LegacyToolExtension } from './extension.js';
+import { installTaskMethods } from './methods.js';
+import { callToolLegacy } from './tool-call.js';
+import { listLegacyTools } from './tools-list.js';
+
+/**
+ * The experimental tasks of MCP 2025-11-25 (reference section 1), server side, on legacy-era
+ * servers: `capabilities.tasks` (T-01), `tools/list` with `execution.taskSupport`, task-augmented
+ * `tools/call`, `tasks/get|result|list|cancel`. `tasks.list` is added per caller by whoever knows
+ * the caller before `initialize` (the sessionful leg, stdio), T-77.
+ *
+ * `extensions` (SEP-1391) share the era's `tools/call` and `tools/list` and see each request first.
+ */
+export function createRev20251125Wire(
+  options: { readonly extensions?: readonly LegacyToolExtension[] } = {},
+): WireAdapter {
+  const extensions = options.extensions ?? [];
+  return {
+    name: 'mcp-2025-11-25',
+    eras: ['legacy'],
+    install(server: Server, deps: WireDeps) {
+      server.registerCapabilities({
+        tasks: {
+          cancel: {},
+          requests: { tools: { call: {} } },
+          ...(deps.transport === 'stdio' ? { list: {} } : {}),
+        },
+      });
+      server.setRequestHandler('tools/list', (_request, ctx) => {
+        let tools = listLegacyTools(deps.engine.tools);
+        for (const extension of extensions) tools = extension.projectTools?.(tools, server, ctx) ?? tools;
+        return { tools };
+      });
+      // The nested `{ task }` result only passes the unvalidated fallback path (reference 5.7).
+      server.removeRequestHandler('tools/call');
+      const previous = server.fallbackRequestHandler;
+      server.fallbackRequestHandler = async (request, ctx) => {
+        if (request.method !== 'tools/call') {
+          if (previous !== undefined) return previous(request, ctx);
+          throw new ProtocolError(-32601, `Method not found: ${request.method}`);
+        }
+        for (const extension of extensions) {
+          const answer = extension.callTool?.(request, ctx, server, deps);
+          if (answer !== undefined) return (await answer);
+        }
+        return (await callToolLegacy(request, ctx, server, deps));
+      };
+      installTaskMethods(server, deps);
+    },
+  };
+}
+
+export { createLegacySessionLeg, type LegacySessionLeg } from './session.js';
+export type { LegacyListedTool, LegacyToolExtension } from './extension.js';
+export { RELATED_TASK_META, REASONS as REV_2025_REASONS } from './constants.js';
+export * as rev20251125Codec from './codec.js';

@@ -1,0 +1,83 @@
+import type { Server } from '@modelcontextprotocol/server';
+import type { Logger } from '../../../core/ports.js';
+import { isTerminal, type TaskRecord, type TaskStatus } from '../../../core/task.js';
+import type { TaskEngine } from '../../../runner/engine-port.js';
+import { encodeTask, projectStatus } from './encode.js';
+import type { SessionHooks } from './session-hooks.js';
+
+interface Followed {
+  readonly owner: string;
+  readonly progressToken: string | number | undefined;
+  lastStatus: TaskStatus;
+  lastProgressAt: number;
+  /** Serialises pushes per task, so notifications leave in the order of the changes. */
+  chain: Promise<void>;
+}
+
+/**
+ * Pushes `notifications/tasks/status` (full `Task`, no related-task `_meta`; T-47, T-49) and
+ * `notifications/progress` with the call's original `progressToken` (T-54) for the tasks created on
+ * one session, until each is terminal (T-55). Sent without a related request, so they travel on the
+ * session's GET stream when the client opened one (reference 1.11 lets clients expect them on any
+ * stream, T-31). Advisory: clients keep polling `tasks/get` (T-48); a lost push is never repaired.
+ */
+export function createStatusNotifier(
+  server: Server,
+  engine: TaskEngine,
+  logger: Logger,
+): SessionHooks & { close(): void } {
+  const followed = new Map<string, Followed>();
+  const unsubscribe = engine.events.subscribe((event) => {
+    const entry = followed.get(event.taskId);
+    if (entry === undefined) return;
+    entry.chain = entry.chain
+      .then(() => push(event.taskId, entry))
+      .catch((error: unknown) => {
+        logger.debug('task notification not sent', { taskId: event.taskId, error: String(error) });
+      });
+  });
+
+  async function push(taskId: string, entry: Followed): Promise<void> {
+    const task = await engine.get(entry.owner, taskId);
+    const status = projectStatus(task);
+    if (
+      entry.progressToken !== undefined &&
+      task.progress !== null &&
+      !isTerminal(task.status) &&
+      task.updatedAt > entry.lastProgressAt
+    ) {
+      entry.lastProgressAt = task.updatedAt;
+      const { done, total, message } = task.progress;
+      await server.notification({
+        method: 'notifications/progress',
+        params: {
+          progressToken: entry.progressToken,
+          progress: done,
+          ...(total === undefined ? {} : { total }),
+          ...(message === undefined ? {} : { message }),
+        },
+      });
+    }
+    if (status !== entry.lastStatus) {
+      entry.lastStatus = status;
+      await server.notification({ method: 'notifications/tasks/status', params: { ...encodeTask(task) } });
+    }
+    if (isTerminal(task.status)) followed.delete(taskId);
+  }
+
+  return {
+    taskCreated(task: TaskRecord, progressToken) {
+      followed.set(task.id, {
+        owner: task.owner,
+        progressToken,
+        lastStatus: projectStatus(task),
+        lastProgressAt: task.updatedAt,
+        chain: Promise.resolve(),
+      });
+    },
+    close() {
+      unsubscribe();
+      followed.clear();
+    },
+  };
+}

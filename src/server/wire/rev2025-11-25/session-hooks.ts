@@ -1,0 +1,21 @@
+import type { Server } from '@modelcontextprotocol/server';
+import type { TaskRecord } from '../../../core/task.js';
+
+/**
+ * What a connection that lives longer than one request (a legacy HTTP session, stdio) offers the
+ * wire's handlers: a place to follow the tasks created on it, for `notifications/tasks/status` and
+ * progress. Per-request servers (the stateless leg) have none.
+ */
+export interface SessionHooks {
+  taskCreated(task: TaskRecord, progressToken: string | number | undefined): void;
+}
+
+const hooks = new WeakMap<Server, SessionHooks>();
+
+export function attachSession(server: Server, session: SessionHooks): void {
+  hooks.set(server, session);
+}
+
+export function sessionOf(server: Server): SessionHooks | undefined {
+  return hooks.get(server);
+}

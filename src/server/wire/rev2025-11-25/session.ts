@@ -1,0 +1,132 @@
+import { randomUUID } from 'node:crypto';
+import {
+  legacyStatelessFallback,
+  Server,
+  WebStandardStreamableHTTPServerTransport,
+  type AuthInfo,
+  type McpServerFactory,
+} from '@modelcontextprotocol/server';
+import type { Logger } from '../../../core/ports.js';
+import type { TaskEngine } from '../../../runner/engine-port.js';
+import { isRecord } from './decode.js';
+import { createStatusNotifier } from './notifier.js';
+import { attachSession } from './session-hooks.js';
+
+/**
+ * The sessionful 2025-era HTTP leg. The SDK's default legacy leg is stateless (a fresh server per
+ * request): it cannot carry the `input_required` side channel (an elicitation sent on a
+ * `tasks/result` stream whose reply arrives on another POST), has no GET stream for
+ * `notifications/tasks/status`, and forgets the client's `initialize` capabilities (reference 5.7).
+ * This leg keeps one SDK `Server` + `WebStandardStreamableHTTPServerTransport` per `Mcp-Session-Id`,
+ * built by the same factory, so every wire's legacy methods are installed as usual.
+ *
+ * - `initialize` without a session header opens a session;
+ * - a request naming a session goes to it (404 for an unknown one, as the transport rules say; also
+ *   404 when the caller's principal differs from the one that opened it);
+ * - any other session-less request is served by the SDK's stateless leg, so stateless 2025 clients
+ *   keep working (without the side channel and notifications).
+ *
+ * Route to it with the SDK's `isLegacyRequest` in front of a `legacy: 'reject'` modern handler.
+ */
+export interface LegacySessionLeg {
+  handle(request: Request, options: { authInfo?: AuthInfo; parsedBody?: unknown }): Promise<Response>;
+  /** Closes every session (their streams end); later requests naming them get 404. */
+  close(): Promise<void>;
+  /** Open sessions, for operators and tests. */
+  readonly size: number;
+}
+
+export interface LegacySessionLegOptions {
+  readonly factory: McpServerFactory;
+  readonly engine: TaskEngine;
+  readonly logger: Logger;
+  /** Decides whether to advertise `tasks.list` to the session's caller (T-77). */
+  readonly canList: (authInfo: AuthInfo | undefined) => boolean;
+}
+
+interface Session {
+  readonly transport: WebStandardStreamableHTTPServerTransport;
+  readonly server: Server;
+  readonly principal: string | undefined;
+  readonly close: () => void;
+}
+
+export function createLegacySessionLeg(options: LegacySessionLegOptions): LegacySessionLeg {
+  const sessions = new Map<string, Session>();
+  const stateless = legacyStatelessFallback(options.factory, (error) =>
+    options.logger.debug('legacy stateless request rejected', { error: error.message }),
+  );
+
+  async function open(request: Request, authInfo: AuthInfo | undefined, parsedBody: unknown): Promise<Response> {
+    const built = await options.factory({
+      era: 'legacy',
+      requestInfo: request,
+      ...(authInfo === undefined ? {} : { authInfo }),
+    });
+    const server = built instanceof Server ? built : built.server;
+    if (options.canList(authInfo)) server.registerCapabilities({ tasks: { list: {} } });
+    const notifier = createStatusNotifier(server, options.engine, options.logger);
+    attachSession(server, notifier);
+    let id: string | undefined;
+    const session: Session = {
+      transport: new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sessionId) => {
+          id = sessionId;
+          sessions.set(sessionId, session);
+        },
+        onsessionclosed: (sessionId) => {
+          sessions.delete(sessionId);
+          notifier.close();
+        },
+      }),
+      server,
+      principal: authInfo?.clientId,
+      close: () => {
+        notifier.close();
+        if (id !== undefined) sessions.delete(id);
+      },
+    };
+    session.transport.onclose = session.close;
+    await server.connect(session.transport);
+    return session.transport.handleRequest(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
+  }
+
+  return {
+    async handle(request, { authInfo, parsedBody }) {
+      const sessionId = request.headers.get('mcp-session-id');
+      if (sessionId !== null) {
+        const session = sessions.get(sessionId);
+        if (session === undefined || session.principal !== authInfo?.clientId) return sessionNotFound();
+        return session.transport.handleRequest(request, {
+          parsedBody,
+          ...(authInfo === undefined ? {} : { authInfo }),
+        });
+      }
+      if (request.method === 'POST' && isInitialize(parsedBody)) return open(request, authInfo, parsedBody);
+      return stateless(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
+    },
+    async close() {
+      const open = [...sessions.values()];
+      sessions.clear();
+      await Promise.allSettled(
+        open.map(async (s) => {
+          s.close();
+          await s.server.close();
+        }),
+      );
+    },
+    get size() {
+      return sessions.size;
+    },
+  };
+}
+
+function isInitialize(body: unknown): boolean {
+  return isRecord(body) && body.method === 'initialize';
+}
+
+function sessionNotFound(): Response {
+  const body = { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } };
+  return new Response(JSON.stringify(body), { status: 404, headers: { 'content-type': 'application/json' } });
+}

@@ -1,0 +1,91 @@
+import { ProtocolError, type JSONRPCRequest, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { runToolInline } from '../../inline.js';
+import { ownerOf } from '../../owner.js';
+import type { Preflight } from '../../preflight.js';
+import type { WireDeps } from '../adapter.js';
+import { REASONS } from './constants.js';
+import { decodeToolCall } from './decode.js';
+import { encodeCreateTaskResult } from './encode.js';
+import { invalidParams, taskForbiddenError, taskRequiredError, toProtocolError } from './errors.js';
+import { sessionOf } from './session-hooks.js';
+
+/** More rounds than any real preflight needs; bounds a preflight that never proceeds. */
+const MAX_PREFLIGHT_ROUNDS = 8;
+
+/**
+ * `tools/call` on the 2025 era (reference 1.3, 1.4). The client decides per call with `params.task`:
+ * - with `task`: `forbidden` tools get `-32601` (T-10), others become a durable task and the answer
+ *   is `CreateTaskResult` `{ task }` sent after the commit (T-15, T-16, S1);
+ * - without: `required` tools get `-32601` (T-13), others run inline as a plain call.
+ * Served from the SDK's `fallbackRequestHandler`: a registered handler's result validation rejects
+ * the nested `{ task }` (reference 5.7).
+ */
+export async function callToolLegacy(
+  request: JSONRPCRequest,
+  ctx: ServerContext,
+  server: Server,
+  deps: WireDeps,
+): Promise<Record<string, unknown>> {
+  const call = decodeToolCall(request.params);
+  const tool = deps.engine.tools.get(call.tool);
+  if (tool === undefined) throw invalidParams(`Unknown tool: ${call.tool}`, REASONS.unknownTool, { tool: call.tool });
+  const support = tool.taskSupport ?? 'optional';
+  if (call.task === undefined && support === 'required') throw taskRequiredError(tool.name);
+  if (call.task !== undefined && support === 'forbidden') throw taskForbiddenError(tool.name);
+
+  const preflight = deps.preflights.get(tool.name);
+  const args = preflight === undefined ? call.args : await runPreflight(preflight, tool.name, call.args, ctx);
+  try {
+    if (call.task === undefined) return await runToolInline(deps.engine, tool, args, ctx);
+    const { task } = await deps.engine.submit({
+      owner: ownerOf(ctx, deps.transport),
+      tool: tool.name,
+      args,
+      wire: 'mcp-2025-11-25',
+      ...(call.task.ttlMs === undefined ? {} : { ttlMs: call.task.ttlMs }),
+    });
+    sessionOf(server)?.taskCreated(task, call.progressToken);
+    return { ...encodeCreateTaskResult(task) };
+  } catch (error) {
+    throw toProtocolError(error);
+  }
+}
+
+/**
+ * A preflight's questions, asked the 2025 way: push-style `elicitation/create` on this request's
+ * stream. Needs a session (or stdio) and the client's `elicitation` capability; otherwise `-32600`.
+ */
+async function runPreflight(
+  preflight: Preflight,
+  tool: string,
+  initial: Record<string, unknown>,
+  ctx: ServerContext,
+): Promise<Record<string, unknown>> {
+  const answers = new Map<string, Record<string, unknown>>();
+  for (let round = 0; round < MAX_PREFLIGHT_ROUNDS; round++) {
+    const outcome = preflight({ tool, args: initial, accepted: (key) => answers.get(key) });
+    if (outcome.kind === 'proceed') return outcome.args;
+    for (const [key, q] of Object.entries(outcome.questions)) {
+      if (answers.has(key)) continue;
+      let reply: { action: string; content?: Record<string, unknown> };
+      try {
+        reply = (await ctx.mcpReq.elicitInput({
+          message: q.message,
+          requestedSchema: q.requestedSchema as never,
+        }));
+      } catch (error) {
+        throw new ProtocolError(-32600, `Tool ${tool} needs input first and this connection cannot ask for it`, {
+          reason: 'input_unavailable',
+          cause: String(error),
+        });
+      }
+      if (reply.action !== 'accept' || reply.content === undefined) {
+        throw new ProtocolError(-32600, `Tool ${tool} needs input that was not given (${reply.action})`, {
+          reason: 'input_declined',
+        });
+      }
+      answers.set(key, reply.content);
+    }
+  }
+  throw new ProtocolError(-32603, `Preflight of ${tool} did not settle`);
+}
