@@ -1,0 +1,109 @@
+/**
+ * Everything that can happen to an operation, as data. The interpreter turns wire answers, timers and
+ * caller commands into these and feeds them to `next()`.
+ *
+ * Every event except `rollback` carries `epoch`: the executor epoch under which the request was sent
+ * or the command given. Events from an older epoch are ignored; from a newer one rejected (the record
+ * must adopt it through `rollback` first).
+ */
+import type { TerminalStatus } from '../core/task.js';
+import type { WireStatus } from './operation.js';
+
+interface Stamped {
+  readonly epoch: number;
+}
+
+/** What a server said about a task on creation or a key lookup. */
+interface TaskSighting extends Stamped {
+  readonly taskId: string;
+  readonly status: WireStatus;
+  readonly pollIntervalMs?: number;
+  readonly expiresAt?: number | null;
+  readonly serverEpoch?: number;
+}
+
+/** Requests whose failure is retried with back-off (`submit` failures are `submit_lost` instead). */
+export type RetriedRequest = 'poll' | 'fetch' | 'cancel' | 'lookup' | 'input';
+
+export type OperationEvent =
+  /** The interpreter is about to put the submission on the wire (recorded first, so a crash knows). */
+  | ({ readonly type: 'submit_sent' } & Stamped)
+  | ({ readonly type: 'submit_acked' } & TaskSighting)
+  /** Timeout or connection drop before any answer: the task may or may not exist. */
+  | ({ readonly type: 'submit_lost'; readonly reason: string } & Stamped)
+  /** A definitive error answer to the create request (not a timeout, not a 5xx). */
+  | ({ readonly type: 'submit_rejected'; readonly code: string; readonly message: string } & Stamped)
+  | ({ readonly type: 'key_lookup_found' } & TaskSighting)
+  /** The server proved (and burned, S6) that no task ever used the key. */
+  | ({ readonly type: 'key_lookup_never_created' } & Stamped)
+  | ({ readonly type: 'key_lookup_unsupported' } & Stamped)
+  /** A timer set by `schedule_wake` fired; `dueAt` names which one. */
+  | ({ readonly type: 'wake'; readonly dueAt: number } & Stamped)
+  | ({
+      readonly type: 'status_observed';
+      /** The `seq` of the `poll_status` effect this answers. */
+      readonly seq: number;
+      readonly status: WireStatus;
+      readonly pollIntervalMs?: number;
+      readonly expiresAt?: number | null;
+      /** Outstanding server-to-client requests by key (input_required). */
+      readonly inputRequests?: Readonly<Record<string, unknown>>;
+      readonly serverEpoch?: number;
+    } & Stamped)
+  /** A pushed status hint (notifications/tasks, a webhook). Never changes state by itself. */
+  | ({ readonly type: 'notification'; readonly status?: WireStatus; readonly serverEpoch?: number } & Stamped)
+  /** The approval gate's reply to one request of an input round (C10). */
+  | ({
+      readonly type: 'input_answered';
+      readonly round: number;
+      readonly key: string;
+      readonly reply: unknown;
+    } & Stamped)
+  /** The server acknowledged replies for these keys. */
+  | ({ readonly type: 'input_sent'; readonly round: number; readonly keys: readonly string[] } & Stamped)
+  /** Compare-and-set: applies only if `expectedGeneration` is the record's current generation (C8). */
+  | ({ readonly type: 'cancel_requested'; readonly expectedGeneration: number } & Stamped)
+  /**
+   * The cancel request was answered successfully. `status` is what the answer proves: `cancelled`
+   * (2025-11-25 returns the task), a terminal status that won the race, or nothing (2026 extension's
+   * empty ack, eventually consistent: keep polling).
+   */
+  | ({ readonly type: 'cancel_acked'; readonly generation: number; readonly status?: WireStatus } & Stamped)
+  /** The cancel was refused because the task is already terminal (2025-11-25: -32602). */
+  | ({
+      readonly type: 'cancel_rejected_terminal';
+      readonly generation: number;
+      readonly status?: TerminalStatus;
+    } & Stamped)
+  | ({
+      readonly type: 'result_fetched';
+      readonly status: TerminalStatus;
+      /** The result (completed), the JSON-RPC error (failed) or null. */
+      readonly payload: unknown;
+      /** sha256 of the canonical payload as received (`digestOf`); recomputed and compared by `next()`. */
+      readonly digest: string;
+      readonly truncated: boolean;
+      readonly malformed: boolean;
+    } & Stamped)
+  /** The task id answered "not found". `afterExpiry` defaults to the record's own `expiresAt`. */
+  | ({ readonly type: 'not_found'; readonly request?: RetriedRequest; readonly afterExpiry?: boolean } & Stamped)
+  /** 429/503 or a lost request other than the submission: retried with back-off (C6). */
+  | ({
+      readonly type: 'request_failed';
+      readonly request: RetriedRequest;
+      readonly code: 429 | 503 | 'timeout' | 'network';
+      readonly retryAfterMs?: number;
+    } & Stamped)
+  /** The wait budget ran out, a local timeout fired or the caller went away: stop waiting only (C9). */
+  | ({ readonly type: 'budget_exhausted'; readonly reason: 'budget' | 'local_timeout' | 'disconnect' } & Stamped)
+  /** Resubmit a proven never-created call under a fresh key (from `Ids`). */
+  | ({ readonly type: 'resubmit'; readonly submissionKey: string } & Stamped)
+  /** Keep the never-created proof and do not resubmit. */
+  | ({ readonly type: 'abandon'; readonly reason: string } & Stamped)
+  /** The executor restarted (or re-attached after C9) and takes the record up again. */
+  | ({ readonly type: 'resumed' } & Stamped)
+  /** Rollback bumped the executor epoch; the executor that adopts in-flight records sends this. */
+  | { readonly type: 'rollback'; readonly newEpoch: number };
+
+export type OperationEventType = OperationEvent['type'];
+export type EventOf<T extends OperationEventType> = Extract<OperationEvent, { type: T }>;

@@ -1,0 +1,129 @@
+/**
+ * Moves shared by several handlers: into TERMINAL_OBSERVED, the receipt-writing states, UNKNOWN and
+ * EFFECT_RECONCILIATION_REQUIRED, and back to a found task.
+ */
+import type { TerminalStatus } from '../../core/task.js';
+import type { Acceptance } from '../effects.js';
+import type { InputState, ReceiptStatus, ToolOperation, Evidence, WireStatus } from '../operation.js';
+import { immediate, nextPoll } from '../schedule.js';
+import { rejected, type Draft, type StepResult } from '../step.js';
+
+export function acceptanceOf(
+  record: ToolOperation,
+  taskId: string,
+  status: ReceiptStatus,
+  payload: unknown,
+  resultDigest: string | null,
+): Acceptance {
+  return {
+    operationId: record.id,
+    callNodeId: record.callNodeId,
+    requestDigest: record.requestDigest,
+    taskId,
+    toolVersion: record.tool.descriptorVersion,
+    executionEpoch: record.executionEpoch,
+    cancelGeneration: record.cancelGeneration,
+    status,
+    resultDigest,
+    payload,
+  };
+}
+
+/** Closes any open input round; answered keys are kept so replays stay ignored (C10). */
+export function closeRound(input: InputState): InputState {
+  if (Object.keys(input.pending).length === 0 && Object.keys(input.unsent).length === 0) return input;
+  return { ...input, pending: {}, unsent: {} };
+}
+
+/** A terminal status was seen: fetch before accepting anything (C2). */
+export function observeTerminal(d: Draft, status: TerminalStatus): StepResult {
+  d.set({ lastServerStatus: status, input: closeRound(d.record.input) }).moveTo('TERMINAL_OBSERVED');
+  return d.wake(immediate(d.record, d.now)).done();
+}
+
+/** The server proved the task cancelled (cancel answer or status): the cancelled receipt. */
+export function acceptCancelled(d: Draft): StepResult {
+  const taskId = d.record.taskId;
+  if (taskId === null) return rejected(d.base, 'no_task_id');
+  d.set({ lastServerStatus: 'cancelled', input: closeRound(d.record.input) })
+    .clearWake()
+    .moveTo('CANCELLED_ACCEPTED');
+  return d
+    .emit({ type: 'accept_terminal', acceptance: acceptanceOf(d.record, taskId, 'cancelled', null, null) })
+    .done();
+}
+
+/** 404 after expiry with a terminal status already observed: receipt of kind `expired`, no success payload. */
+export function acceptExpired(d: Draft, observedStatus: WireStatus | null): StepResult {
+  const taskId = d.record.taskId;
+  if (taskId === null) return rejected(d.base, 'no_task_id');
+  d.clearWake().moveTo('EXPIRED_WITH_RECEIPT');
+  const acceptance = acceptanceOf(d.record, taskId, 'expired', { observedStatus }, null);
+  return d.emit({ type: 'accept_terminal', acceptance }).done();
+}
+
+/** Into UNKNOWN with evidence (C4); `lookup` tries an automatic reconciliation by key first. */
+export function toUnknown(d: Draft, kind: Evidence['kind'], detail: string, lookup: boolean): StepResult {
+  const evidence = d.addEvidence(kind, detail);
+  d.set({ input: closeRound(d.record.input) })
+    .clearWake()
+    .moveTo('UNKNOWN')
+    .emit({ type: 'record_unknown', evidence });
+  if (lookup) reconcileByKey(d);
+  return d.done();
+}
+
+/** Issues a key lookup from UNKNOWN if the policy allows another; returns whether it did. */
+export function reconcileByKey(d: Draft): boolean {
+  if (d.record.attempts.reconcile >= d.record.policy.maxReconcileLookups) return false;
+  d.countAttempt('reconcile').countAttempt('lookup');
+  d.emit({ type: 'lookup_key', submissionKey: d.record.submissionKey });
+  return true;
+}
+
+/** Completion seen after a won cancel: flag it, never accept it (C3). The cancelled receipt stands. */
+export function lateEffect(d: Draft, detail: string): StepResult {
+  const evidence = d.addEvidence('late_completion', detail);
+  d.moveTo('EFFECT_RECONCILIATION_REQUIRED');
+  return d.emit({ type: 'record_late_effect', evidence }).done();
+}
+
+/** The server answered with a task (creation or key lookup): back to waiting on it. */
+export function rediscovered(
+  d: Draft,
+  sighting: {
+    readonly taskId: string;
+    readonly status: WireStatus;
+    readonly pollIntervalMs?: number;
+    readonly expiresAt?: number | null;
+    readonly serverEpoch?: number;
+  },
+): StepResult {
+  const r = d.record;
+  d.set({
+    taskId: sighting.taskId,
+    lastServerStatus: sighting.status,
+    pollIntervalMs: sighting.pollIntervalMs ?? r.pollIntervalMs,
+    expiresAt: sighting.expiresAt === undefined ? r.expiresAt : sighting.expiresAt,
+    serverEpoch: maxEpoch(r.serverEpoch, sighting.serverEpoch),
+  }).resetFailures();
+  // A cancel requested before the doubt (generation > 0) is still owed: the wake resends it (C8).
+  const cancelling = r.cancelGeneration > 0;
+  d.moveTo(cancelling ? 'CANCEL_REQUESTED' : 'WORKING');
+  const plan =
+    sighting.status === 'working' && !cancelling ? nextPoll(d.record, d.now, d.random) : immediate(d.record, d.now);
+  return d.wake(plan).done();
+}
+
+export function maxEpoch(current: number | null, seen: number | undefined): number | null {
+  if (seen === undefined) return current;
+  return current === null ? seen : Math.max(current, seen);
+}
+
+export function isStaleServerEpoch(record: ToolOperation, seen: number | undefined): boolean {
+  return seen !== undefined && record.serverEpoch !== null && seen < record.serverEpoch;
+}
+
+export function isCompletion(status: WireStatus | undefined): boolean {
+  return status === 'completed' || status === 'failed';
+}

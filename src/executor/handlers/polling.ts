@@ -1,0 +1,214 @@
+/**
+ * Waiting: timers, polls and their answers, hints, throttling, 404s, the wait budget (C6, C9), and
+ * taking a record up again after a restart or a rollback.
+ */
+import { isTerminal } from '../../core/task.js';
+import type { EventOf, RetriedRequest } from '../events.js';
+import type { LocalState } from '../operation.js';
+import { deadlineReached, immediate, nextPoll, nextRetry } from '../schedule.js';
+import { ignored, rejected, type Draft, type StepResult } from '../step.js';
+import { isSettled } from '../transitions.js';
+import { hasFreshInput, openRound } from './input.js';
+import {
+  acceptCancelled,
+  acceptExpired,
+  closeRound,
+  isCompletion,
+  isStaleServerEpoch,
+  lateEffect,
+  maxEpoch,
+  observeTerminal,
+  reconcileByKey,
+  toUnknown,
+} from './outcomes.js';
+import { lateAnswer } from './submission.js';
+
+const POLLED: readonly LocalState[] = ['WORKING', 'INPUT_REQUIRED', 'CANCEL_REQUESTED'];
+
+export function onWake(d: Draft, ev: EventOf<'wake'>): StepResult {
+  const r = d.base;
+  if (r.wakeAt === null || ev.dueAt !== r.wakeAt) return ignored(r, 'superseded_wake');
+  if (r.waitingStoppedAt !== null) return ignored(r, 'waiting_stopped');
+  d.clearWake();
+  if (deadlineReached(r, d.now)) return stopWaiting(d, 'budget');
+  const taskId = r.taskId;
+  switch (r.state) {
+    case 'WORKING':
+      return issuePoll(d);
+    case 'CANCEL_REQUESTED':
+      if (r.cancelAckedGeneration >= r.cancelGeneration) return issuePoll(d);
+      if (taskId === null) return rejected(r, 'no_task_id');
+      d.countAttempt('cancel');
+      return d.emit({ type: 'send_cancel', taskId, generation: r.cancelGeneration }).done();
+    case 'INPUT_REQUIRED':
+      // Polling is paused (C10); the only timer here resends replies the server has not acked.
+      if (Object.keys(r.input.unsent).length === 0 || taskId === null) return ignored(r, 'polling_paused');
+      d.countAttempt('input');
+      return d.emit({ type: 'send_input', taskId, round: r.input.round, responses: r.input.unsent }).done();
+    case 'TERMINAL_OBSERVED':
+    case 'FETCHING_RESULT':
+      if (taskId === null) return rejected(r, 'no_task_id');
+      d.countAttempt('fetch').moveTo('FETCHING_RESULT');
+      return d.emit({ type: 'fetch_result', taskId }).done();
+    case 'SUBMISSION_UNKNOWN':
+      d.countAttempt('lookup');
+      return d.emit({ type: 'lookup_key', submissionKey: r.submissionKey }).done();
+    case 'UNKNOWN':
+      return reconcileByKey(d) ? d.done() : ignored(r, 'lookups_exhausted');
+    default:
+      return lateAnswer(d);
+  }
+}
+
+function issuePoll(d: Draft): StepResult {
+  const taskId = d.record.taskId;
+  if (taskId === null) return rejected(d.base, 'no_task_id');
+  const seq = d.record.pollCursor.issued + 1;
+  d.set({ pollCursor: { ...d.record.pollCursor, issued: seq } }).countAttempt('poll');
+  return d.emit({ type: 'poll_status', taskId, seq }).done();
+}
+
+export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): StepResult {
+  const r = d.base;
+  if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
+    return lateEffect(d, `status ${ev.status} observed after the cancel won`);
+  }
+  if (!POLLED.includes(r.state)) return lateAnswer(d);
+  if (ev.seq > r.pollCursor.issued) return rejected(r, 'unissued_poll');
+  if (ev.seq <= r.pollCursor.observed) return ignored(r, 'reordered');
+  if (isStaleServerEpoch(r, ev.serverEpoch)) return ignored(r, 'stale_server_epoch');
+  if (r.state === 'INPUT_REQUIRED' && ev.status === 'input_required' && !hasFreshInput(d, ev.inputRequests)) {
+    return ignored(r, 'replayed_input');
+  }
+  d.set({
+    pollCursor: { ...r.pollCursor, observed: ev.seq },
+    lastServerStatus: ev.status,
+    pollIntervalMs: ev.pollIntervalMs ?? r.pollIntervalMs,
+    expiresAt: ev.expiresAt === undefined ? r.expiresAt : ev.expiresAt,
+    serverEpoch: maxEpoch(r.serverEpoch, ev.serverEpoch),
+  }).resetFailures();
+
+  if (isTerminal(ev.status)) {
+    // Only an outstanding cancel may take `cancelled` as proof; otherwise every terminal status is
+    // fetched first (C2), and a completion that beat our cancel is accepted as it is.
+    if (r.state === 'CANCEL_REQUESTED' && ev.status === 'cancelled') return acceptCancelled(d);
+    return observeTerminal(d, ev.status);
+  }
+  if (r.state === 'CANCEL_REQUESTED') return d.wake(nextPoll(d.record, d.now, d.random)).done();
+  if (ev.status === 'input_required' && openRound(d, ev.inputRequests)) return d.done();
+  if (r.state === 'INPUT_REQUIRED' && ev.status === 'working') {
+    // The server no longer waits on this round (answered elsewhere or withdrawn).
+    d.set({ input: closeRound(r.input) }).moveTo('WORKING');
+  }
+  return d.wake(nextPoll(d.record, d.now, d.random)).done();
+}
+
+/** A pushed hint never changes state; at most it brings the next poll forward (one extra per cycle). */
+export function onNotification(d: Draft, ev: EventOf<'notification'>): StepResult {
+  const r = d.base;
+  if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
+    return lateEffect(d, `notification ${String(ev.status)} after the cancel won`);
+  }
+  if (r.state === 'INPUT_REQUIRED') return ignored(r, 'polling_paused');
+  if (r.state !== 'WORKING' && r.state !== 'CANCEL_REQUESTED') return lateAnswer(d);
+  if (isStaleServerEpoch(r, ev.serverEpoch)) return ignored(r, 'stale_server_epoch');
+  const news = ev.status !== undefined && ev.status !== r.lastServerStatus;
+  const canAdvance = r.wakeAt !== null && r.wakeAt > d.now && r.attempts.consecutiveFailures === 0;
+  if (!news || !canAdvance) return ignored(r, 'no_news');
+  return d.wake({ atMs: d.now, purpose: 'poll' }).done();
+}
+
+const RETRIED_IN: Partial<Record<LocalState, readonly RetriedRequest[]>> = {
+  WORKING: ['poll'],
+  INPUT_REQUIRED: ['input'],
+  CANCEL_REQUESTED: ['cancel', 'poll'],
+  FETCHING_RESULT: ['fetch'],
+  SUBMISSION_UNKNOWN: ['lookup'],
+  UNKNOWN: ['lookup'],
+};
+
+export function onRequestFailed(d: Draft, ev: EventOf<'request_failed'>): StepResult {
+  const r = d.base;
+  if (!(RETRIED_IN[r.state] ?? []).includes(ev.request)) return lateAnswer(d);
+  d.countAttempt('consecutiveFailures');
+  const failures = d.record.attempts.consecutiveFailures;
+  return d.wake(nextRetry(d.record, d.now, d.random, failures, ev.retryAfterMs)).done();
+}
+
+export function onNotFound(d: Draft, ev: EventOf<'not_found'>): StepResult {
+  const r = d.base;
+  const expired = ev.afterExpiry ?? (r.expiresAt !== null && d.now >= r.expiresAt);
+  const detail = `${ev.request ?? 'request'} answered not found ${expired ? 'after' : 'before'} expiry`;
+  switch (r.state) {
+    case 'WORKING':
+    case 'INPUT_REQUIRED':
+    case 'CANCEL_REQUESTED':
+      return toUnknown(d, 'not_found', detail, true);
+    case 'TERMINAL_OBSERVED':
+    case 'FETCHING_RESULT':
+      // The observed terminal status is the receipt once the server purged the task (seed 002).
+      return expired ? acceptExpired(d, r.lastServerStatus) : toUnknown(d, 'not_found', detail, true);
+    default:
+      return lateAnswer(d);
+  }
+}
+
+export function onBudgetExhausted(d: Draft, ev: EventOf<'budget_exhausted'>): StepResult {
+  const r = d.base;
+  if (isSettled(r.state)) return ignored(r, 'settled');
+  if (r.waitingStoppedAt !== null) return ignored(r, 'already_stopped');
+  return stopWaiting(d, ev.reason);
+}
+
+/** C9: local waiting stops; the server task is left alone (no cancel effect, no state change). */
+function stopWaiting(d: Draft, reason: 'budget' | 'local_timeout' | 'disconnect'): StepResult {
+  d.set({ waitingStoppedAt: d.now }).clearWake();
+  return d.emit({ type: 'stop_waiting', reason }).done();
+}
+
+export function onResumed(d: Draft, _ev: EventOf<'resumed'>): StepResult {
+  if (isSettled(d.base.state)) return ignored(d.base, 'settled');
+  return resume(d);
+}
+
+export function onRollback(d: Draft, ev: EventOf<'rollback'>): StepResult {
+  const r = d.base;
+  if (ev.newEpoch <= r.executionEpoch) return ignored(r, 'stale_epoch');
+  // Rollback takes over in-flight items only; settled ones keep their epoch and receipt.
+  if (isSettled(r.state)) return ignored(r, 'settled');
+  d.set({ executionEpoch: ev.newEpoch });
+  return resume(d);
+}
+
+/** Re-issues whatever the state is waiting for; answers to requests sent before are still accepted. */
+function resume(d: Draft): StepResult {
+  const r = d.base;
+  d.set({ waitingStoppedAt: null });
+  switch (r.state) {
+    case 'SUBMITTING':
+      if (r.attempts.submit === 0) return d.emit({ type: 'send_submit', submissionKey: r.submissionKey }).done();
+      // The submission may have reached the server: only the key can tell (C5).
+      d.addEvidence('submit_lost', 'restarted after the submission was sent');
+      d.moveTo('SUBMISSION_UNKNOWN').countAttempt('lookup').clearWake();
+      return d.emit({ type: 'lookup_key', submissionKey: r.submissionKey }).done();
+    case 'SUBMISSION_UNKNOWN':
+      d.countAttempt('lookup');
+      return d.emit({ type: 'lookup_key', submissionKey: r.submissionKey }).done();
+    case 'NOT_FOUND_SAFE':
+      return d.emit({ type: 'offer_resubmit', priorSubmissionKey: r.submissionKey }).done();
+    case 'UNKNOWN':
+      reconcileByKey(d);
+      return d.done();
+    case 'INPUT_REQUIRED': {
+      const { round, pending, unsent } = r.input;
+      const unanswered = Object.fromEntries(Object.entries(pending).filter(([key]) => !(key in unsent)));
+      if (Object.keys(unanswered).length > 0) d.emit({ type: 'ask_approval', round, requests: unanswered });
+      if (Object.keys(unsent).length > 0 && r.taskId !== null) {
+        d.countAttempt('input').emit({ type: 'send_input', taskId: r.taskId, round, responses: unsent });
+      }
+      return d.done();
+    }
+    default:
+      return d.wake(immediate(d.record, d.now)).done();
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * C2: completed/failed advance only through a fetched result whose digest was verified here.
+ * Truncated, malformed or mismatching results are fetched again, never accepted; after
+ * `maxFetchAttempts` such answers the operation goes to UNKNOWN.
+ */
+import { digestOf } from '../../core/digest.js';
+import type { EventOf } from '../events.js';
+import { nextRetry } from '../schedule.js';
+import { rejected, type Draft, type StepResult } from '../step.js';
+import { acceptanceOf, isCompletion, lateEffect, toUnknown } from './outcomes.js';
+import { lateAnswer } from './submission.js';
+
+export function onResultFetched(d: Draft, ev: EventOf<'result_fetched'>): StepResult {
+  const r = d.base;
+  if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
+    return lateEffect(d, `result ${ev.status} fetched after the cancel won`);
+  }
+  if (r.state !== 'FETCHING_RESULT') return lateAnswer(d);
+  const taskId = r.taskId;
+  if (taskId === null) return rejected(r, 'no_task_id');
+
+  if (!isVerified(ev)) {
+    d.countAttempt('unverifiedResults').countAttempt('consecutiveFailures');
+    const { unverifiedResults, consecutiveFailures } = d.record.attempts;
+    if (unverifiedResults >= r.policy.maxFetchAttempts) {
+      return toUnknown(d, 'result_unverifiable', `${unverifiedResults} unverifiable results`, false);
+    }
+    return d.wake(nextRetry(d.record, d.now, d.random, consecutiveFailures)).done();
+  }
+  if (ev.status !== r.lastServerStatus) {
+    const detail = `status ${String(r.lastServerStatus)} but result ${ev.status}`;
+    return toUnknown(d, 'result_status_mismatch', detail, false);
+  }
+  d.set({ resultDigest: ev.digest }).resetFailures().clearWake().moveTo('ACCEPTED');
+  const acceptance = acceptanceOf(d.record, taskId, ev.status, ev.payload, ev.digest);
+  return d.emit({ type: 'accept_terminal', acceptance }).done();
+}
+
+/** Complete, well-formed, and its digest recomputed from the payload matches. Never throws. */
+export function isVerified(ev: EventOf<'result_fetched'>): boolean {
+  if (ev.truncated || ev.malformed || ev.payload === undefined) return false;
+  try {
+    return digestOf(ev.payload) === ev.digest;
+  } catch {
+    return false;
+  }
+}

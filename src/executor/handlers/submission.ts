@@ -1,0 +1,102 @@
+/**
+ * Submission and its doubt: SUBMITTING, SUBMISSION_UNKNOWN, NOT_FOUND_SAFE, NEVER_CREATED and the
+ * key-lookup side of UNKNOWN. A doubtful submission is resolved only by looking its key up; a new key
+ * is used only after the server proved the old one never created anything (C5).
+ */
+import type { EventOf } from '../events.js';
+import { isSettled } from '../transitions.js';
+import { ignored, rejected, type Draft, type StepResult } from '../step.js';
+import { rediscovered, toUnknown } from './outcomes.js';
+
+export function onSubmitSent(d: Draft, _ev: EventOf<'submit_sent'>): StepResult {
+  if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
+  return d.countAttempt('submit').done();
+}
+
+export function onSubmitAcked(d: Draft, ev: EventOf<'submit_acked'>): StepResult {
+  const { state, taskId } = d.base;
+  // A late answer to the original submission also settles a doubt, as long as no other task id was
+  // adopted meanwhile: same key, same operation (C5).
+  const settlesDoubt = state === 'SUBMISSION_UNKNOWN' || (state === 'UNKNOWN' && taskId === null);
+  if (state !== 'SUBMITTING' && !settlesDoubt) return lateAnswer(d);
+  return rediscovered(d, ev);
+}
+
+export function onSubmitLost(d: Draft, ev: EventOf<'submit_lost'>): StepResult {
+  if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
+  d.addEvidence('submit_lost', ev.reason);
+  return lookUpKey(d.moveTo('SUBMISSION_UNKNOWN'));
+}
+
+export function onSubmitRejected(d: Draft, ev: EventOf<'submit_rejected'>): StepResult {
+  if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
+  d.addEvidence('submit_rejected', `${ev.code}: ${ev.message}`);
+  return d.moveTo('NEVER_CREATED').done();
+}
+
+export function onKeyLookupFound(d: Draft, ev: EventOf<'key_lookup_found'>): StepResult {
+  const { state, taskId } = d.base;
+  if (state !== 'SUBMISSION_UNKNOWN' && state !== 'UNKNOWN') return lateAnswer(d);
+  if (taskId !== null && taskId !== ev.taskId) {
+    // Task id misuse: the key is the authority on which task this call created.
+    d.addEvidence('task_id_replaced', `${taskId} -> ${ev.taskId}`);
+  }
+  return rediscovered(d, ev);
+}
+
+export function onKeyLookupNeverCreated(d: Draft, _ev: EventOf<'key_lookup_never_created'>): StepResult {
+  const { state, taskId, submissionKey } = d.base;
+  if (state === 'SUBMISSION_UNKNOWN') {
+    return d.moveTo('NOT_FOUND_SAFE').emit({ type: 'offer_resubmit', priorSubmissionKey: submissionKey }).done();
+  }
+  if (state !== 'UNKNOWN') return lateAnswer(d);
+  if (taskId === null) return d.moveTo('NEVER_CREATED').done();
+  // The server once acknowledged a task under this key: "never created" contradicts it (lost server
+  // state?). Resubmitting could run the call twice, so the doubt stays with the operator.
+  const evidence = d.addEvidence('never_created_after_ack', `key lookup denies acknowledged task ${taskId}`);
+  return d.emit({ type: 'record_unknown', evidence }).done();
+}
+
+export function onKeyLookupUnsupported(d: Draft, _ev: EventOf<'key_lookup_unsupported'>): StepResult {
+  const { state } = d.base;
+  if (state === 'SUBMISSION_UNKNOWN') {
+    return toUnknown(d, 'key_lookup_unsupported', 'server cannot look submission keys up', false);
+  }
+  if (state !== 'UNKNOWN') return lateAnswer(d);
+  d.addEvidence('key_lookup_unsupported', 'reconciliation lookup unsupported');
+  return d.done();
+}
+
+export function onResubmit(d: Draft, ev: EventOf<'resubmit'>): StepResult {
+  const r = d.base;
+  if (r.state !== 'NOT_FOUND_SAFE' && r.state !== 'NEVER_CREATED') return rejected(r, 'not_never_created');
+  if (ev.submissionKey === r.submissionKey || r.priorSubmissionKeys.includes(ev.submissionKey)) {
+    return rejected(r, 'key_reused');
+  }
+  d.set({
+    submissionKey: ev.submissionKey,
+    priorSubmissionKeys: [...r.priorSubmissionKeys, r.submissionKey],
+    taskId: null,
+    lastServerStatus: null,
+    serverEpoch: null,
+    expiresAt: null,
+    waitingStoppedAt: null,
+    attempts: { ...r.attempts, submit: 0, consecutiveFailures: 0 },
+  }).clearWake();
+  return d.moveTo('SUBMITTING').emit({ type: 'send_submit', submissionKey: ev.submissionKey }).done();
+}
+
+export function onAbandon(d: Draft, _ev: EventOf<'abandon'>): StepResult {
+  if (d.base.state !== 'NOT_FOUND_SAFE') return rejected(d.base, 'not_never_created');
+  return d.moveTo('NEVER_CREATED').done();
+}
+
+/** Issues a lookup of the current key (never a new key: C5). */
+export function lookUpKey(d: Draft): StepResult {
+  d.countAttempt('lookup').clearWake();
+  return d.emit({ type: 'lookup_key', submissionKey: d.record.submissionKey }).done();
+}
+
+export function lateAnswer(d: Draft): StepResult {
+  return ignored(d.base, isSettled(d.base.state) ? 'settled' : 'late_answer');
+}

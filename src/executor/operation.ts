@@ -1,0 +1,250 @@
+/**
+ * The client-side ledger record `toolOperation.v1` (DESIGN.md, "Client side"; seed `002_*.txt`).
+ *
+ * Local states are the executor's own bookkeeping. They are never sent on a wire and never confused
+ * with wire statuses: local states are UPPER_SNAKE literals, wire statuses lower-case, and the
+ * `Disjoint` check below fails to compile if the two unions ever share a member.
+ */
+import type { TaskStatus, TerminalStatus, WireName } from '../core/task.js';
+
+/** Every local state of an operation (DESIGN.md graph, plus the outcomes of 404 / expiry). */
+export const LOCAL_STATES = [
+  'SUBMITTING',
+  'WORKING',
+  'INPUT_REQUIRED',
+  'SUBMISSION_UNKNOWN',
+  'NOT_FOUND_SAFE',
+  'CANCEL_REQUESTED',
+  'TERMINAL_OBSERVED',
+  'FETCHING_RESULT',
+  'ACCEPTED',
+  'CANCELLED_ACCEPTED',
+  'NEVER_CREATED',
+  'EXPIRED_WITH_RECEIPT',
+  'UNKNOWN',
+  'EFFECT_RECONCILIATION_REQUIRED',
+] as const;
+export type LocalState = (typeof LOCAL_STATES)[number];
+
+/** A status as a server reports it on the wire. Alias of the core task status, kept apart from `LocalState`. */
+export type WireStatus = TaskStatus;
+
+type Disjoint<A, B> = [Extract<A, B>] extends [never] ? true : false;
+/** Compile-time guard: a value can never be both a local state and a wire status. */
+const LOCAL_AND_WIRE_DISJOINT: Disjoint<LocalState, WireStatus> = true;
+void LOCAL_AND_WIRE_DISJOINT;
+
+const LOCAL_STATE_SET: ReadonlySet<string> = new Set(LOCAL_STATES);
+
+/** Narrows an untrusted string (a SQL column, a CLI flag) to a local state. */
+export function isLocalState(value: unknown): value is LocalState {
+  return typeof value === 'string' && LOCAL_STATE_SET.has(value);
+}
+
+/** How a terminal receipt is classified. `expired` is the EXPIRED_WITH_RECEIPT outcome, never a success. */
+export type ReceiptStatus = TerminalStatus | 'expired';
+
+/** One state change. Steps that keep the state (a poll answered `working`) are not recorded here. */
+export interface HistoryEntry {
+  readonly from: LocalState;
+  readonly to: LocalState;
+  readonly event: string;
+  readonly at: number;
+}
+
+/** Why an operation is (or was) in doubt; kept for the operator and for C4 queries. */
+export interface Evidence {
+  readonly at: number;
+  readonly kind:
+    | 'submit_lost'
+    | 'key_lookup_unsupported'
+    | 'not_found'
+    | 'result_unverifiable'
+    | 'result_status_mismatch'
+    | 'never_created_after_ack'
+    | 'late_completion'
+    | 'submit_rejected'
+    | 'task_id_replaced';
+  readonly detail: string;
+}
+
+/** The input round an INPUT_REQUIRED operation is waiting on (C10). */
+export interface InputState {
+  /** Increments for every new set of server requests; replies must name it. 0 = none yet. */
+  readonly round: number;
+  /** Requests of the current round by server key; empty when no round is open. */
+  readonly pending: Readonly<Record<string, unknown>>;
+  /** Replies given by the approval gate for the current round but not yet acknowledged by the server. */
+  readonly unsent: Readonly<Record<string, unknown>>;
+  /** Every key ever acknowledged by the server, so a replayed request is never answered twice. */
+  readonly answeredKeys: readonly string[];
+}
+
+/** Per-operation scheduling policy, stored on the record so a restart behaves the same (C6). */
+export interface OperationPolicy {
+  /** Absolute end of the total wait budget (ms); null = unbounded. Reaching it stops local waiting only (C9). */
+  readonly deadlineAt: number | null;
+  /** Used when the server suggests no interval. */
+  readonly defaultPollIntervalMs: number;
+  /** Floor and ceiling applied to the server's interval (a per-operation QPS cap). */
+  readonly minPollIntervalMs: number;
+  readonly maxPollIntervalMs: number;
+  /** Jitter added on top of the interval, as a fraction of it: 0.1 keeps polls within 1.1x of ideal. */
+  readonly jitterRatio: number;
+  /** Exponential back-off for 429/503 and lost requests: base * 2^(n-1), capped. */
+  readonly backoffBaseMs: number;
+  readonly backoffMaxMs: number;
+  /** Unverifiable results (truncated, malformed, digest mismatch) tolerated before UNKNOWN. */
+  readonly maxFetchAttempts: number;
+  /** Automatic key lookups from UNKNOWN before it is left to manual reconciliation. */
+  readonly maxReconcileLookups: number;
+}
+
+export const DEFAULT_POLICY: Omit<OperationPolicy, 'deadlineAt'> = {
+  defaultPollIntervalMs: 1_000,
+  minPollIntervalMs: 250,
+  maxPollIntervalMs: 60_000,
+  // 0.1: polls stay within the gate's 1.2x-of-ideal target even with the server interval rounded up.
+  jitterRatio: 0.1,
+  backoffBaseMs: 500,
+  backoffMaxMs: 60_000,
+  maxFetchAttempts: 8,
+  maxReconcileLookups: 3,
+};
+
+export interface Attempts {
+  /** Submissions put on the wire under the current key (reset by a resubmission). */
+  readonly submit: number;
+  readonly lookup: number;
+  readonly poll: number;
+  readonly fetch: number;
+  readonly cancel: number;
+  readonly input: number;
+  /** Fetched results that failed verification (truncated, malformed, digest mismatch). */
+  readonly unverifiedResults: number;
+  /** Automatic key lookups issued from UNKNOWN. */
+  readonly reconcile: number;
+  /** Consecutive throttled or lost requests; drives the back-off, reset by any answer. */
+  readonly consecutiveFailures: number;
+}
+
+/** The ledger record of one long-running tool call. Times are epoch ms from the injected clock. */
+export interface ToolOperation {
+  readonly schema: 'toolOperation.v1';
+  /** Local operation id (from `Ids`); stable across resubmissions. */
+  readonly id: string;
+  /** The calling graph node; at most one receipt per call node (C1). */
+  readonly callNodeId: string;
+  readonly requestDigest: string;
+  readonly tool: { readonly name: string; readonly descriptorVersion: string };
+  /** The tool arguments. */
+  readonly body: Record<string, unknown>;
+  /** Server task / operation id; null until the server answered the submission or a key lookup. */
+  readonly taskId: string | null;
+  readonly wire: { readonly name: WireName; readonly adapterVersion: string };
+  /** Current idempotency key; replaced only after a proof of never-created (C5). */
+  readonly submissionKey: string;
+  /** Keys used by earlier, proven never-created submissions; still queryable (C4). */
+  readonly priorSubmissionKeys: readonly string[];
+  /** Polls issued and the newest one answered: answers older than `observed` are reordered and dropped. */
+  readonly pollCursor: { readonly issued: number; readonly observed: number };
+  readonly lastServerStatus: WireStatus | null;
+  /** Highest server execution epoch seen; older callbacks are ignored. */
+  readonly serverEpoch: number | null;
+  readonly pollIntervalMs: number | null;
+  readonly input: InputState;
+  /** Bumped by compare-and-set on every cancel request (C8). */
+  readonly cancelGeneration: number;
+  /** The generation the server last acknowledged; below `cancelGeneration` means a send is owed. */
+  readonly cancelAckedGeneration: number;
+  /** Executor epoch that owns the record; rollback raises it and older events are stale. */
+  readonly executionEpoch: number;
+  readonly expiresAt: number | null;
+  /** sha256 of the verified result payload, set on acceptance. */
+  readonly resultDigest: string | null;
+  readonly state: LocalState;
+  readonly history: readonly HistoryEntry[];
+  readonly createdAt: number;
+  readonly updatedAt: number;
+  readonly attempts: Attempts;
+  readonly evidence: readonly Evidence[];
+  /** Shadow mode: recorded and receipted, but never advances downstream (no outbox row). */
+  readonly shadow: boolean;
+  readonly policy: OperationPolicy;
+  /** When the pending timer should fire; null = none. A wake for another instant is superseded. */
+  readonly wakeAt: number | null;
+  /** Set when local waiting stopped (budget, local timeout, disconnect: C9); the server task is untouched. */
+  readonly waitingStoppedAt: number | null;
+  /** Ledger revision for compare-and-set; owned by the ledger, never by `next()`. */
+  readonly revision: number;
+}
+
+export interface NewOperationInput {
+  readonly id: string;
+  readonly callNodeId: string;
+  readonly requestDigest: string;
+  readonly tool: { readonly name: string; readonly descriptorVersion: string };
+  readonly body: Record<string, unknown>;
+  readonly wire: { readonly name: WireName; readonly adapterVersion: string };
+  readonly submissionKey: string;
+  readonly executionEpoch: number;
+  readonly now: number;
+  /** Total wait budget in ms from `now`; null = unbounded. */
+  readonly budgetMs: number | null;
+  readonly shadow?: boolean;
+  readonly policy?: Partial<Omit<OperationPolicy, 'deadlineAt'>>;
+}
+
+/**
+ * A fresh record in SUBMITTING. Pure: ids and time come from the caller. The first effect to
+ * perform for it is `send_submit` (see `initialEffects` in `machine.ts`).
+ */
+export function newOperation(input: NewOperationInput): ToolOperation {
+  return {
+    schema: 'toolOperation.v1',
+    id: input.id,
+    callNodeId: input.callNodeId,
+    requestDigest: input.requestDigest,
+    tool: input.tool,
+    body: input.body,
+    taskId: null,
+    wire: input.wire,
+    submissionKey: input.submissionKey,
+    priorSubmissionKeys: [],
+    pollCursor: { issued: 0, observed: 0 },
+    lastServerStatus: null,
+    serverEpoch: null,
+    pollIntervalMs: null,
+    input: { round: 0, pending: {}, unsent: {}, answeredKeys: [] },
+    cancelGeneration: 0,
+    cancelAckedGeneration: 0,
+    executionEpoch: input.executionEpoch,
+    expiresAt: null,
+    resultDigest: null,
+    state: 'SUBMITTING',
+    history: [],
+    createdAt: input.now,
+    updatedAt: input.now,
+    attempts: {
+      submit: 0,
+      lookup: 0,
+      poll: 0,
+      fetch: 0,
+      cancel: 0,
+      input: 0,
+      unverifiedResults: 0,
+      reconcile: 0,
+      consecutiveFailures: 0,
+    },
+    evidence: [],
+    shadow: input.shadow ?? false,
+    policy: {
+      ...DEFAULT_POLICY,
+      ...input.policy,
+      deadlineAt: input.budgetMs === null ? null : input.now + input.budgetMs,
+    },
+    wakeAt: null,
+    waitingStoppedAt: null,
+    revision: 0,
+  };
+}
