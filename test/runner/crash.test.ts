@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Clock } from '../../src/core/ports.js';
 import { systemClock } from '../../src/core/system.js';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
@@ -178,23 +179,40 @@ describe('crash recovery (S3, S9)', () => {
     expect(systemClock.now()).toBeLessThan(claimed?.leaseExpiresAt ?? 0);
   });
 
-  it('leaves no timer behind after stop()', async () => {
-    const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
-    const before = timers();
+  it('leaves no sleep pending after stop(), so no timer keeps the process alive', async () => {
+    // The runner waits only through clock.sleep (setTimeout is banned in src/runner by lint).
+    let pending = 0;
+    const clock: Clock = {
+      now: () => systemClock.now(),
+      sleep: async (ms, signal) => {
+        pending++;
+        try {
+          await systemClock.sleep(ms, signal);
+        } finally {
+          pending--;
+        }
+      },
+    };
     const store = createMemoryTaskStore();
-    const engine = engineFor(store, [
-      tool('wait', async (_a, ctx) => {
-        await aborted(ctx.signal);
-        throw ctx.signal.reason;
-      }),
-    ]);
+    const engine = engineFor(
+      store,
+      [
+        tool('wait', async (_a, ctx) => {
+          await aborted(ctx.signal);
+          throw ctx.signal.reason;
+        }),
+      ],
+      { clock },
+    );
     engine.start();
     const { task } = await engine.submit({ owner: OWNER, tool: 'wait', args: {}, wire: 'mcp-tasks-ext' });
     await untilStatus(store, task.id, (t) => t.epoch === 1);
-    const waiting = engine.waitForChange(OWNER, task.id, { timeoutMs: 50 });
-    expect(timers()).toBeGreaterThan(before);
-    await waiting;
+    const waiting = engine.waitForChange(OWNER, task.id, { timeoutMs: 10_000 });
+    // Claim loop, sweeper, heartbeat and the waiter.
+    await until(() => pending >= 4, 'four sleeps');
     await engine.stop();
-    expect(timers()).toBe(before);
+    await engine.cancel(OWNER, task.id);
+    expect((await waiting).status).toBe('cancelled');
+    expect(pending).toBe(0);
   });
 });
