@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerServe } from './serve.js';
 
 /** The `terminus` command. Each subcommand lives in its own file and registers itself here. */
 const program = new Command()
   .name('terminus')
   .description('Durable long-running MCP tool calls: every call ends in exactly one terminal state.')
   .version('0.1.0');
+
+registerServe(program);
 
 await program.parseAsync(process.argv);

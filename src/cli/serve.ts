@@ -1,0 +1,113 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import type { Logger } from '../core/ports.js';
+import { systemClock, systemIds, systemRandom } from '../core/system.js';
+import { createEngine } from '../runner/engine.js';
+import type { TaskToolDefinition } from '../runner/tool.js';
+import type { Preflight } from '../server/preflight.js';
+import { createTerminusServer } from '../server/terminus-server.js';
+import { openSqliteTaskStore } from '../store/sqlite/index.js';
+import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
+import { demoTools } from '../tools/demo/index.js';
+
+interface ServeFlags {
+  readonly host: string;
+  readonly port: number;
+  readonly db: string;
+  readonly stdio: boolean;
+  readonly fixtures?: 'conformance';
+  readonly verbose: boolean;
+}
+
+/**
+ * `terminus serve`: the demo (or conformance fixture) tools on a SQLite store, over HTTP or stdio.
+ * stdout carries exactly one line (where it listens) in HTTP mode and only protocol messages in
+ * stdio mode; logs go to stderr.
+ */
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('Serve durable MCP tools over Streamable HTTP (2026-07-28 Tasks extension) or stdio')
+    .option('--host <host>', 'interface to bind', '127.0.0.1')
+    .option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 3000)
+    .option('--db <file>', 'SQLite database file', './.terminus/terminus.db')
+    .option('--stdio', 'serve one client over stdin/stdout instead of HTTP', false)
+    .addOption(
+      new Option('--fixtures <set>', 'serve a fixture tool set instead of the demo tools').choices(['conformance']),
+    )
+    .option('--verbose', 'debug logs on stderr', false)
+    .action((flags: ServeFlags) => serve(flags));
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('not a port number');
+  return port;
+}
+
+async function serve(flags: ServeFlags): Promise<void> {
+  const logger = stderrLogger(flags.verbose);
+  await mkdir(dirname(flags.db), { recursive: true });
+  const store = await openSqliteTaskStore({ path: flags.db });
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
+  let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: `${dirname(flags.db)}/data` });
+  let preflights: Readonly<Record<string, Preflight>> = {};
+  if (flags.fixtures === 'conformance') {
+    tools = conformanceTools;
+    preflights = conformancePreflights;
+  }
+  const engine = createEngine({ store, tools, clock: systemClock, ids: systemIds, random: systemRandom, logger });
+  engine.start();
+  const server = createTerminusServer({ engine, name: 'mcp-terminus', version: '0.1.0', preflights, logger });
+
+  let close: () => Promise<void>;
+  if (flags.stdio) {
+    const stdio = server.serveStdio();
+    close = () => stdio.close();
+    logger.info(`terminus serving stdio (db ${flags.db})`);
+  } else {
+    const http = await server.serveHttp({ host: flags.host, port: flags.port });
+    close = () => http.close();
+    process.stdout.write(`terminus listening on ${http.url} (db ${flags.db})\n`);
+  }
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      logger.warn(`second ${signal}: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info(`${signal}: stopping (running tasks keep their state and resume on the next start)`);
+    // Stop taking requests, then stop the runners (they release their leases), then the store.
+    close()
+      .then(() => engine.stop())
+      .then(() => store.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error('shutdown failed', { error: String(error) });
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** One line per entry on stderr: `level message {fields}`. */
+function stderrLogger(verbose: boolean): Logger {
+  const write = (level: string, message: string, fields?: Record<string, unknown>): void => {
+    const extra = fields === undefined || Object.keys(fields).length === 0 ? '' : ` ${JSON.stringify(fields)}`;
+    process.stderr.write(`${new Date().toISOString()} ${level} ${message}${extra}\n`);
+  };
+  return {
+    debug: (m, f) => {
+      if (verbose) write('debug', m, f);
+    },
+    info: (m, f) => write('info', m, f),
+    warn: (m, f) => write('warn', m, f),
+    error: (m, f) => write('error', m, f),
+  };
+}

@@ -1,0 +1,67 @@
+import type { AuthInfo } from '@modelcontextprotocol/server';
+
+/**
+ * A tiny route table for the HTTP server, so other wires can serve plain HTTP beside `/mcp`
+ * (AIP-151 `/v1/operations` is the next one). Handlers are web-standard: `Request` in, `Response`
+ * out; the node bridge and the `authenticate` hook run before them.
+ */
+export interface HttpRequestInfo {
+  /** The principal bound by the server's `authenticate` hook, if any. */
+  readonly authInfo: AuthInfo | undefined;
+  /** `:name` segments, and `*` for the rest of a trailing-wildcard path. */
+  readonly params: Readonly<Record<string, string>>;
+  /** The body bytes as read; the `Request`'s own body is still unread. */
+  readonly body: Buffer | undefined;
+}
+
+export type HttpHandler = (request: Request, info: HttpRequestInfo) => Promise<Response>;
+
+export interface HttpRoute {
+  /** An HTTP method, or `*` for any. */
+  readonly method: string;
+  /** `/v1/operations/:name`, `/v1/operations/*` or an exact path. */
+  readonly path: string;
+  readonly handle: HttpHandler;
+}
+
+/**
+ * Builds a route: adding one to a server is a one-liner.
+ * @example
+ * await terminus.serveHttp({ routes: [route('GET', '/v1/operations/*', listOrGetOperation)] });
+ */
+export function route(method: string, path: string, handle: HttpHandler): HttpRoute {
+  return { method: method.toUpperCase(), path, handle };
+}
+
+export interface RouteMatch {
+  readonly route: HttpRoute;
+  readonly params: Record<string, string>;
+}
+
+/** First route whose method and path match, in table order. */
+export function matchRoute(routes: readonly HttpRoute[], method: string, pathname: string): RouteMatch | undefined {
+  for (const r of routes) {
+    if (r.method !== '*' && r.method !== method.toUpperCase()) continue;
+    const params = matchPath(r.path, pathname);
+    if (params !== undefined) return { route: r, params };
+  }
+  return undefined;
+}
+
+function matchPath(pattern: string, pathname: string): Record<string, string> | undefined {
+  const want = pattern.split('/');
+  const got = pathname.split('/');
+  const params: Record<string, string> = {};
+  for (let i = 0; i < want.length; i++) {
+    const w = want[i] as string;
+    if (w === '*' && i === want.length - 1) {
+      params['*'] = got.slice(i).map(decodeURIComponent).join('/');
+      return params;
+    }
+    const g = got[i];
+    if (g === undefined) return undefined;
+    if (w.startsWith(':') && g !== '') params[w.slice(1)] = decodeURIComponent(g);
+    else if (w !== g) return undefined;
+  }
+  return got.length === want.length ? params : undefined;
+}

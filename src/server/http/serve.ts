@@ -1,0 +1,170 @@
+import { createServer, type IncomingMessage, type Server as NodeServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  createMcpHandler,
+  hostHeaderValidationResponse,
+  localhostAllowedHostnames,
+  type AuthInfo,
+  type McpServerFactory,
+} from '@modelcontextprotocol/server';
+import type { Logger } from '../../core/ports.js';
+import type { RawRpcMessage } from '../wire/adapter.js';
+import { BodyTooLargeError, sendJson, toWebRequest, writeWebResponse } from './node-bridge.js';
+import { matchRoute, route, type HttpRoute } from './routes.js';
+
+export interface ServeHttpOptions {
+  /** Interface to bind; default `127.0.0.1`. */
+  readonly host?: string;
+  /** Port; default 3000; 0 picks a free one (read it from the handle). */
+  readonly port?: number;
+  /** Path of the MCP endpoint; default `/mcp`. */
+  readonly path?: string;
+  /**
+   * Binds a principal to each request (S8, X-56): resolve `AuthInfo` (its `clientId` becomes the
+   * owner `auth:<clientId>`), `undefined` for an anonymous caller, or reject: the request is answered
+   * 401 and never reaches a handler.
+   * @example
+   * authenticate: async (req) => {
+   *   const token = req.headers.authorization?.replace(/^Bearer /, '');
+   *   if (token === undefined) return undefined;
+   *   const clientId = tokens.get(token);
+   *   if (clientId === undefined) throw new Error('unknown token');
+   *   return { token, clientId, scopes: [] };
+   * }
+   */
+  readonly authenticate?: (req: IncomingMessage) => Promise<AuthInfo | undefined>;
+  /** Extra routes, matched before the MCP endpoint. */
+  readonly routes?: readonly HttpRoute[];
+  /**
+   * Host header allow-list against DNS rebinding. Default: the localhost names when bound to a
+   * loopback address, no check otherwise (put a reverse proxy's checks in front then).
+   */
+  readonly allowedHosts?: readonly string[];
+  /** Upper bound on a request body; default 4 MiB (the SDK's own). */
+  readonly maxBodyBytes?: number;
+}
+
+export interface HttpServerHandle {
+  /** The MCP endpoint, with the real port (e.g. `http://127.0.0.1:41234/mcp`). */
+  readonly url: string;
+  readonly host: string;
+  readonly port: number;
+  /** Stops accepting, ends open exchanges and streams, resolves when the socket is closed. */
+  close(): Promise<void>;
+}
+
+/** What the HTTP layer needs from a Terminus server; supplied by `createTerminusServer`. */
+export interface McpEndpoint {
+  readonly factory: McpServerFactory;
+  readonly prechecks: readonly ((message: RawRpcMessage) => Response | undefined)[];
+  readonly logger: Logger;
+}
+
+const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions = {}): Promise<HttpServerHandle> {
+  const host = options.host ?? '127.0.0.1';
+  const path = options.path ?? '/mcp';
+  const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
+  const allowedHosts = options.allowedHosts ?? (LOOPBACK.has(host) ? localhostAllowedHostnames() : undefined);
+  const mcp = createMcpHandler(endpoint.factory, {
+    maxRequestBodySize: maxBody,
+    onerror: (error) => endpoint.logger.debug('mcp request rejected', { error: error.message }),
+  });
+
+  const mcpRoute = route('*', path, async (request, info) => {
+    const early = precheck(endpoint.prechecks, request, info.body);
+    if (early !== undefined) return early;
+    return mcp.fetch(request, info.authInfo === undefined ? {} : { authInfo: info.authInfo });
+  });
+  const routes = [...(options.routes ?? []), mcpRoute];
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      endpoint.logger.error('http handler failed', { error: String(error) });
+      if (!res.headersSent) sendJson(res, 500, { error: 'internal' });
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const pathname = new URL(req.url ?? '/', 'http://x').pathname;
+    const match = matchRoute(routes, req.method ?? 'GET', pathname);
+    if (match === undefined) {
+      sendJson(res, 404, { error: 'not_found', path: pathname });
+      return;
+    }
+    let authInfo: AuthInfo | undefined;
+    try {
+      authInfo = options.authenticate === undefined ? undefined : await options.authenticate(req);
+    } catch (error) {
+      endpoint.logger.debug('authentication rejected', { error: String(error) });
+      req.resume();
+      sendJson(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
+      return;
+    }
+    const abort = new AbortController();
+    res.on('close', () => abort.abort());
+    let request: Request;
+    let body: Buffer | undefined;
+    try {
+      ({ request, body } = await toWebRequest(req, abort.signal, maxBody));
+    } catch (error) {
+      if (error instanceof BodyTooLargeError) {
+        sendJson(res, 413, { error: 'payload_too_large' });
+        return;
+      }
+      throw error;
+    }
+    if (allowedHosts !== undefined) {
+      const rejected = hostHeaderValidationResponse(request, [...allowedHosts]);
+      if (rejected !== undefined) return writeWebResponse(res, rejected);
+    }
+    const response = await match.route.handle(request, { authInfo, params: match.params, body });
+    await writeWebResponse(res, response);
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 3000, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return {
+    url: `http://${urlHost}:${address.port}${path}`,
+    host: address.address,
+    port: address.port,
+    close: () => closeServer(server, () => mcp.close()),
+  };
+}
+
+/** Raw JSON-RPC checks the SDK entry cannot express (X-40); a body that is not JSON is left to the SDK. */
+function precheck(checks: McpEndpoint['prechecks'], request: Request, body: Buffer | undefined): Response | undefined {
+  if (checks.length === 0 || request.method !== 'POST' || body === undefined) return undefined;
+  let message: unknown;
+  try {
+    message = JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  for (const check of checks) {
+    const answer = check(message);
+    if (answer !== undefined) return answer;
+  }
+  return undefined;
+}
+
+async function closeServer(server: NodeServer, closeMcp: () => Promise<void>): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  // Aborts in-flight modern exchanges first, so their responses end before the sockets go.
+  await closeMcp();
+  server.closeIdleConnections();
+  // Long-lived SSE listen streams never go idle; cut them.
+  server.closeAllConnections();
+  await closed;
+}

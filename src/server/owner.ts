@@ -1,0 +1,24 @@
+import type { ServerContext } from '@modelcontextprotocol/server';
+
+/**
+ * Who a request acts for (S8, X-56). Tasks are bound to this string at creation and every later
+ * request must resolve to the same one to see the task.
+ *
+ * 1. An authenticated principal (`authInfo`, set by the HTTP `authenticate` hook): `auth:<clientId>`.
+ * 2. Else the transport session, when there is one: `session:<id>`.
+ * 3. Else the transport's default: `stdio` for a stdio connection (one client per process), and
+ *    `anonymous` on the stateless 2026-07-28 HTTP wire, which has no session. Unauthenticated HTTP
+ *    callers therefore share one owner and the unguessable 128-bit task id is the capability
+ *    (X-55); deployments that need isolation pass `authenticate`.
+ */
+export type TransportKind = 'http' | 'stdio';
+
+export const ANONYMOUS_OWNER = 'anonymous';
+export const STDIO_OWNER = 'stdio';
+
+export function ownerOf(ctx: Pick<ServerContext, 'http' | 'sessionId'>, transport: TransportKind): string {
+  const clientId = ctx.http?.authInfo?.clientId;
+  if (typeof clientId === 'string' && clientId.length > 0) return `auth:${clientId}`;
+  if (typeof ctx.sessionId === 'string' && ctx.sessionId.length > 0) return `session:${ctx.sessionId}`;
+  return transport === 'stdio' ? STDIO_OWNER : ANONYMOUS_OWNER;
+}

@@ -1,0 +1,118 @@
+import { Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
+import { serveStdio as sdkServeStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { silentLogger, type Logger } from '../core/ports.js';
+import type { TaskEngine } from '../runner/engine-port.js';
+import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
+import { callToolInline } from './inline-call.js';
+import type { TransportKind } from './owner.js';
+import type { Preflight } from './preflight.js';
+import { listTools } from './tools-list.js';
+import type { WireAdapter, WireDeps } from './wire/adapter.js';
+import { tasksExtensionWire } from './wire/tasks-ext/index.js';
+
+export interface TerminusServerOptions {
+  /** The task engine (`createEngine`): tools, durable tasks, runners. */
+  readonly engine: TaskEngine;
+  /** `serverInfo.name`; default `mcp-terminus`. */
+  readonly name?: string;
+  /** `serverInfo.version`; default `0.1.0`. */
+  readonly version?: string;
+  /** Wires to serve; default the 2026-07-28 Tasks extension only. */
+  readonly wires?: readonly WireAdapter[];
+  /** MRTR rounds to run before a tool's task is created, by tool name. */
+  readonly preflights?: Readonly<Record<string, Preflight>>;
+  readonly logger?: Logger;
+  readonly instructions?: string;
+}
+
+export interface ServeStdioOptions {
+  /** Another transport than the process's stdin/stdout (tests, sockets). */
+  readonly transport?: Transport;
+}
+
+/** An MCP server over a task engine, servable over HTTP and stdio at once. */
+export interface TerminusServer {
+  readonly engine: TaskEngine;
+  /**
+   * The SDK factory (a fresh `Server` per HTTP request or stdio connection). `transport` picks the
+   * owner of unauthenticated callers: `anonymous` over HTTP, `stdio` over stdio.
+   */
+  factory(transport: TransportKind): McpServerFactory;
+  /** Serves `/mcp` (and `options.routes`) on node:http; resolves once listening. */
+  serveHttp(options?: ServeHttpOptions): Promise<HttpServerHandle>;
+  /** Serves one client over stdio (stdout carries only protocol messages). */
+  serveStdio(options?: ServeStdioOptions): StdioServerHandle;
+}
+
+/**
+ * Builds the MCP server of mcp-terminus on the official SDK v2: `tools/list` from the engine's
+ * tools, `tools/call` deciding task vs inline per request, and every enabled wire's task methods.
+ * Tasks live in the engine's store, never in the per-request SDK instances, so any request (or
+ * node) can serve any task.
+ * @example
+ * import { createEngine, createTerminusServer } from 'mcp-terminus';
+ * import { openSqliteTaskStore } from 'mcp-terminus/sqlite';
+ *
+ * const store = await openSqliteTaskStore({ path: './tasks.db' });
+ * const engine = createEngine({ store, tools: [report] });
+ * engine.start();
+ * const server = createTerminusServer({ engine, name: 'reports', version: '1.0.0' });
+ * const http = await server.serveHttp({ port: 3000 });
+ * console.error(`listening on ${http.url}`);
+ */
+export function createTerminusServer(options: TerminusServerOptions): TerminusServer {
+  const name = options.name ?? 'mcp-terminus';
+  const version = options.version ?? '0.1.0';
+  const wires = options.wires ?? [tasksExtensionWire];
+  const logger = options.logger ?? silentLogger;
+  const preflights = new Map(Object.entries(options.preflights ?? {}));
+  const tools = listTools(options.engine.tools);
+
+  const factory =
+    (transport: TransportKind): McpServerFactory =>
+    ({ era }) => {
+      const active = wires.filter((w) => w.eras.includes(era));
+      const extensions = Object.assign({}, ...active.map((w) => w.extensions ?? {})) as Record<
+        string,
+        Record<string, never>
+      >;
+      const server = new Server(
+        { name, version },
+        {
+          capabilities: { tools: {}, ...(Object.keys(extensions).length > 0 ? { extensions } : {}) },
+          ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
+        },
+      );
+      server.setRequestHandler('tools/list', () => ({ tools }));
+      server.setRequestHandler(
+        'tools/call',
+        (request, ctx) => callToolInline(options.engine, request.params, ctx) as never,
+      );
+      const deps: WireDeps = { engine: options.engine, transport, preflights, logger };
+      for (const wire of active) wire.install(server, deps);
+      return server;
+    };
+
+  const httpDeps: WireDeps = { engine: options.engine, transport: 'http', preflights, logger };
+  return {
+    engine: options.engine,
+    factory,
+    serveHttp: (httpOptions = {}) =>
+      serveHttp(
+        {
+          factory: factory('http'),
+          prechecks: wires.flatMap((w) => (w.precheck === undefined ? [] : [w.precheck.bind(w)])),
+          logger,
+        },
+        {
+          ...httpOptions,
+          routes: [...wires.flatMap((w) => w.routes?.(httpDeps) ?? []), ...(httpOptions.routes ?? [])],
+        },
+      ),
+    serveStdio: (stdioOptions = {}) =>
+      sdkServeStdio(factory('stdio'), {
+        ...(stdioOptions.transport === undefined ? {} : { transport: stdioOptions.transport }),
+        onerror: (error) => logger.warn('stdio error', { error: error.message }),
+      }),
+  };
+}

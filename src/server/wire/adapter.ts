@@ -1,0 +1,48 @@
+import type { Server } from '@modelcontextprotocol/server';
+import type { Logger } from '../../core/ports.js';
+import type { WireName } from '../../core/task.js';
+import type { TaskEngine } from '../../runner/engine-port.js';
+import type { HttpRoute } from '../http/routes.js';
+import type { TransportKind } from '../owner.js';
+import type { Preflight } from '../preflight.js';
+
+/** The protocol era of one served request, as the SDK's factory context names it. */
+export type Era = 'legacy' | 'modern';
+
+/** What a wire adapter gets to serve requests: the engine and the serving context. */
+export interface WireDeps {
+  readonly engine: TaskEngine;
+  /** Picks the default owner of unauthenticated callers (see `ownerOf`). */
+  readonly transport: TransportKind;
+  readonly preflights: ReadonlyMap<string, Preflight>;
+  readonly logger: Logger;
+}
+
+/** A JSON-RPC message as it arrives over HTTP, before the SDK sees it. */
+export interface RawRpcMessage {
+  readonly id?: unknown;
+  readonly method?: unknown;
+  readonly params?: unknown;
+}
+
+/**
+ * One wire protocol, server side. Each wire is a sibling folder under `src/server/wire/` holding a
+ * codec (`decode.ts`: request -> engine command input; `encode.ts`: `TaskRecord` -> wire shape) and
+ * this adapter object; no wire detail reaches the engine.
+ *
+ * - `install` runs on every fresh per-request (HTTP) or per-connection (stdio) SDK `Server` whose era
+ *   is in `eras`, and registers the wire's methods. The wire that owns an era's task creation
+ *   replaces `tools/call` there (the server installs an inline-only `tools/call` first).
+ * - `extensions` are merged into the advertised `capabilities.extensions`.
+ * - `precheck` sees each raw HTTP JSON-RPC request before the SDK and may answer it (used where the
+ *   SDK routes a method itself, e.g. `subscriptions/listen`, X-40).
+ * - `routes` are extra HTTP routes beside `/mcp` (AIP-151 `/v1/operations` is one).
+ */
+export interface WireAdapter {
+  readonly name: WireName;
+  readonly eras: readonly Era[];
+  readonly extensions?: Readonly<Record<string, Record<string, never>>>;
+  install(server: Server, deps: WireDeps): void;
+  precheck?(message: RawRpcMessage): Response | undefined;
+  routes?(deps: WireDeps): readonly HttpRoute[];
+}

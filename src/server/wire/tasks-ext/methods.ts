@@ -1,0 +1,67 @@
+import type { Server, ServerContext } from '@modelcontextprotocol/server';
+import { z } from 'zod';
+import { ownerOf } from '../../owner.js';
+import type { WireDeps } from '../adapter.js';
+import { LOOKUP_METHOD } from './constants.js';
+import { decodeLookup, decodeTaskRef, decodeUpdate } from './decode.js';
+import { encodeAck, encodeGetTaskResult, encodeLookupFound, encodeLookupNeverCreated } from './encode.js';
+import { toProtocolError } from './errors.js';
+import { requireTasks } from './gate.js';
+import { callTool } from './tool-call.js';
+
+/**
+ * Loose on purpose: the SDK validates params before the handler runs, and a strict schema would
+ * answer `-32602` before our `-32021` gate (X-47). Decoding happens after the gate.
+ */
+const LOOSE = z.looseObject({});
+const SCHEMAS = { params: LOOSE, result: LOOSE };
+
+type Body = (params: Record<string, unknown>, ctx: ServerContext, deps: WireDeps) => Promise<Record<string, unknown>>;
+type Handler = (params: Record<string, unknown>, ctx: ServerContext) => Promise<Record<string, unknown>>;
+
+/** Gate, then decode, then one engine command, then encode; engine errors become JSON-RPC errors. */
+function taskMethod(method: string, body: Body): (deps: WireDeps) => Handler {
+  return (deps) => async (params, ctx) => {
+    requireTasks(ctx, method);
+    try {
+      return await body(params, ctx, deps);
+    } catch (error) {
+      throw toProtocolError(error);
+    }
+  };
+}
+
+const getTask = taskMethod('tasks/get', async (params, ctx, deps) => {
+  const { taskId } = decodeTaskRef(params);
+  return encodeGetTaskResult(await deps.engine.get(ownerOf(ctx, deps.transport), taskId));
+});
+
+/** Responses are applied before the ack, so the next `tasks/get` already reflects them (reference 2.5). */
+const updateTask = taskMethod('tasks/update', async (params, ctx, deps) => {
+  const { taskId, responses } = decodeUpdate(params, ctx.mcpReq.inputResponses);
+  await deps.engine.respond(ownerOf(ctx, deps.transport), taskId, responses);
+  return encodeAck();
+});
+
+/** Idempotent: a terminal task is acked unchanged (`tasks-cancel-terminal-idempotent-ack`). */
+const cancelTask = taskMethod('tasks/cancel', async (params, ctx, deps) => {
+  const { taskId } = decodeTaskRef(params);
+  await deps.engine.cancel(ownerOf(ctx, deps.transport), taskId);
+  return encodeAck();
+});
+
+/** `terminus/tasks/lookup`: find by submission key; an unused key is burned (S6). */
+const lookupTask = taskMethod(LOOKUP_METHOD, async (params, ctx, deps) => {
+  const { submissionKey } = decodeLookup(params);
+  const found = await deps.engine.lookupKey(ownerOf(ctx, deps.transport), submissionKey);
+  return found.kind === 'found' ? encodeLookupFound(found.task) : encodeLookupNeverCreated();
+});
+
+/** Registers `tools/call` and the task methods of the extension on one SDK `Server`. */
+export function installTaskMethods(server: Server, deps: WireDeps): void {
+  server.setRequestHandler('tools/call', (request, ctx) => callTool(request.params, ctx, deps) as never);
+  server.setRequestHandler('tasks/get', SCHEMAS, getTask(deps));
+  server.setRequestHandler('tasks/update', SCHEMAS, updateTask(deps));
+  server.setRequestHandler('tasks/cancel', SCHEMAS, cancelTask(deps));
+  server.setRequestHandler(LOOKUP_METHOD, SCHEMAS, lookupTask(deps));
+}

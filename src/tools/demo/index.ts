@@ -1,0 +1,20 @@
+import { join } from 'node:path';
+import type { TaskToolDefinition } from '../../runner/tool.js';
+import { analyzeCsvTool } from './analyze-csv.js';
+import { buildReportTool } from './build-report.js';
+import { migrateTool } from './migrate.js';
+
+export interface DemoToolsOptions {
+  /** Folder for generated samples and migration output; default `./.terminus/data`. */
+  readonly dataDir?: string;
+}
+
+/**
+ * The demo tools `terminus serve` registers: `analyze_csv` (streams a CSV, checkpointing its byte
+ * offset), `build_report` (minutes of sectioned work) and `migrate` (an input round, then batches).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each tool keeps its own Args type
+export function demoTools(options: DemoToolsOptions = {}): TaskToolDefinition<any>[] {
+  const dataDir = options.dataDir ?? join('.terminus', 'data');
+  return [analyzeCsvTool(dataDir), buildReportTool, migrateTool(dataDir)];
+}
