@@ -43,9 +43,9 @@ export function createRev20251125Wire(
         }
         for (const extension of extensions) {
           const answer = extension.callTool?.(request, ctx, server, deps);
-          if (answer !== undefined) return (await answer);
+          if (answer !== undefined) return await answer;
         }
-        return (await callToolLegacy(request, ctx, server, deps));
+        return await callToolLegacy(request, ctx, server, deps);
       };
       installTaskMethods(server, deps);
     },

@@ -26,16 +26,25 @@ export interface InputChannel {
   readonly logger: Logger;
 }
 
+/** How a request is tied to its task on the wire; default: the 2025 related-task `_meta`. */
+export type InputTag = (params: Record<string, unknown>, task: TaskRecord) => Record<string, unknown>;
+
+const relatedTaskTag: InputTag = (params, task) => ({
+  ...params,
+  _meta: { ...asMeta(params._meta), ...relatedTask(task.id) },
+});
+
 export function deliverInputRequests(
   task: TaskRecord,
   ctx: Pick<ServerContext, 'mcpReq'>,
   channel: InputChannel,
+  tag: InputTag = relatedTaskTag,
 ): void {
   for (const [key, request] of Object.entries(task.inputRequests)) {
     const slot = `${task.id}\u0000${key}`;
     if (inFlight.has(slot)) continue;
     inFlight.add(slot);
-    const params = { ...request.params, _meta: { ...asMeta(request.params._meta), ...relatedTask(task.id) } };
+    const params = tag(request.params, task);
     ctx.mcpReq
       .send({ method: request.method, params } as never)
       .then((answer: unknown) => channel.engine.respond(channel.owner, task.id, { [key]: stripMeta(answer) }))

@@ -69,10 +69,10 @@ async function runPreflight(
       if (answers.has(key)) continue;
       let reply: { action: string; content?: Record<string, unknown> };
       try {
-        reply = (await ctx.mcpReq.elicitInput({
+        reply = await ctx.mcpReq.elicitInput({
           message: q.message,
           requestedSchema: q.requestedSchema as never,
-        }));
+        });
       } catch (error) {
         throw new ProtocolError(-32600, `Tool ${tool} needs input first and this connection cannot ask for it`, {
           reason: 'input_unavailable',

@@ -1,0 +1,56 @@
+import type { JSONRPCRequest, Server, ServerContext } from '@modelcontextprotocol/server';
+import { ownerOf } from '../../owner.js';
+import type { WireDeps } from '../adapter.js';
+import { isAsyncClient } from './client.js';
+import { DEFAULT_KEEP_ALIVE_S, REASONS } from './constants.js';
+import { decodeAsyncCall, hasOperation } from './decode.js';
+import { encodeAccepted } from './encode.js';
+import { invalidParams, toProtocolError } from './errors.js';
+
+/**
+ * Which `tools/call` requests are SEP-1391 async calls: any call carrying `operation`, and an
+ * async-capable client's call of an async tool (its list shows `invocationMode: "async"`). A call
+ * carrying the 2025 `task` stays with the 2025 wire.
+ */
+export function claims(request: JSONRPCRequest, server: Server, deps: WireDeps): boolean {
+  const params = request.params;
+  if (params?.task !== undefined) return false;
+  if (hasOperation(params)) return true;
+  if (!isAsyncClient(server)) return false;
+  const tool = typeof params?.name === 'string' ? deps.engine.tools.get(params.name) : undefined;
+  return tool !== undefined && tool.taskSupport !== 'forbidden';
+}
+
+/**
+ * An async `tools/call` (L-09): creates the task with the client's `operation.token` as submission
+ * key (S5: the same token and call return the same operation; a different call is `-32602`),
+ * `keepAlive` seconds -> the engine's `keepAliveMs` (L-21), and answers at once.
+ */
+export async function callAsync(
+  request: JSONRPCRequest,
+  ctx: ServerContext,
+  deps: WireDeps,
+): Promise<Record<string, unknown>> {
+  const call = decodeAsyncCall(request.params);
+  const tool = deps.engine.tools.get(call.tool);
+  if (tool === undefined) throw invalidParams(`Unknown tool: ${call.tool}`, REASONS.unknownTool, { tool: call.tool });
+  if (tool.taskSupport === 'forbidden') {
+    throw invalidParams(
+      `Tool ${tool.name} is sync (invocationMode: "sync"); call it without operation`,
+      REASONS.syncTool,
+    );
+  }
+  try {
+    const { task } = await deps.engine.submit({
+      owner: ownerOf(ctx, deps.transport),
+      tool: tool.name,
+      args: call.args,
+      wire: 'sep-1391',
+      keepAliveMs: (call.keepAliveS ?? DEFAULT_KEEP_ALIVE_S) * 1000,
+      ...(call.token === undefined ? {} : { submissionKey: call.token }),
+    });
+    return encodeAccepted(task);
+  } catch (error) {
+    throw toProtocolError(error);
+  }
+}
