@@ -17,6 +17,12 @@ export const ERROR_CODES = [
   'wire_disabled',
   'unavailable',
   'internal',
+  /** Executor ledger: the record's revision moved since it was loaded; reload and step again. */
+  'revision_conflict',
+  /** Executor ledger: `acceptTerminal` found a field that does not match the stored operation (C1, C2). */
+  'acceptance_mismatch',
+  /** Executor ledger: a call node or submission key already belongs to a different operation (C5). */
+  'operation_conflict',
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 

@@ -1,0 +1,141 @@
+/**
+ * SQLite `Ledger` on better-sqlite3: WAL, `synchronous=FULL` (a resolved write survives power loss),
+ * every write one IMMEDIATE transaction, so two processes sharing the file serialise on SQLite's
+ * write lock and the revision compare-and-set decides which step wins.
+ */
+import Database, { SqliteError } from 'better-sqlite3';
+import { TerminusError } from '../../core/errors.js';
+import type { Ledger } from '../ledger-port.js';
+import { checkAcceptance, checkApply, checkCreate, checkRecreate, keyConflict } from './checks.js';
+import { LEDGER_MIGRATIONS, type LedgerMigration } from './sqlite-migrations.js';
+import * as sql from './sqlite-ops.js';
+
+export interface SqliteLedgerOptions {
+  /** A file path (default `DEFAULT_LEDGER_PATH`, whose folder the CLI creates) or `':memory:'`. */
+  readonly path: string;
+  /** How long a write waits for another process's lock before `unavailable`. Default 5000. */
+  readonly busyTimeoutMs?: number;
+}
+
+/**
+ * Opens (creating and migrating if needed) a SQLite ledger.
+ *
+ * @example
+ * ```ts
+ * const ledger = openSqliteLedger({ path: DEFAULT_LEDGER_PATH });
+ * // ... on shutdown:
+ * await ledger.close();
+ * ```
+ */
+export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
+  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    migrateLedger(db);
+  } catch (error) {
+    db.close();
+    throw mapError(error);
+  }
+  let closed = false;
+  const run = async <T>(op: () => T): Promise<T> => {
+    if (closed) throw new TerminusError('unavailable', 'ledger is closed');
+    try {
+      return op();
+    } catch (error) {
+      throw mapError(error);
+    }
+  };
+  const write = <T>(op: () => T): Promise<T> => run(() => db.transaction(op).immediate());
+  const claimKey = (key: string, operationId: string): void => {
+    const owner = sql.selectKeyOwner(db, key);
+    if (owner !== null && owner !== operationId) throw keyConflict(key, owner);
+    sql.insertKey(db, key, operationId);
+  };
+
+  return {
+    create: (record) =>
+      write(() => {
+        const existing = sql.selectByCallNode(db, record.callNodeId);
+        if (existing !== null) {
+          checkRecreate(existing, record);
+          return { created: false, operation: existing };
+        }
+        checkCreate(record, sql.selectEpoch(db));
+        if (sql.selectOperation(db, record.id) !== null) {
+          throw new TerminusError('operation_conflict', `operation ${record.id} exists`);
+        }
+        const stored = { ...record, revision: 1 };
+        sql.insertOperation(db, stored);
+        claimKey(stored.submissionKey, stored.id);
+        return { created: true, operation: stored };
+      }),
+    load: (id) => run(() => sql.selectOperation(db, id)),
+    loadByCallNode: (callNodeId) => run(() => sql.selectByCallNode(db, callNodeId)),
+    listByState: (states, limit) => run(() => sql.selectByState(db, states, limit)),
+    apply: (step) =>
+      write(() => {
+        const stored = checkApply(sql.selectOperation(db, step.record.id), step, sql.selectEpoch(db));
+        claimKey(stored.submissionKey, stored.id);
+        sql.updateOperation(db, stored, step.expectedRevision);
+        return stored;
+      }),
+    acceptTerminal: (input) =>
+      write(() => {
+        const existing = sql.selectReceipt(db, input.record.callNodeId);
+        if (existing !== null) return { accepted: false as const, receipt: existing };
+        const plan = checkAcceptance(sql.selectOperation(db, input.record.id), input, sql.selectEpoch(db));
+        sql.updateOperation(db, plan.record, input.expectedRevision);
+        sql.insertReceipt(db, plan.receipt);
+        if (plan.outbox !== null) sql.insertOutbox(db, plan.outbox);
+        return { accepted: true as const, receipt: plan.receipt, operation: plan.record };
+      }),
+    getReceipt: (callNodeId) => run(() => sql.selectReceipt(db, callNodeId)),
+    listOutbox: (limit) => run(() => sql.selectOutbox(db, limit)),
+    acknowledgeOutbox: (id, now) => write(() => sql.acknowledgeOutbox(db, id, now)),
+    currentEpoch: () => run(() => sql.selectEpoch(db)),
+    bumpEpoch: () => write(() => sql.bumpEpoch(db)),
+    findBySubmissionKey: (key) => run(() => sql.selectBySubmissionKey(db, key)),
+    findByTaskId: (taskId) => run(() => sql.selectByTaskId(db, taskId)),
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      db.close();
+    },
+  };
+}
+
+/** Applies missing migrations in one IMMEDIATE transaction (two openers serialise; the second applies none). */
+export function migrateLedger(
+  db: Database.Database,
+  migrations: readonly LedgerMigration[] = LEDGER_MIGRATIONS,
+): number[] {
+  const apply = db.transaction(() => {
+    sql.createMigrationsTable(db);
+    const applied = new Set(sql.selectMigrations(db));
+    const known = new Set(migrations.map((m) => m.id));
+    const unknown = [...applied].filter((id) => !known.has(id));
+    if (unknown.length > 0) {
+      throw new TerminusError('internal', `ledger has migrations this code does not know: ${unknown.join(', ')}`);
+    }
+    const missing = migrations.filter((m) => !applied.has(m.id)).sort((a, b) => a.id - b.id);
+    for (const migration of missing) {
+      db.exec(migration.sql);
+      sql.insertMigration(db, migration.id, migration.name);
+    }
+    return missing.map((m) => m.id);
+  });
+  return apply.immediate();
+}
+
+function mapError(error: unknown): unknown {
+  if (error instanceof TerminusError) return error;
+  if (error instanceof SqliteError && error.code.startsWith('SQLITE_BUSY')) {
+    return new TerminusError('unavailable', 'ledger database is busy', { cause: error });
+  }
+  if (error instanceof SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
+    return new TerminusError('operation_conflict', 'ledger constraint violated', { cause: error });
+  }
+  return new TerminusError('internal', 'ledger error', { cause: error });
+}

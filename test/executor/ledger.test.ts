@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, describe, expect, it } from 'vitest';
+import { requestDigest } from '../../src/core/digest.js';
+import { isTerminusError } from '../../src/core/errors.js';
+import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
+import { migrateLedger, openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
+import { next } from '../../src/executor/machine.js';
+import { newOperation } from '../../src/executor/operation.js';
+import { describeLedger } from '../../src/testing/ledger-suite.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'terminus-ledger-'));
+let files = 0;
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describeLedger('memory', async () => createMemoryLedger());
+describeLedger('sqlite :memory:', async () => openSqliteLedger({ path: ':memory:' }));
+describeLedger('sqlite file', async () => openSqliteLedger({ path: join(dir, `suite-${++files}.db`) }));
+
+const T0 = 1_800_000_000_000;
+const op = (n: number) =>
+  newOperation({
+    id: `op-${n}`,
+    callNodeId: `node-${n}`,
+    requestDigest: requestDigest('report', { n }),
+    tool: { name: 'report', descriptorVersion: 'v1' },
+    body: { n },
+    wire: { name: 'mcp-2025-11-25', adapterVersion: '1' },
+    submissionKey: `key-${n}`,
+    executionEpoch: 0,
+    now: T0,
+    budgetMs: 60_000,
+  });
+
+describe('SQLite ledger specifics', () => {
+  it('keeps operations, epoch and receipts-to-be across close and reopen', async () => {
+    const path = join(dir, 'reopen.db');
+    const first = openSqliteLedger({ path });
+    const { operation } = await first.create(op(1));
+    await first.bumpEpoch();
+    await first.close();
+    const second = openSqliteLedger({ path });
+    expect(await second.load('op-1')).toEqual(operation);
+    expect(await second.currentEpoch()).toBe(1);
+    await second.close();
+  });
+
+  it('runs in WAL with synchronous=FULL and applies migration 1 once', async () => {
+    const path = join(dir, 'pragmas.db');
+    const ledger = openSqliteLedger({ path });
+    await ledger.close();
+    const db = new Database(path);
+    expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(migrateLedger(db)).toEqual([]);
+    expect(db.prepare('SELECT id FROM ledger_migrations').pluck().all()).toEqual([1]);
+    db.close();
+  });
+
+  it('two connections on one file: only one of two steps from the same revision lands', async () => {
+    const path = join(dir, 'two.db');
+    const a = openSqliteLedger({ path });
+    const b = openSqliteLedger({ path });
+    const { operation } = await a.create(op(2));
+    const sent = next(operation, { type: 'submit_sent', epoch: 0 }, T0 + 1, 0.5);
+    const lost = next(operation, { type: 'submit_lost', epoch: 0, reason: 'timeout' }, T0 + 1, 0.5);
+    const results = await Promise.allSettled([
+      a.apply({ record: sent.record, expectedRevision: 1 }),
+      b.apply({ record: lost.record, expectedRevision: 1 }),
+    ]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const failure = results.find((r) => r.status === 'rejected');
+    expect(isTerminusError(failure?.reason, 'revision_conflict')).toBe(true);
+    expect((await b.load('op-2'))?.revision).toBe(2);
+    await a.close();
+    await b.close();
+  });
+});
