@@ -3,8 +3,9 @@ import type { Pool } from 'pg';
 import { describe, expect, it } from 'vitest';
 import { isTerminusError, type TerminusError } from '../../src/core/errors.js';
 import { checkServer } from '../../src/store/postgres/connect.js';
+import { mapError } from '../../src/store/postgres/errors.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
-import { failWithoutDatabase, freshSchema, PG_URL } from './postgres-fixture.js';
+import { adminPool, dropSchema, failWithoutDatabase, freshSchema, PG_URL } from './postgres-fixture.js';
 
 async function rejection(promise: Promise<unknown>): Promise<TerminusError> {
   const error = await promise.then(
@@ -65,6 +66,17 @@ describe('PostgreSQL connection errors', () => {
     });
   });
 
+  it('driver errors map to codes: connection loss is unavailable (retryable), the rest internal', () => {
+    const codeOf = (e: unknown) => mapError(e, 'test').code;
+    expect(codeOf(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe('unavailable');
+    expect(codeOf(Object.assign(new Error('terminating connection'), { code: '57P01' }))).toBe('unavailable');
+    expect(codeOf(Object.assign(new Error('too many clients'), { code: '53300' }))).toBe('unavailable');
+    expect(codeOf(new Error('Connection terminated unexpectedly'))).toBe('unavailable');
+    expect(codeOf(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe('internal');
+    expect(codeOf(Object.assign(new Error('invalid byte sequence'), { code: '22021' }))).toBe('invalid_argument');
+    expect(mapError(new Error('x'), 'claim').message).toContain('(claim)');
+  });
+
   it('neither a connection string nor a pool is invalid_argument', async () => {
     const error = await rejection(openPostgresTaskStore({}));
     expect(error.code).toBe('invalid_argument');
@@ -81,6 +93,28 @@ describe('PostgreSQL connection errors', () => {
       expect(error.message).toContain('password authentication failed');
       expect(error.message).toContain('check the user and password');
       expect(error.message).not.toContain('wrong-password');
+    });
+
+    it('after the server drops every connection (a restart, a failover) the store reconnects', async () => {
+      const admin = adminPool();
+      const schema = freshSchema('drop');
+      const applicationName = `terminus-drop-${schema}`;
+      const store = await openPostgresTaskStore({ connectionString: PG_URL, schema, applicationName });
+      try {
+        expect(await store.get('alice', 'none', 0)).toBeNull();
+        const killed = await admin.query(
+          'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1',
+          [applicationName],
+        );
+        expect(killed.rowCount).toBeGreaterThan(0);
+        // The pool learns of the loss from the socket; give it a moment, then it uses a new connection.
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        expect(await store.get('alice', 'none', 0)).toBeNull();
+      } finally {
+        await store.close();
+        await dropSchema(admin, schema);
+        await admin.end();
+      }
     });
 
     it('a database that does not exist rejects unavailable and says so', async () => {

@@ -16,6 +16,8 @@ export interface ConnectOptions {
   readonly maxConnections?: number;
   /** How long to wait for a connection before failing with `unavailable`. Default 10 000 ms. */
   readonly connectTimeoutMs?: number;
+  /** `application_name` of our connections (shown in `pg_stat_activity`); e.g. the node's name. */
+  readonly applicationName?: string;
   readonly logger?: Logger;
 }
 
@@ -28,7 +30,7 @@ export interface Connection {
 }
 
 /** Makes (or adopts) the pool; does not connect yet. */
-export function poolFor(options: ConnectOptions, applicationName: string): Connection {
+export function poolFor(options: ConnectOptions, defaultApplicationName: string): Connection {
   if (options.pool !== undefined) {
     const o = options.pool.options;
     return { pool: options.pool, owned: false, target: targetOf(o.connectionString, o.host, o.port, o.database) };
@@ -40,7 +42,7 @@ export function poolFor(options: ConnectOptions, applicationName: string): Conne
     connectionString: options.connectionString,
     max: options.maxConnections ?? 10,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
-    application_name: applicationName,
+    application_name: options.applicationName ?? defaultApplicationName,
   });
   const target = targetOf(options.connectionString);
   // An idle client whose server went away emits 'error' on the pool; unhandled, it would kill the
