@@ -91,8 +91,9 @@ function acceptingStep(record: ToolOperation, payload: unknown = RESULT) {
     T0 + 3_000,
     0.5,
   );
+  if (result.outcome !== 'applied') throw new Error(`fixture was ${result.outcome}: ${result.reason}`);
   const accept = result.effects.find(isAccept);
-  if (result.outcome !== 'applied' || accept === undefined) throw new Error('fixture did not accept');
+  if (accept === undefined) throw new Error('fixture did not accept');
   return { record: result.record, acceptance: accept.acceptance };
 }
 
