@@ -7,7 +7,7 @@ import { callToolInline } from './inline-call.js';
 import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
 import { listTools } from './tools-list.js';
-import type { WireAdapter, WireDeps } from './wire/adapter.js';
+import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 
 export interface TerminusServerOptions {
@@ -103,6 +103,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
           factory: factory('http'),
           prechecks: wires.flatMap((w) => (w.precheck === undefined ? [] : [w.precheck.bind(w)])),
           logger,
+          ...legacyLeg(wires, factory('http'), httpDeps),
         },
         {
           ...httpOptions,
@@ -115,4 +116,14 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       }),
   };
+}
+
+/** The first wire's own 2025-era HTTP leg, if a wire brings one (see `WireAdapter.legacyHttp`). */
+function legacyLeg(
+  wires: readonly WireAdapter[],
+  factory: McpServerFactory,
+  deps: WireDeps,
+): { legacy?: LegacyHttpLeg } {
+  const wire = wires.find((w) => w.legacyHttp !== undefined);
+  return wire?.legacyHttp === undefined ? {} : { legacy: wire.legacyHttp(factory, deps) };
 }

@@ -3,12 +3,13 @@ import type { AddressInfo } from 'node:net';
 import {
   createMcpHandler,
   hostHeaderValidationResponse,
+  isLegacyRequest,
   localhostAllowedHostnames,
   type AuthInfo,
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../../core/ports.js';
-import type { RawRpcMessage } from '../wire/adapter.js';
+import type { LegacyHttpLeg, RawRpcMessage } from '../wire/adapter.js';
 import { BodyTooLargeError, sendJson, toWebRequest, writeWebResponse } from './node-bridge.js';
 import { matchRoute, route, type HttpRoute } from './routes.js';
 
@@ -58,6 +59,8 @@ export interface McpEndpoint {
   readonly factory: McpServerFactory;
   readonly prechecks: readonly ((message: RawRpcMessage) => Response | undefined)[];
   readonly logger: Logger;
+  /** Serves 2025-era traffic instead of the SDK's stateless leg (see `WireAdapter.legacyHttp`). */
+  readonly legacy?: LegacyHttpLeg;
 }
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
@@ -68,7 +71,9 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
   const path = options.path ?? '/mcp';
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const allowedHosts = options.allowedHosts ?? (LOOPBACK.has(host) ? localhostAllowedHostnames() : undefined);
+  const legacy = endpoint.legacy;
   const mcp = createMcpHandler(endpoint.factory, {
+    legacy: legacy === undefined ? 'stateless' : 'reject',
     maxRequestBodySize: maxBody,
     onerror: (error) => endpoint.logger.debug('mcp request rejected', { error: error.message }),
   });
@@ -76,6 +81,15 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
   const mcpRoute = route('*', path, async (request, info) => {
     const early = precheck(endpoint.prechecks, request, info.body);
     if (early !== undefined) return early;
+    if (legacy !== undefined) {
+      const parsedBody = parseJson(info.body);
+      if (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: maxBody })) {
+        return legacy.handle(request, {
+          parsedBody,
+          ...(info.authInfo === undefined ? {} : { authInfo: info.authInfo }),
+        });
+      }
+    }
     return mcp.fetch(request, info.authInfo === undefined ? {} : { authInfo: info.authInfo });
   });
   const routes = [...(options.routes ?? []), mcpRoute];
@@ -138,7 +152,7 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
     url: `http://${urlHost}:${address.port}${path}`,
     host: address.address,
     port: address.port,
-    close: () => closeServer(server, () => mcp.close()),
+    close: () => closeServer(server, () => Promise.all([mcp.close(), legacy?.close()]).then(() => undefined)),
   };
 }
 
@@ -157,6 +171,15 @@ function precheck(checks: McpEndpoint['prechecks'], request: Request, body: Buff
     if (answer !== undefined) return answer;
   }
   return undefined;
+}
+
+function parseJson(body: Buffer | undefined): unknown {
+  if (body === undefined) return undefined;
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 async function closeServer(server: NodeServer, closeMcp: () => Promise<void>): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Server } from '@modelcontextprotocol/server';
+import type { AuthInfo, McpServerFactory, Server } from '@modelcontextprotocol/server';
 import type { Logger } from '../../core/ports.js';
 import type { WireName } from '../../core/task.js';
 import type { TaskEngine } from '../../runner/engine-port.js';
@@ -37,6 +37,9 @@ export interface RawRpcMessage {
  * - `precheck` sees each raw HTTP JSON-RPC request before the SDK and may answer it (used where the
  *   SDK routes a method itself, e.g. `subscriptions/listen`, X-40).
  * - `routes` are extra HTTP routes beside `/mcp` (AIP-151 `/v1/operations` is one).
+ * - `legacyHttp` serves 2025-era HTTP traffic instead of the SDK's stateless leg (the server routes
+ *   it with the SDK's `isLegacyRequest`); the 2025-11-25 wire uses it for a sessionful leg (side
+ *   channel, status notifications). At most one wire provides it.
  */
 export interface WireAdapter {
   readonly name: WireName;
@@ -45,4 +48,11 @@ export interface WireAdapter {
   install(server: Server, deps: WireDeps): void;
   precheck?(message: RawRpcMessage): Response | undefined;
   routes?(deps: WireDeps): readonly HttpRoute[];
+  legacyHttp?(factory: McpServerFactory, deps: WireDeps): LegacyHttpLeg;
+}
+
+/** A 2025-era HTTP handler that outlives one request (sessions); closed with the HTTP server. */
+export interface LegacyHttpLeg {
+  handle(request: Request, options: { authInfo?: AuthInfo; parsedBody?: unknown }): Promise<Response>;
+  close(): Promise<void>;
 }

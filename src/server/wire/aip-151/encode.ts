@@ -1,4 +1,4 @@
-import { isTerminal, type TaskRecord, type TaskStatus } from '../../../core/task.js';
+import { expiresAt, isTerminal, type TaskRecord, type TaskStatus } from '../../../core/task.js';
 import { JSONRPC_ERROR_TYPE, METADATA_TYPE, OPERATION_PREFIX, RESPONSE_TYPE, RPC_CODES } from './constants.js';
 import { rpcCodeOfJsonRpc } from './errors.js';
 
@@ -52,13 +52,6 @@ function iso(ms: number): string {
   return new Date(ms).toISOString();
 }
 
-function expireTime(task: TaskRecord): number | null {
-  if (task.keepAliveMs !== null) return task.terminalAt === null ? null : task.terminalAt + task.keepAliveMs;
-  return task.ttlMs === null || task.terminalAt === null
-    ? null
-    : Math.max(task.createdAt + task.ttlMs, task.terminalAt);
-}
-
 export function encodeMetadata(task: TaskRecord): TaskMetadataJson {
   const metadata: TaskMetadataJson = {
     '@type': METADATA_TYPE,
@@ -72,7 +65,7 @@ export function encodeMetadata(task: TaskRecord): TaskMetadataJson {
   if (task.statusMessage !== null && task.statusMessage !== '') metadata.statusMessage = task.statusMessage;
   if (task.progress !== null) metadata.progress = { ...task.progress };
   if (task.terminalAt !== null) metadata.endTime = iso(task.terminalAt);
-  const expires = expireTime(task);
+  const expires = expiresAt(task);
   if (expires !== null) metadata.expireTime = iso(expires);
   return metadata;
 }

@@ -2,6 +2,7 @@ import { ProtocolError, type Server } from '@modelcontextprotocol/server';
 import type { WireAdapter, WireDeps } from '../adapter.js';
 import type { LegacyToolExtension } from './extension.js';
 import { installTaskMethods } from './methods.js';
+import { createLegacySessionLeg } from './session.js';
 import { callToolLegacy } from './tool-call.js';
 import { listLegacyTools } from './tools-list.js';
 
@@ -49,6 +50,13 @@ export function createRev20251125Wire(
       };
       installTaskMethods(server, deps);
     },
+    legacyHttp: (factory, deps) =>
+      createLegacySessionLeg({
+        factory,
+        engine: deps.engine,
+        logger: deps.logger,
+        canList: (authInfo) => typeof authInfo?.clientId === 'string' && authInfo.clientId.length > 0,
+      }),
   };
 }
 
