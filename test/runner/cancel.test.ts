@@ -1,12 +1,24 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminusError } from '../../src/core/errors.js';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
-import { createMemoryTaskStore } from '../../src/store/memory/index.js';
-import { aborted, engineFor, gate, nodeStore, OWNER, text, tool, until, untilStatus } from './helpers.js';
+import {
+  BACKENDS,
+  closeStores,
+  aborted,
+  engineFor,
+  gate,
+  nodeStore,
+  OWNER,
+  text,
+  tool,
+  until,
+  untilStatus,
+} from './helpers.js';
 
 const engines: TaskEngine[] = [];
 afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.stop()));
+  await closeStores();
 });
 
 function start(engine: TaskEngine): TaskEngine {
@@ -15,9 +27,9 @@ function start(engine: TaskEngine): TaskEngine {
   return engine;
 }
 
-describe('cancel', () => {
+describe.each(BACKENDS)('cancel ($name)', ({ open }) => {
   it('aborts the local handler at once; a result returned afterwards is kept only as lateOutcome (S4)', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const started = gate<AbortSignal>();
     const returned = gate();
     // A heartbeat far longer than the test: only the in-process path can abort in time.
@@ -52,7 +64,7 @@ describe('cancel', () => {
   });
 
   it('writes nothing but a lease release when the handler throws on abort', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const started = gate();
     const engine = start(
       engineFor(store, [
@@ -74,7 +86,7 @@ describe('cancel', () => {
   });
 
   it('reaches a handler on another engine (no shared events) at its next heartbeat', async () => {
-    const inner = createMemoryTaskStore();
+    const inner = await open();
     const storeA = nodeStore(inner);
     const started = gate<AbortSignal>();
     const a = start(
@@ -106,7 +118,7 @@ describe('cancel', () => {
   });
 
   it('reaches the handler through shared events at once, without waiting for a heartbeat', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const started = gate<AbortSignal>();
     const a = start(
       engineFor(

@@ -2,14 +2,26 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/core/ports.js';
 import { systemClock } from '../../src/core/system.js';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
-import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import type { Fence } from '../../src/store/port.js';
-import { aborted, engineFor, gate, nodeStore, OWNER, text, tool, until, untilStatus } from './helpers.js';
+import {
+  BACKENDS,
+  closeStores,
+  aborted,
+  engineFor,
+  gate,
+  nodeStore,
+  OWNER,
+  text,
+  tool,
+  until,
+  untilStatus,
+} from './helpers.js';
 
 /** Engines that are alive at the end of a test; a killed one is abandoned like a dead process. */
 const engines: TaskEngine[] = [];
 afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.stop()));
+  await closeStores();
 });
 
 function start(engine: TaskEngine): TaskEngine {
@@ -25,9 +37,9 @@ interface Run {
   readonly at: number;
 }
 
-describe('crash recovery (S3, S9)', () => {
+describe.each(BACKENDS)('crash recovery (S3, S9) ($name)', ({ open }) => {
   it('re-runs a dead node’s task with epoch + 1 from its checkpoint; stale-epoch writes change nothing', async () => {
-    const inner = createMemoryTaskStore();
+    const inner = await open();
     const storeA = nodeStore(inner);
     const runs: Run[] = [];
     const checkpointed = gate();
@@ -76,7 +88,7 @@ describe('crash recovery (S3, S9)', () => {
   });
 
   it('fences out a stalled node whose writes land after another node re-claimed (zombie)', async () => {
-    const inner = createMemoryTaskStore();
+    const inner = await open();
     const storeA = nodeStore(inner);
     const zombie: { reason?: unknown; checkpointError?: unknown } = {};
     const aStarted = gate();
@@ -139,7 +151,7 @@ describe('crash recovery (S3, S9)', () => {
   });
 
   it('stop() aborts with a shutdown reason and releases the lease, so another node re-claims at once', async () => {
-    const inner = createMemoryTaskStore();
+    const inner = await open();
     const reasons: unknown[] = [];
     const started = gate();
     const a = start(
@@ -193,7 +205,7 @@ describe('crash recovery (S3, S9)', () => {
         }
       },
     };
-    const store = createMemoryTaskStore();
+    const store = await open();
     const engine = engineFor(
       store,
       [

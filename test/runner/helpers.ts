@@ -4,7 +4,9 @@ import type { TaskRecord } from '../../src/core/task.js';
 import { createEngine, type EngineOptions } from '../../src/runner/engine.js';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
 import { defineTaskTool, type TaskContext, type TaskToolDefinition, type ToolResult } from '../../src/runner/tool.js';
+import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import type { TaskStore } from '../../src/store/port.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 
 export const OWNER = 'alice';
 
@@ -131,4 +133,22 @@ export function nodeStore(inner: TaskStore): NodeStore {
       for (const run of held.splice(0)) run();
     },
   };
+}
+
+const opened: TaskStore[] = [];
+
+/** The backends the runner tests run against: the engine must not depend on one store's quirks. */
+export const BACKENDS: readonly { readonly name: string; readonly open: () => Promise<TaskStore> }[] = [
+  { name: 'memory', open: async () => track(createMemoryTaskStore()) },
+  { name: 'sqlite', open: async () => track(await openSqliteTaskStore({ path: ':memory:' })) },
+];
+
+function track(store: TaskStore): TaskStore {
+  opened.push(store);
+  return store;
+}
+
+/** Closes every store opened through BACKENDS (after the engines using them were stopped). */
+export async function closeStores(): Promise<void> {
+  await Promise.all(opened.splice(0).map((store) => store.close()));
 }

@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
 import { inputKey } from '../../src/runner/input.js';
 import type { InputReply } from '../../src/runner/tool.js';
-import { createMemoryTaskStore } from '../../src/store/memory/index.js';
-import { engineFor, nodeStore, OWNER, text, tool, until, untilStatus } from './helpers.js';
+import { BACKENDS, closeStores, engineFor, nodeStore, OWNER, text, tool, until, untilStatus } from './helpers.js';
 
 const engines: TaskEngine[] = [];
 afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.stop()));
+  await closeStores();
 });
 
 function start(engine: TaskEngine): TaskEngine {
@@ -18,9 +18,9 @@ function start(engine: TaskEngine): TaskEngine {
 
 const NAME_SCHEMA = { type: 'object', properties: { name: { type: 'string' } } } as const;
 
-describe('requestInput', () => {
+describe.each(BACKENDS)('requestInput ($name)', ({ open }) => {
   it('goes input_required, resumes on respond, and completes with the reply', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     // Long heartbeat: the reply must come through the in-process path.
     const engine = start(
       engineFor(
@@ -50,7 +50,7 @@ describe('requestInput', () => {
   });
 
   it('sees a reply written by another node within one heartbeat', async () => {
-    const inner = createMemoryTaskStore();
+    const inner = await open();
     const engine = start(
       engineFor(inner, [tool('ask', async (_a, ctx) => text((await ctx.requestInput(NAME_SCHEMA, 'q')).action))]),
     );
@@ -63,7 +63,7 @@ describe('requestInput', () => {
   });
 
   it('keeps two concurrent requests outstanding at once under distinct keys', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const engine = start(
       engineFor(store, [
         tool('two', async (_a, ctx) => {
@@ -91,7 +91,7 @@ describe('requestInput', () => {
   });
 
   it('survives the node: a re-run gets the stored reply without asking again (S9)', async () => {
-    const inner = createMemoryTaskStore();
+    const inner = await open();
     const storeA = nodeStore(inner);
     const replies: { node: string; epoch: number; reply: InputReply }[] = [];
     const make = (node: string) =>
@@ -123,7 +123,7 @@ describe('requestInput', () => {
   });
 
   it('a re-run that reaches the question before the reply waits on the same key', async () => {
-    const inner = createMemoryTaskStore();
+    const inner = await open();
     const storeA = nodeStore(inner);
     const make = () =>
       tool('ask', async (_a, ctx) => text(String((await ctx.requestInput(NAME_SCHEMA, 'q')).content?.['v'])));

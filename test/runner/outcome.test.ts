@@ -2,12 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { digestOf } from '../../src/core/digest.js';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
 import { ToolRpcError } from '../../src/runner/tool.js';
-import { createMemoryTaskStore } from '../../src/store/memory/index.js';
-import { engineFor, gate, OWNER, text, tool, untilStatus } from './helpers.js';
+import { BACKENDS, closeStores, engineFor, gate, OWNER, text, tool, untilStatus } from './helpers.js';
 
 const engines: TaskEngine[] = [];
 afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.stop()));
+  await closeStores();
 });
 
 function start(...args: Parameters<typeof engineFor>): TaskEngine {
@@ -17,9 +17,9 @@ function start(...args: Parameters<typeof engineFor>): TaskEngine {
   return engine;
 }
 
-describe('engine: handler outcomes', () => {
+describe.each(BACKENDS)('engine: handler outcomes ($name)', ({ open }) => {
   it('stores a returned CallToolResult as completed, as returned, with its digest', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const result = { content: [{ type: 'text', text: 'done' }], structuredContent: { pages: 3 } };
     const engine = start(store, [tool('ok', async () => result)]);
     const { task, created } = await engine.submit({ owner: OWNER, tool: 'ok', args: { n: 1 }, wire: 'mcp-tasks-ext' });
@@ -34,7 +34,7 @@ describe('engine: handler outcomes', () => {
   });
 
   it('turns a thrown Error into completed with isError and the message (X-08, X-51)', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const engine = start(store, [
       tool('boom', async () => {
         throw new Error('disk full');
@@ -48,7 +48,7 @@ describe('engine: handler outcomes', () => {
   });
 
   it('turns a ToolRpcError into failed with its code, message, data and a status message (X-53)', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const engine = start(store, [
       tool('rpc', async () => {
         throw new ToolRpcError(-32000, 'quota exceeded', { retryAfter: 5 });
@@ -63,7 +63,7 @@ describe('engine: handler outcomes', () => {
   });
 
   it('persists progress and checkpoints while the handler runs', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const hold = gate();
     const seen: unknown[] = [];
     const engine = start(store, [
@@ -87,7 +87,7 @@ describe('engine: handler outcomes', () => {
   });
 
   it('keeps the lease alive while a handler outlives several lease lengths', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const hold = gate();
     const runs: number[] = [];
     const engine = start(store, [
@@ -108,9 +108,9 @@ describe('engine: handler outcomes', () => {
   });
 });
 
-describe('engine: runInline', () => {
+describe.each(BACKENDS)('engine: runInline ($name)', ({ open }) => {
   it('runs without a task and maps outcomes like tasks', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const progress: unknown[] = [];
     const engine = engineFor(store, [
       tool('ok', async (args, ctx) => {
@@ -152,7 +152,7 @@ describe('engine: runInline', () => {
   });
 
   it('refuses a task-required tool with capability_required, and rejects with the reason when aborted', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const engine = engineFor(store, [
       tool('only-task', async () => text('x'), { taskSupport: 'required' }),
       tool('slow', async (_a, ctx) => {

@@ -1,16 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
-import { createMemoryTaskStore } from '../../src/store/memory/index.js';
-import { engineFor, gate, OWNER, text, tool, untilStatus } from './helpers.js';
+import { BACKENDS, closeStores, engineFor, gate, OWNER, text, tool, untilStatus } from './helpers.js';
 
 const engines: TaskEngine[] = [];
 afterEach(async () => {
   await Promise.all(engines.splice(0).map((e) => e.stop()));
+  await closeStores();
 });
 
-describe('waitForChange', () => {
+describe.each(BACKENDS)('waitForChange ($name)', ({ open }) => {
   it('resolves on the next change, and at once for a terminal task', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const step = gate();
     const finish = gate();
     const engine = engineFor(store, [
@@ -37,7 +37,7 @@ describe('waitForChange', () => {
   });
 
   it('sees a change made through another engine (no shared events) by re-reading', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const a = engineFor(store, [tool('idle', async () => text('x'))]);
     const b = engineFor(store, []);
     // Never started: the task stays working until B cancels it.
@@ -49,7 +49,7 @@ describe('waitForChange', () => {
   });
 
   it('resolves with the unchanged task on timeout, and rejects not_found for a foreign id', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const engine = engineFor(store, [tool('idle', async () => text('x'))]);
     const { task } = await engine.submit({ owner: OWNER, tool: 'idle', args: {}, wire: 'mcp-tasks-ext' });
     const same = await engine.waitForChange(OWNER, task.id, { sinceUpdatedAt: task.updatedAt, timeoutMs: 30 });
@@ -61,7 +61,7 @@ describe('waitForChange', () => {
   });
 
   it('rejects with the reason when its signal aborts', async () => {
-    const store = createMemoryTaskStore();
+    const store = await open();
     const engine = engineFor(store, [tool('idle', async () => text('x'))]);
     const { task } = await engine.submit({ owner: OWNER, tool: 'idle', args: {}, wire: 'mcp-tasks-ext' });
     const controller = new AbortController();
