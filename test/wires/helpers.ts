@@ -136,6 +136,20 @@ export interface RpcReply {
   readonly error?: { code: number; message: string; data?: Json };
 }
 
+/** Every JSON-RPC message of an SSE body. */
+export function sseMessages(text: string): Json[] {
+  const messages: Json[] = [];
+  for (const frame of text.split('\n\n')) {
+    const data = frame
+      .split('\n')
+      .filter((l) => l.startsWith('data:'))
+      .map((l) => l.slice(5).trim())
+      .join('');
+    if (data !== '') messages.push(JSON.parse(data));
+  }
+  return messages;
+}
+
 /** Picks the answer to request `id` out of a JSON or SSE body. */
 export function parseReply(text: string, contentType: string, id: number): Omit<RpcReply, 'status'> | undefined {
   if (text === '') return undefined;
@@ -216,6 +230,36 @@ export class LegacySession {
     if (sid !== null) this.#sessionId = sid;
     const text = await response.text();
     return { status: response.status, ...(parseReply(text, response.headers.get('content-type') ?? '', id) ?? {}) };
+  }
+
+  /** Like `request`, also returning the server->client requests that came on the same stream. */
+  async requestWithServerRequests(
+    method: string,
+    params: Record<string, unknown> = {},
+  ): Promise<{ reply: RpcReply; serverRequests: Json[] }> {
+    const id = nextId++;
+    const response = await fetch(this.#url, {
+      method: 'POST',
+      headers: this.#headers(),
+      body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+    });
+    const text = await response.text();
+    const contentType = response.headers.get('content-type') ?? '';
+    const reply = { status: response.status, ...(parseReply(text, contentType, id) ?? {}) };
+    const serverRequests = contentType.includes('text/event-stream')
+      ? sseMessages(text).filter((m) => m.method !== undefined && m.id !== undefined)
+      : [];
+    return { reply, serverRequests };
+  }
+
+  /** Answers a server->client request. */
+  async respond(id: unknown, result: unknown): Promise<void> {
+    const response = await fetch(this.#url, {
+      method: 'POST',
+      headers: this.#headers(),
+      body: JSON.stringify({ jsonrpc: '2.0', id, result }),
+    });
+    await response.text();
   }
 
   async notify(method: string, params: Record<string, unknown> = {}): Promise<void> {
