@@ -84,7 +84,7 @@ async function openSession(answer: Record<string, string | boolean> = {}): Promi
     v2RequestFraming: { protocolVersion: PROTOCOL, clientInfo, clientCapabilities },
     onInputRequest: createApplicationInputHandler({
       elicitation: (request) => {
-        asked.push(String(request.params.message));
+        asked.push(JSON.stringify(request.params.message));
         return { action: 'accept', content: answer };
       },
       sampling: () => {
@@ -131,7 +131,7 @@ describe('ext-tasks 0.2.2 client against terminus', () => {
     expect(execution.kind).toBe('task');
     const outcome = await execution.result();
     expect(outcome.status === 'completed' && textOf(outcome.result)).toBe('Deleted report.pdf');
-    expect(asked).toEqual(['Delete report.pdf?']);
+    expect(asked).toEqual(['"Delete report.pdf?"']);
     await session.close();
     await client.close();
   });
@@ -142,7 +142,7 @@ describe('ext-tasks 0.2.2 client against terminus', () => {
     expect(execution.kind).toBe('task');
     const outcome = await execution.result();
     expect(outcome.status === 'completed' && textOf(outcome.result)).toBe('Hello, Alice!');
-    expect(asked).toEqual(['What is your name?']);
+    expect(asked).toEqual(['"What is your name?"']);
     await session.close();
     await client.close();
   });
