@@ -1,0 +1,128 @@
+/**
+ * The progress display of `terminus call`, on stderr: one redrawn line on a terminal (state, status
+ * message, a bar when the server reports progress, elapsed time), plain lines elsewhere, printed
+ * only when something changed so a log stays readable.
+ */
+import type { Writable } from 'node:stream';
+
+/** What the display shows; every field is optional so callers can feed partial updates. */
+export interface ProgressView {
+  /** Local state (UPPER_SNAKE): executor bookkeeping. */
+  readonly state?: string;
+  /** Last wire status (lower case) the server reported. */
+  readonly serverStatus?: string | null;
+  readonly taskId?: string | null;
+  readonly message?: string;
+  readonly progress?: { readonly done: number; readonly total?: number };
+}
+
+/** `12.3s`, `4m05s`, `2h03m`. */
+export function formatElapsed(ms: number): string {
+  const s = Math.max(0, ms) / 1000;
+  if (s < 60) return `${s.toFixed(1)}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m${String(Math.floor(s % 60)).padStart(2, '0')}s`;
+  return `${Math.floor(m / 60)}h${String(m % 60).padStart(2, '0')}m`;
+}
+
+/** `[#####-----]  50%`; a count alone when the total is unknown. */
+export function progressBar(progress: { readonly done: number; readonly total?: number }, width = 20): string {
+  const { done, total } = progress;
+  if (total === undefined || !(total > 0)) return `${done} done`;
+  const ratio = Math.min(1, Math.max(0, done / total));
+  const filled = Math.round(ratio * width);
+  return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% (${done}/${total})`;
+}
+
+/** One status line, without elapsed time (so unchanged lines compare equal). */
+export function describeView(view: ProgressView): string {
+  const parts: string[] = [];
+  if (view.state !== undefined) {
+    parts.push(view.serverStatus ? `${view.state} (server: ${view.serverStatus})` : view.state);
+  }
+  if (view.progress !== undefined) parts.push(progressBar(view.progress));
+  if (view.message !== undefined && view.message !== '') parts.push(view.message);
+  return parts.join('  ');
+}
+
+export interface DisplayStream extends Pick<Writable, 'write'> {
+  readonly isTTY?: boolean;
+  readonly columns?: number;
+}
+
+export class ProgressDisplay {
+  private readonly out: DisplayStream;
+  private readonly now: () => number;
+  private readonly startedAt: number;
+  private view: ProgressView = {};
+  private lastLine = '';
+  private drawn = false;
+  private ticker: NodeJS.Timeout | null = null;
+  private quiet = false;
+
+  constructor(out: DisplayStream, now: () => number) {
+    this.out = out;
+    this.now = now;
+    this.startedAt = now();
+  }
+
+  get interactive(): boolean {
+    return this.out.isTTY === true;
+  }
+
+  /** Starts the elapsed-time ticker (terminal only). */
+  start(): void {
+    if (!this.interactive || this.ticker !== null) return;
+    this.ticker = setInterval(() => this.draw(), 250);
+    this.ticker.unref();
+  }
+
+  update(patch: ProgressView): void {
+    this.view = { ...this.view, ...patch };
+    const line = describeView(this.view);
+    if (this.interactive) {
+      this.draw();
+    } else if (line !== this.lastLine && !this.quiet) {
+      this.out.write(`[${formatElapsed(this.now() - this.startedAt)}] ${line}\n`);
+    }
+    this.lastLine = line;
+  }
+
+  /** A line that stays (an event worth keeping), printed above the redrawn status line. */
+  note(text: string): void {
+    this.clear();
+    this.out.write(`${text}\n`);
+    if (this.interactive && !this.quiet) this.draw();
+  }
+
+  /** Clears the status line and stops redrawing (before a prompt or the final output). */
+  pause(): void {
+    this.quiet = true;
+    this.clear();
+  }
+
+  resume(): void {
+    this.quiet = false;
+    if (this.interactive) this.draw();
+  }
+
+  stop(): void {
+    if (this.ticker !== null) clearInterval(this.ticker);
+    this.ticker = null;
+    this.pause();
+  }
+
+  private clear(): void {
+    if (this.interactive && this.drawn) this.out.write('\r\x1b[2K');
+    this.drawn = false;
+  }
+
+  private draw(): void {
+    if (this.quiet) return;
+    const elapsed = formatElapsed(this.now() - this.startedAt);
+    const width = Math.max(20, (this.out.columns ?? 80) - 1);
+    const line = `${elapsed}  ${describeView(this.view)}`;
+    this.out.write(`\r\x1b[2K${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
+    this.drawn = true;
+  }
+}
