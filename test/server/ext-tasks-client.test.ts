@@ -30,11 +30,7 @@ const clientCapabilities = { elicitation: {}, extensions: { [EXT]: {} } };
 function rawDispatch(url: string): RawClientDispatch {
   let id = 1_000_000;
   return async (request, options) => {
-    const message = { jsonrpc: '2.0', id: id++, ...(request as Record<string, unknown>) } as {
-      id: number;
-      method: string;
-      params?: { name?: string };
-    };
+    const message = { jsonrpc: '2.0', id: id++, ...(request as { method: string; params?: { name?: string } }) };
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
