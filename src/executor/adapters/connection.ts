@@ -1,0 +1,45 @@
+/**
+ * A JSON-RPC connection under a client wire adapter: `request` is the `RpcChannel` of the wire port
+ * (what the simulation replaces with a faulty in-process channel), plus what a handshake and status
+ * hints need. HTTP (`http-channel.ts`) and stdio (`stdio-channel.ts`) implement it.
+ */
+import type { RpcChannel } from '../wire-port.js';
+
+/** `modern`: 2026-07-28, every request carries the `_meta` envelope. `legacy`: 2025-11-25 after `initialize`. */
+export type Era = 'modern' | 'legacy';
+
+export type NotificationListener = (method: string, params: Record<string, unknown>) => void;
+
+export interface RpcConnection {
+  readonly request: RpcChannel;
+  /** Which era requests are framed for; negotiation sets it before an adapter uses the connection. */
+  era: Era;
+  /** The protocol version agreed by a legacy `initialize` (sent as `MCP-Protocol-Version` afterwards). */
+  legacyVersion: string | undefined;
+  notify(method: string, params: Record<string, unknown>): Promise<void>;
+  /** Notifications the server pushes (where the transport can carry them); returns an unsubscribe. */
+  onNotification(listener: NotificationListener): () => void;
+  close(): Promise<void>;
+}
+
+/** Parses `Retry-After` (delta seconds or an HTTP date) into milliseconds from `now`. */
+export function parseRetryAfter(value: string | null, now: number): number | undefined {
+  if (value === null || value.trim() === '') return undefined;
+  const trimmed = value.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const at = Date.parse(trimmed);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+/** Header values must be visible ASCII; others are sent base64-encoded as the 2026 transport says (2.8). */
+export function headerSafe(value: string): string {
+  return /^[\x20-\x7e]*$/.test(value) && value.trim() === value
+    ? value
+    : `=?base64?${Buffer.from(value, 'utf8').toString('base64')}?=`;
+}
+
+/** `Mcp-Name` for the methods that carry one: the tool name or the task id. */
+export function mcpNameOf(method: string, params: Record<string, unknown>): string | undefined {
+  const value = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
+  return typeof value === 'string' ? value : undefined;
+}

@@ -1,0 +1,219 @@
+/**
+ * JSON-RPC over Streamable HTTP, one POST per request. Modern requests carry the `_meta` envelope and
+ * the `Mcp-Method` / `Mcp-Name` routing headers (reference 2.8); legacy requests follow `initialize`
+ * and echo `Mcp-Session-Id` when the server hands one out.
+ *
+ * Failure mapping (wire port): HTTP 429/503 -> `throttled` (Retry-After honoured); no answer
+ * (connection refused or dropped, timeout, stream ended early, 5xx without a JSON-RPC body) -> `lost`;
+ * unparsable, truncated or schema-invalid JSON -> `malformed`; a JSON-RPC error -> `RpcErrorFailure`.
+ */
+import type { Clock } from '../../core/ports.js';
+import { WireFailure } from '../wire-port.js';
+import {
+  headerSafe,
+  mcpNameOf,
+  parseRetryAfter,
+  type Era,
+  type NotificationListener,
+  type RpcConnection,
+} from './connection.js';
+import { DEFAULT_CLIENT_INFO, MODERN_PROTOCOL_VERSION, withEnvelope, type ClientInfo } from './envelope.js';
+import { isRecord, malformed, RpcErrorFailure } from './rpc-error.js';
+
+export interface HttpConnectionOptions {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
+  readonly url: string;
+  readonly clock: Clock;
+  readonly era?: Era;
+  /** Per-request timeout; reaching it is `lost` (the request may have had its effect). Default 30 000. */
+  readonly timeoutMs?: number;
+  /** Extra headers on every request (authorization). */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly clientInfo?: ClientInfo;
+  /** Injected for tests; default the global `fetch`. */
+  readonly fetch?: typeof fetch;
+}
+
+export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** @example const connection = createHttpConnection({ url, clock: systemClock }); */
+export function createHttpConnection(options: HttpConnectionOptions): RpcConnection {
+  const doFetch = options.fetch ?? fetch;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  const clientInfo = options.clientInfo ?? DEFAULT_CLIENT_INFO;
+  const listeners = new Set<NotificationListener>();
+  let nextId = 1;
+  let sessionId: string | undefined;
+
+  const connection: RpcConnection = {
+    era: options.era ?? 'modern',
+    legacyVersion: undefined,
+
+    request: async (method, params, requestOptions = {}) => {
+      const id = nextId++;
+      const modern = connection.era === 'modern';
+      const body = { jsonrpc: '2.0', id, method, params: modern ? withEnvelope(params, clientInfo) : params };
+      const headers = baseHeaders(modern);
+      if (modern) {
+        headers['mcp-method'] = headerSafe(method);
+        const name = mcpNameOf(method, params);
+        if (name !== undefined) headers['mcp-name'] = headerSafe(name);
+      }
+      Object.assign(headers, requestOptions.headers ?? {});
+      const response = await post(body, headers, requestOptions.signal);
+      return readAnswer(response, id);
+    },
+
+    notify: async (method, params) => {
+      const modern = connection.era === 'modern';
+      const body = { jsonrpc: '2.0', method, params: modern ? withEnvelope(params, clientInfo) : params };
+      const response = await post(body, baseHeaders(modern), undefined);
+      await response.body?.cancel();
+    },
+
+    onNotification: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+
+    close: async () => {
+      listeners.clear();
+    },
+  };
+
+  function baseHeaders(modern: boolean): Record<string, string> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...options.headers,
+    };
+    if (modern) headers['mcp-protocol-version'] = MODERN_PROTOCOL_VERSION;
+    else if (connection.legacyVersion !== undefined) headers['mcp-protocol-version'] = connection.legacyVersion;
+    if (!modern && sessionId !== undefined) headers['mcp-session-id'] = sessionId;
+    return headers;
+  }
+
+  async function post(body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+    const abort = new AbortController();
+    const onAbort = (): void => abort.abort(signal?.reason);
+    if (signal?.aborted === true) onAbort();
+    signal?.addEventListener('abort', onAbort, { once: true });
+    const timer = new AbortController();
+    let timedOut = false;
+    options.clock.sleep(timeoutMs, timer.signal).then(
+      () => {
+        timedOut = true;
+        abort.abort();
+      },
+      () => undefined,
+    );
+    try {
+      const response = await doFetch(options.url, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify(body),
+        signal: abort.signal,
+      });
+      const session = response.headers.get('mcp-session-id');
+      if (session !== null && session !== '') sessionId = session;
+      // Read the body inside the timeout: a stream cut half-way is `lost` or `malformed`, never a hang.
+      const text = await response.text();
+      return new Response(text, { status: response.status, headers: response.headers });
+    } catch (error) {
+      const why = timedOut ? 'timed out' : signal?.aborted === true ? 'aborted locally' : 'connection failed';
+      throw new WireFailure('lost', `${why}: ${errorText(error)}`, { cause: error });
+    } finally {
+      timer.abort();
+      signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  async function readAnswer(response: Response, id: number): Promise<Record<string, unknown>> {
+    const status = response.status;
+    if (status === 429 || status === 503) {
+      await response.body?.cancel();
+      const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), options.clock.now());
+      throw new WireFailure('throttled', `HTTP ${status}`, {
+        httpStatus: status,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      });
+    }
+    const text = await response.text();
+    const contentType = response.headers.get('content-type') ?? '';
+    let message: unknown;
+    if (contentType.includes('text/event-stream')) {
+      message = fromEventStream(text, id);
+      if (message === undefined)
+        throw new WireFailure('lost', 'event stream ended before the answer', { httpStatus: status });
+    } else {
+      if (text === '') throw noBody(status);
+      try {
+        message = JSON.parse(text);
+      } catch (error) {
+        if (status >= 500)
+          throw new WireFailure('lost', `HTTP ${status} without a JSON-RPC answer`, { httpStatus: status });
+        throw malformed(`unparsable JSON (HTTP ${status})`, error);
+      }
+    }
+    return toResult(message, id, status);
+  }
+
+  function fromEventStream(text: string, id: number): unknown {
+    for (const frame of text.split(/\r?\n\r?\n/)) {
+      const data = frame
+        .split(/\r?\n/)
+        .filter((line) => line.startsWith('data:'))
+        .map((line) => line.slice(5).trimStart())
+        .join('\n');
+      if (data === '') continue;
+      let message: unknown;
+      try {
+        message = JSON.parse(data);
+      } catch (error) {
+        throw malformed('unparsable event-stream frame', error);
+      }
+      if (!isRecord(message)) continue;
+      if (message.id === id && ('result' in message || 'error' in message)) return message;
+      if (typeof message.method === 'string' && message.id === undefined) {
+        const params = isRecord(message.params) ? message.params : {};
+        for (const listener of listeners) listener(message.method, params);
+      }
+    }
+    return undefined;
+  }
+
+  return connection;
+}
+
+function noBody(status: number): WireFailure {
+  if (status >= 500) return new WireFailure('lost', `HTTP ${status} without a body`, { httpStatus: status });
+  return new WireFailure('rejected', `HTTP ${status} without a JSON-RPC answer`, { httpStatus: status });
+}
+
+/** Validates one JSON-RPC response and returns its result, or throws the typed failure. */
+export function toResult(message: unknown, id: number | string, httpStatus: number): Record<string, unknown> {
+  if (!isRecord(message)) throw malformed('answer is not a JSON object');
+  if (message.error !== undefined) {
+    const error = message.error;
+    if (!isRecord(error) || typeof error.code !== 'number' || typeof error.message !== 'string') {
+      throw malformed('error answer without a numeric code and a message');
+    }
+    throw new RpcErrorFailure(error.code, error.message, error.data, { httpStatus });
+  }
+  if (message.jsonrpc !== '2.0' || message.id !== id) {
+    if (httpStatus >= 400 && httpStatus < 500) {
+      throw new WireFailure('rejected', `HTTP ${httpStatus} without a JSON-RPC answer`, { httpStatus });
+    }
+    throw malformed('not the JSON-RPC answer to this request');
+  }
+  if (!isRecord(message.result)) throw malformed('result is not an object');
+  return message.result;
+}
+
+function errorText(error: unknown): string {
+  if (error instanceof Error) {
+    const cause = error.cause instanceof Error ? ` (${error.cause.message})` : '';
+    return `${error.message}${cause}`;
+  }
+  return String(error);
+}

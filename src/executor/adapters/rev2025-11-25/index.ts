@@ -1,0 +1,146 @@
+/**
+ * Client adapter for the experimental tasks of MCP 2025-11-25 over any `RpcChannel` in the legacy
+ * era (after `initialize`): task-augmented `tools/call` (`params.task`), `tasks/get`, `tasks/result`,
+ * `tasks/cancel`.
+ *
+ * Built on the raw channel rather than the SDK v2 `Client`: the same `RpcChannel` then carries both
+ * MCP wires (the simulation injects faults under either), and the adapter sees what the typed
+ * client hides: HTTP 429/503 with Retry-After (C6) and the `-32602` of `tasks/cancel` on a terminal
+ * task, which must be read as "already terminal", never as a transport error.
+ *
+ * `-32602` is ambiguous on this wire (unknown task, terminal task on cancel, or the tool's own
+ * invalid-params error on `tasks/result`). It is settled by `data.reason` when the server gives one
+ * (ours does), else by one `tasks/get` of the same id: "not found" there is `not_found`, a task there
+ * means the error was about the call. Messages are never parsed.
+ *
+ * No key lookup exists on this wire: `lookupKey` tries ours and answers `unsupported` on `-32601`.
+ * Input rounds (side-channel requests on `tasks/result`) are not supported: `sendInput` rejects.
+ */
+import type { ClientWire, RpcChannel, WireStatusAnswer } from '../../wire-port.js';
+import { WireFailure } from '../../wire-port.js';
+import type { NotificationListener } from '../connection.js';
+import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
+import { isRpcError, RPC_CODES, type RpcErrorFailure } from '../rpc-error.js';
+import { decodeLookup } from '../tasks-ext/codec.js';
+import { decodeSnapshot, isWireStatus, LEGACY_FIELDS } from '../snapshot.js';
+import { decodeCreate, decodeResult, decodeResultError, decodeStatus } from './codec.js';
+
+export const REV_2025_ADAPTER_VERSION = 'rev2025-11-25-client/1';
+
+export interface Rev20251125WireOptions {
+  readonly channel: RpcChannel;
+  /** Requested task TTL (ms) when the submit names none; default: the server's choice. */
+  readonly defaultTtlMs?: number;
+  /** Where `notifications/tasks/status` arrive (stdio, sessionful HTTP); hints only. */
+  readonly onNotification?: (listener: NotificationListener) => () => void;
+  readonly close?: () => Promise<void>;
+}
+
+export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWire {
+  const { channel } = options;
+
+  const notFound = (error: RpcErrorFailure): WireFailure =>
+    new WireFailure('not_found', error.message, { rpcCode: error.rpcCode, cause: error });
+
+  /** Whether `taskId` resolves: the tie-breaker for an ambiguous `-32602`. */
+  async function exists(taskId: string, signal?: AbortSignal): Promise<WireStatusAnswer | null> {
+    try {
+      return decodeStatus(await channel('tasks/get', { taskId }, { signal }), taskId).status;
+    } catch (error) {
+      if (isRpcError(error, RPC_CODES.invalidParams)) return null;
+      throw error;
+    }
+  }
+
+  return {
+    wire: 'mcp-2025-11-25',
+    version: REV_2025_ADAPTER_VERSION,
+
+    async submit(request, signal) {
+      const ttl = request.ttlMs ?? options.defaultTtlMs;
+      const params = {
+        name: request.tool,
+        arguments: request.args,
+        task: ttl === undefined ? {} : { ttl },
+        // Ignored by servers that do not know it; kept so a lookup-capable server can deduplicate.
+        _meta: { [SUBMISSION_KEY_META]: request.submissionKey },
+      };
+      return decodeCreate(await channel('tools/call', params, { signal }));
+    },
+
+    async lookupKey(submissionKey, signal) {
+      try {
+        return decodeLookup(await channel(LOOKUP_METHOD, { submissionKey }, { signal }));
+      } catch (error) {
+        if (isRpcError(error, RPC_CODES.methodNotFound)) return { kind: 'unsupported' };
+        throw error;
+      }
+    },
+
+    async getStatus(taskId, signal) {
+      try {
+        return decodeStatus(await channel('tasks/get', { taskId }, { signal }), taskId);
+      } catch (error) {
+        if (isRpcError(error, RPC_CODES.invalidParams)) throw notFound(error);
+        throw error;
+      }
+    },
+
+    async fetchResult(taskId, signal) {
+      try {
+        return decodeResult(await channel('tasks/result', { taskId }, { signal }));
+      } catch (error) {
+        if (!isRpcError(error)) throw error;
+        if (error.rpcCode === RPC_CODES.invalidParams) {
+          if (error.reason === 'task_not_found') throw notFound(error);
+          if (error.reason === undefined && (await exists(taskId, signal)) === null) throw notFound(error);
+        }
+        // A cancelled task has no payload; servers answer it with an error (SDK 1.32: -32603).
+        const now = await exists(taskId, signal);
+        if (now === 'cancelled') return { status: 'cancelled' };
+        if (now === null) throw notFound(error);
+        return decodeResultError(error);
+      }
+    },
+
+    async cancel(taskId, signal) {
+      try {
+        const answer = await channel('tasks/cancel', { taskId }, { signal });
+        const status = answer.status;
+        // T-64: the answer is the task after the cancel, so it proves the outcome.
+        return isWireStatus(status) ? { kind: 'acked', status } : { kind: 'acked' };
+      } catch (error) {
+        if (!isRpcError(error, RPC_CODES.invalidParams)) throw error;
+        if (error.reason === 'task_not_found') throw notFound(error);
+        // T-62: -32602 on a terminal task. Read the status it has; never rewrite it to cancelled.
+        const status = await exists(taskId, signal);
+        if (status === null) throw notFound(error);
+        return { kind: 'already_terminal', status };
+      }
+    },
+
+    sendInput: async () => {
+      throw new WireFailure('rejected', 'input rounds are not supported on the 2025-11-25 client adapter');
+    },
+
+    ...(options.onNotification === undefined
+      ? {}
+      : {
+          onStatusHint(listener: (taskId: string, status: WireStatusAnswer) => void) {
+            return options.onNotification!((method, params) => {
+              if (method !== 'notifications/tasks/status') return;
+              try {
+                const task = decodeSnapshot(params, LEGACY_FIELDS);
+                listener(task.taskId, task.status);
+              } catch {
+                // A malformed hint is only a hint: the next poll reads the truth.
+              }
+            });
+          },
+        }),
+
+    close: async () => {
+      await options.close?.();
+    },
+  };
+}

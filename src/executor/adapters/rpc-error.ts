@@ -1,0 +1,47 @@
+/**
+ * The one `WireFailure` shape a channel uses for a JSON-RPC error answer. The channel cannot know
+ * what a code means for a given method (`-32602` is "not found" on `tasks/get` but "bad arguments"
+ * on `tools/call`), so it reports every error answer as `rejected` with its code and data, and the
+ * wire adapter, which knows the method, maps it (STYLE.md: callers branch on codes, never messages).
+ */
+import { WireFailure } from '../wire-port.js';
+
+export const RPC_CODES = {
+  invalidRequest: -32600,
+  methodNotFound: -32601,
+  invalidParams: -32602,
+  internalError: -32603,
+  missingClientCapability: -32021,
+} as const;
+
+/** A JSON-RPC error answer: `kind` is `rejected`, `rpcCode` the code, `rpcData` the `data` member. */
+export class RpcErrorFailure extends WireFailure {
+  readonly rpcData: unknown;
+
+  constructor(code: number, message: string, data: unknown, options: { httpStatus?: number } = {}) {
+    super('rejected', message, { rpcCode: code, ...options });
+    this.name = 'RpcErrorFailure';
+    this.rpcData = data;
+  }
+
+  /** `data.reason`, the machine-readable reason our server (and some others) attach. */
+  get reason(): string | undefined {
+    const data = this.rpcData;
+    if (typeof data !== 'object' || data === null) return undefined;
+    const reason = (data as Record<string, unknown>).reason;
+    return typeof reason === 'string' ? reason : undefined;
+  }
+}
+
+export function isRpcError(error: unknown, code?: number): error is RpcErrorFailure {
+  return error instanceof RpcErrorFailure && (code === undefined || error.rpcCode === code);
+}
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The answer could not be read as the method's result: retry the read, never accept it. */
+export function malformed(message: string, cause?: unknown): WireFailure {
+  return new WireFailure('malformed', message, cause === undefined ? {} : { cause });
+}

@@ -1,0 +1,141 @@
+/**
+ * JSON-RPC over the stdio of a spawned server, on the SDK's `StdioClientTransport` (it owns the
+ * process and the newline framing; ids, timeouts and the envelope are ours). One connection is one
+ * era: the opening message pins it on the server (SDK `serveStdio`), so negotiation probes with
+ * `server/discover` and falls back to `initialize`.
+ *
+ * Server-to-client requests are answered here: `ping` with `{}`, anything else `-32601` (2025-11-25
+ * input rounds over the side channel are a documented gap). A closed process fails every pending
+ * request as `lost`.
+ */
+import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
+import type { Clock } from '../../core/ports.js';
+import { WireFailure } from '../wire-port.js';
+import type { Era, NotificationListener, RpcConnection } from './connection.js';
+import { DEFAULT_CLIENT_INFO, withEnvelope, type ClientInfo } from './envelope.js';
+import { toResult } from './http-channel.js';
+import { isRecord } from './rpc-error.js';
+
+export interface StdioConnectionOptions {
+  readonly command: string;
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  /** Child stderr; default `inherit`. */
+  readonly stderr?: StdioServerParameters['stderr'];
+  readonly clock: Clock;
+  readonly era?: Era;
+  /** Per-request timeout (ms); default 30 000. */
+  readonly timeoutMs?: number;
+  readonly clientInfo?: ClientInfo;
+}
+
+interface Pending {
+  resolve(message: unknown): void;
+  reject(error: unknown): void;
+}
+
+/** Spawns the server and resolves once its process is running. */
+export async function createStdioConnection(options: StdioConnectionOptions): Promise<RpcConnection> {
+  const transport = new StdioClientTransport({
+    command: options.command,
+    ...(options.args === undefined ? {} : { args: [...options.args] }),
+    ...(options.env === undefined ? {} : { env: { ...options.env } }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    stderr: options.stderr ?? 'inherit',
+  });
+  const clientInfo = options.clientInfo ?? DEFAULT_CLIENT_INFO;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const pending = new Map<number, Pending>();
+  const listeners = new Set<NotificationListener>();
+  let nextId = 1;
+  let closed = false;
+
+  const failAll = (why: string): void => {
+    for (const entry of pending.values()) entry.reject(new WireFailure('lost', why));
+    pending.clear();
+  };
+
+  transport.onmessage = (message) => {
+    const m = message as Record<string, unknown>;
+    if (typeof m.method === 'string' && m.id !== undefined) {
+      const reply =
+        m.method === 'ping'
+          ? { jsonrpc: '2.0', id: m.id, result: {} }
+          : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } };
+      transport.send(reply as never).catch(() => undefined);
+      return;
+    }
+    if (typeof m.method === 'string') {
+      const params = isRecord(m.params) ? m.params : {};
+      for (const listener of listeners) listener(m.method, params);
+      return;
+    }
+    if (typeof m.id === 'number') {
+      const entry = pending.get(m.id);
+      pending.delete(m.id);
+      entry?.resolve(message);
+    }
+  };
+  transport.onclose = () => {
+    closed = true;
+    failAll('server process closed');
+  };
+  transport.onerror = () => undefined;
+  await transport.start();
+
+  const send = async (message: Record<string, unknown>): Promise<void> => {
+    if (closed) throw new WireFailure('lost', 'server process closed');
+    try {
+      await transport.send(message as never);
+    } catch (error) {
+      throw new WireFailure('lost', 'could not write to the server process', { cause: error });
+    }
+  };
+
+  const connection: RpcConnection = {
+    era: options.era ?? 'modern',
+    legacyVersion: undefined,
+    request: async (method, params, requestOptions = {}) => {
+      const id = nextId++;
+      const framed = connection.era === 'modern' ? withEnvelope(params, clientInfo) : params;
+      const answer = new Promise<unknown>((resolve, reject) => pending.set(id, { resolve, reject }));
+      // Handled below; this only keeps an early rejection (timeout during the write) from being reported.
+      answer.catch(() => undefined);
+      const timer = new AbortController();
+      const stop = (why: string): void => {
+        const entry = pending.get(id);
+        pending.delete(id);
+        entry?.reject(new WireFailure('lost', why));
+      };
+      options.clock.sleep(timeoutMs, timer.signal).then(
+        () => stop('timed out'),
+        () => undefined,
+      );
+      const onAbort = (): void => stop('aborted locally');
+      requestOptions.signal?.addEventListener('abort', onAbort, { once: true });
+      try {
+        await send({ jsonrpc: '2.0', id, method, params: framed });
+        return toResult(await answer, id, 200);
+      } finally {
+        timer.abort();
+        requestOptions.signal?.removeEventListener('abort', onAbort);
+        pending.delete(id);
+      }
+    },
+    notify: async (method, params) => {
+      const framed = connection.era === 'modern' ? withEnvelope(params, clientInfo) : params;
+      await send({ jsonrpc: '2.0', method, params: framed });
+    },
+    onNotification: (listener) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close: async () => {
+      listeners.clear();
+      failAll('connection closed');
+      await transport.close();
+    },
+  };
+  return connection;
+}

@@ -1,0 +1,80 @@
+/**
+ * Client adapter for the MCP Tasks extension (2026-07-28, SEP-2663) over any `RpcChannel`: a
+ * `tools/call` carrying our submission key in `_meta`, `tasks/get` (status and, once terminal, the
+ * inlined result), `tasks/update` for input, `tasks/cancel` (an empty, eventually consistent ack),
+ * and our `terminus/tasks/lookup` for keys (`-32601` from a server without it: `unsupported`).
+ */
+import type { ClientWire, RpcChannel } from '../../wire-port.js';
+import { WireFailure } from '../../wire-port.js';
+import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
+import { isRpcError, RPC_CODES } from '../rpc-error.js';
+import { decodeCreate, decodeLookup, decodeOutcome, decodeStatus } from './codec.js';
+
+export const TASKS_EXT_ADAPTER_VERSION = 'tasks-ext-client/1';
+
+export interface TasksExtWireOptions {
+  readonly channel: RpcChannel;
+  /** Closes what the channel holds (the connection); default nothing. */
+  readonly close?: () => Promise<void>;
+}
+
+/** `-32602` on a task method: the id is unknown, expired or foreign (one answer for all, S8). */
+async function onTask<T>(call: () => Promise<T>): Promise<T> {
+  try {
+    return await call();
+  } catch (error) {
+    if (isRpcError(error, RPC_CODES.invalidParams)) {
+      throw new WireFailure('not_found', error.message, { rpcCode: error.rpcCode, cause: error });
+    }
+    throw error;
+  }
+}
+
+/** @example const wire = createTasksExtWire({ channel: connection.request }); */
+export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
+  const { channel } = options;
+  return {
+    wire: 'mcp-tasks-ext',
+    version: TASKS_EXT_ADAPTER_VERSION,
+
+    async submit(request, signal) {
+      const params = {
+        name: request.tool,
+        arguments: request.args,
+        _meta: { [SUBMISSION_KEY_META]: request.submissionKey },
+      };
+      return decodeCreate(await channel('tools/call', params, { signal }));
+    },
+
+    async lookupKey(submissionKey, signal) {
+      try {
+        return decodeLookup(await channel(LOOKUP_METHOD, { submissionKey }, { signal }));
+      } catch (error) {
+        if (isRpcError(error, RPC_CODES.methodNotFound)) return { kind: 'unsupported' };
+        throw error;
+      }
+    },
+
+    getStatus: (taskId, signal) =>
+      onTask(async () => decodeStatus(await channel('tasks/get', { taskId }, { signal }), taskId)),
+
+    fetchResult: (taskId, signal) =>
+      onTask(async () => decodeOutcome(await channel('tasks/get', { taskId }, { signal }), taskId)),
+
+    cancel: (taskId, signal) =>
+      onTask(async () => {
+        await channel('tasks/cancel', { taskId }, { signal });
+        // The ack proves nothing about the outcome (reference 2.6): keep polling.
+        return { kind: 'acked' };
+      }),
+
+    sendInput: (taskId, responses, signal) =>
+      onTask(async () => {
+        await channel('tasks/update', { taskId, inputResponses: { ...responses } }, { signal });
+      }),
+
+    close: async () => {
+      await options.close?.();
+    },
+  };
+}
