@@ -142,6 +142,11 @@ export interface ToolOperation {
   /** Server task / operation id; null until the server answered the submission or a key lookup. */
   readonly taskId: string | null;
   readonly wire: { readonly name: WireName; readonly adapterVersion: string };
+  /**
+   * The server the call was sent to, as the executor's connector names it (additive, optional: a
+   * resumed operation reconnects by it; records written before it existed have none).
+   */
+  readonly server?: string;
   /** Current idempotency key; replaced only after a proof of never-created (C5). */
   readonly submissionKey: string;
   /** Keys used by earlier, proven never-created submissions; still queryable (C4). */

@@ -1,0 +1,186 @@
+/**
+ * Public types of the executor API (`createExecutor`). The executor is the interpreter of the pure
+ * operation machine (`machine.ts`): every event is stepped, persisted through the `Ledger`, and only
+ * then are its effects performed through the operation's `ClientWire`.
+ */
+import type { Clock, Ids, Logger, Random } from '../core/ports.js';
+import type { WireName } from '../core/task.js';
+import type { Ledger, Receipt } from './ledger-port.js';
+import type { LocalState, OperationPolicy, WireStatus } from './operation.js';
+import type { ClientWire } from './wire-port.js';
+
+/**
+ * Returns the wire for a server name. `wire` is set when an existing operation is resumed: the
+ * operation MUST be driven by the wire that created it (its record names it); absent on a new submit,
+ * where the connector chooses (by negotiation or configuration). Called once per (server, wire); the
+ * executor caches the answer and closes it on `close()`.
+ */
+export type Connector = (server: string, wire?: WireName) => Promise<ClientWire>;
+
+export interface ExecutorOptions {
+  /** Where every operation, receipt and outbox row lives. Not closed by `close()`: the caller owns it. */
+  readonly ledger: Ledger;
+  readonly connect: Connector;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly ids: Ids;
+  readonly logger?: Logger;
+  /**
+   * Requests per second across ALL operations of this executor (C6): every submit, poll, fetch,
+   * cancel, lookup and input send takes a token first. Default 20. `Infinity` disables the cap.
+   */
+  readonly qps?: number;
+  /** Tokens the bucket may hold (a burst after idling). Default 1: never more than `qps` in any second, plus one. */
+  readonly qpsBurst?: number;
+  /** Total wait budget per operation when `submit` names none; `null` = unbounded. Default 1 hour. */
+  readonly defaultBudgetMs?: number | null;
+  /** Poll/back-off policy overrides stored on every new operation (defaults: `DEFAULT_POLICY`). */
+  readonly policy?: Partial<Omit<OperationPolicy, 'deadlineAt'>>;
+  /**
+   * C10: called once per request of an input round; its reply (an `ElicitResult`, say) is bound to
+   * that round and key. Default: answers `{ action: 'cancel' }`, as the MCP clients do without a UI.
+   * A throw leaves the request unanswered until the next `resume()`.
+   */
+  readonly approvalGate?: (request: ApprovalRequest) => Promise<unknown>;
+  /**
+   * Runs on a fetched `completed` result before acceptance. A throw means "not accepted": the result
+   * counts as unverifiable (refetched, then UNKNOWN after `maxFetchAttempts`), and the error is logged.
+   */
+  readonly validateResult?: (result: Record<string, unknown>, context: ValidationContext) => void | Promise<void>;
+  /** Shadow mode per tool: recorded and receipted but never put in the outbox. Default: none. */
+  readonly shadow?: (tool: string) => boolean;
+  /**
+   * Percentage (0-100) of call nodes this executor takes; the others are refused with
+   * `ExecutorError('not_in_rollout')` so the caller keeps its old path. Decided by a hash of the call
+   * node id, so a retried call node always gets the same answer. Default 100.
+   */
+  readonly rolloutPercent?: number;
+  /** A proven never-created submission is resubmitted under a fresh key (default true), else left NEVER_CREATED. */
+  readonly resubmitNeverCreated?: boolean;
+}
+
+export interface SubmitInput {
+  /** The calling graph node; one operation and at most one receipt per call node (C1, C5). */
+  readonly callNodeId: string;
+  /** Server name, as the connector knows it. */
+  readonly server: string;
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  /** Tool descriptor version, matched at acceptance. Default `unversioned`. */
+  readonly toolVersion?: string;
+  /** Total wait budget (ms) from now; `null` = unbounded; default `defaultBudgetMs`. */
+  readonly budgetMs?: number | null;
+}
+
+/** One status change of an operation, as `statuses()` yields it. */
+export interface OperationStatus {
+  readonly operationId: string;
+  readonly callNodeId: string;
+  /** Local state: executor bookkeeping, never a wire status. */
+  readonly state: LocalState;
+  /** Last status the server reported, or null. */
+  readonly serverStatus: WireStatus | null;
+  readonly taskId: string | null;
+  readonly at: number;
+  /** Local waiting stopped (budget, detach): the server task is untouched (C9). */
+  readonly waitingStopped: boolean;
+}
+
+export interface CancelOutcome {
+  /** CANCEL_REQUESTED was recorded (or will be, once the submission is acknowledged). */
+  readonly requested: boolean;
+  /** When not requested: why (`already_terminal`: a terminal status was seen first and wins). */
+  readonly reason?: string;
+}
+
+export interface OperationHandle {
+  readonly operationId: string;
+  readonly callNodeId: string;
+  /** The current status first, then every change, ending when the operation settles or stops waiting. */
+  statuses(): AsyncIterable<OperationStatus>;
+  /** The terminal receipt. Rejects with `ExecutorError` when the operation ends without one here. */
+  result(): Promise<Receipt>;
+  /** C8: records CANCEL_REQUESTED (compare-and-set on the cancel generation), then sends the cancel. */
+  cancel(): Promise<CancelOutcome>;
+  /** C9: stops local waiting only; the operation stays in the ledger for `resume()`. */
+  detach(): Promise<void>;
+}
+
+export interface ApprovalRequest {
+  readonly operationId: string;
+  readonly callNodeId: string;
+  readonly taskId: string | null;
+  readonly tool: string;
+  readonly round: number;
+  readonly key: string;
+  /** The server's request (`{ method: 'elicitation/create', params }` on the Tasks extension). */
+  readonly request: unknown;
+  /** sha256 of the request, so a reviewer can bind an answer to exactly what was shown. */
+  readonly requestDigest: string;
+  /** End of the operation's wait budget (ms since the epoch), or null. */
+  readonly deadlineAt: number | null;
+}
+
+export interface ValidationContext {
+  readonly operationId: string;
+  readonly callNodeId: string;
+  readonly tool: string;
+  readonly taskId: string;
+}
+
+/** A receipt ready for downstream, with the outbox row it came from. */
+export interface OutboxItem {
+  readonly outboxId: number;
+  readonly receipt: Receipt;
+}
+
+export interface Outbox extends AsyncIterable<OutboxItem> {
+  /**
+   * The next receipt not yet yielded by this executor and not acknowledged; waits for one. Each
+   * receipt is yielded once per executor; unacknowledged ones are yielded again by a new executor on
+   * the same ledger (after a crash nothing is lost; the consumer deduplicates by receipt id).
+   */
+  next(signal?: AbortSignal): Promise<OutboxItem>;
+  /** Marks the receipt delivered downstream; true the first time. */
+  ack(receiptId: string): Promise<boolean>;
+}
+
+export interface Executor {
+  readonly epoch: number;
+  submit(input: SubmitInput): Promise<OperationHandle>;
+  /** The handle of an operation this executor drives or has in its ledger, by call node. */
+  handle(callNodeId: string): Promise<OperationHandle | null>;
+  readonly outbox: Outbox;
+  /** Takes up every in-flight ledger operation (after a restart, or from a rolled-back epoch). */
+  resume(): Promise<OperationHandle[]>;
+  /** Stops new submissions, bumps the ledger epoch; this executor stops driving (its writes are fenced). */
+  rollback(): Promise<number>;
+  /** Stops all local work (no server cancels, C9) and closes the wires. The ledger stays open. */
+  close(): Promise<void>;
+}
+
+export const EXECUTOR_ERROR_CODES = [
+  'closed',
+  'rolled_back',
+  'not_in_rollout',
+  'waiting_stopped',
+  'never_created',
+  'unknown',
+  'superseded',
+  'ledger_error',
+  'no_server',
+] as const;
+export type ExecutorErrorCode = (typeof EXECUTOR_ERROR_CODES)[number];
+
+/** Why the executor could not give a receipt or take a call; branch on `code`. */
+export class ExecutorError extends Error {
+  readonly code: ExecutorErrorCode;
+  readonly state: LocalState | undefined;
+
+  constructor(code: ExecutorErrorCode, message: string, options: { state?: LocalState; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'ExecutorError';
+    this.code = code;
+    this.state = options.state;
+  }
+}

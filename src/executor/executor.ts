@@ -1,0 +1,222 @@
+/**
+ * `createExecutor`: the client half of mcp-terminus. It persists every long-running tool call in a
+ * `Ledger`, drives it through the operation machine over the call's wire, and hands each call node
+ * exactly one terminal receipt through `result()` and the outbox (DESIGN.md, C1-C10).
+ */
+import { digestOf, requestDigest } from '../core/digest.js';
+import { silentLogger } from '../core/ports.js';
+import type { WireName } from '../core/task.js';
+import type { Executor, ExecutorOptions, OperationHandle, SubmitInput } from './executor-types.js';
+import { ExecutorError } from './executor-types.js';
+import { OperationDriver, type DriverContext } from './interpreter.js';
+import { initialEffects } from './machine.js';
+import { newOperation, type ToolOperation } from './operation.js';
+import { createOutbox } from './outbox.js';
+import { createTokenBucket } from './token-bucket.js';
+import { IN_FLIGHT_STATES, isSettled } from './transitions.js';
+import type { ClientWire } from './wire-port.js';
+import { settledHandle, liveHandle } from './executor-handle.js';
+
+export const EXECUTOR_DEFAULTS = {
+  qps: 20,
+  qpsBurst: 1,
+  defaultBudgetMs: 60 * 60 * 1000,
+  rolloutPercent: 100,
+} as const;
+
+/** Most in-flight operations `resume()` takes up in one call. */
+const RESUME_LIMIT = 100_000;
+
+/**
+ * Opens an executor on a ledger. Reads the ledger's epoch; every event it steps is stamped with it.
+ *
+ * @example
+ * ```ts
+ * const ledger = openSqliteLedger({ path: DEFAULT_LEDGER_PATH });
+ * const executor = await createExecutor({
+ *   ledger,
+ *   connect: (server, wire) => connectServer(servers[server], { clock: systemClock, wire: wire ?? 'auto' }),
+ *   clock: systemClock, random: systemRandom, ids: systemIds,
+ * });
+ * await executor.resume(); // take up whatever a previous process left in flight
+ * const op = await executor.submit({ callNodeId: 'node-7', server: 'reports', tool: 'build_report', args: {} });
+ * const receipt = await op.result();
+ * for await (const item of executor.outbox) { advance(item.receipt); await executor.outbox.ack(item.receipt.id); }
+ * ```
+ */
+export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
+  const { ledger, clock, ids } = options;
+  const logger = options.logger ?? silentLogger;
+  const epoch = await ledger.currentEpoch();
+  const rolloutPercent = options.rolloutPercent ?? EXECUTOR_DEFAULTS.rolloutPercent;
+  const bucket = createTokenBucket({
+    qps: options.qps ?? EXECUTOR_DEFAULTS.qps,
+    burst: options.qpsBurst ?? EXECUTOR_DEFAULTS.qpsBurst,
+    clock,
+  });
+  const outbox = createOutbox(ledger, clock);
+  const drivers = new Map<string, OperationDriver>();
+  const wires = new Map<string, Promise<ClientWire>>();
+  const wireOf = new Map<OperationDriver, ClientWire>();
+  let state: 'open' | 'rolled_back' | 'closed' = 'open';
+
+  const ctx: DriverContext = {
+    ledger,
+    clock,
+    random: options.random,
+    ids,
+    logger,
+    bucket,
+    epoch,
+    approvalGate: options.approvalGate ?? (async () => ({ action: 'cancel' })),
+    ...(options.validateResult === undefined ? {} : { validateResult: options.validateResult }),
+    resubmitNeverCreated: options.resubmitNeverCreated ?? true,
+    onReceipt: () => outbox.notify(),
+  };
+
+  function refuseIfNotOpen(): void {
+    if (state === 'closed') throw new ExecutorError('closed', 'executor closed');
+    if (state === 'rolled_back') throw new ExecutorError('rolled_back', 'executor rolled back: no new operations');
+  }
+
+  /** One connection per (server, wire); a negotiated wire is also cached under its own name. */
+  function getWire(server: string, wire?: WireName): Promise<ClientWire> {
+    const key = `${server}\u0000${wire ?? 'auto'}`;
+    let pending = wires.get(key);
+    if (pending === undefined) {
+      pending = options.connect(server, wire).then((connected) => {
+        const own = `${server}\u0000${connected.wire}`;
+        if (!wires.has(own)) wires.set(own, Promise.resolve(connected));
+        connected.onStatusHint?.((taskId, status) => {
+          for (const [driver, w] of wireOf) if (w === connected && driver.record.taskId === taskId) driver.hint(status);
+        });
+        return connected;
+      });
+      wires.set(key, pending);
+      // A failed connect is not cached: the next call tries again.
+      pending.catch(() => wires.delete(key));
+    }
+    return pending;
+  }
+
+  function register(record: ToolOperation, wire: ClientWire): OperationDriver {
+    const driver = new OperationDriver(record, wire, ctx);
+    drivers.set(record.callNodeId, driver);
+    wireOf.set(driver, wire);
+    return driver;
+  }
+
+  /** Takes up an operation found in the ledger: a rollback adopts an older epoch (DESIGN, rollback). */
+  async function adopt(record: ToolOperation): Promise<OperationHandle> {
+    if (isSettled(record.state)) return settledHandle(record, ledger, clock);
+    if (record.server === undefined) {
+      throw new ExecutorError('no_server', `operation ${record.id} does not name its server`, { state: record.state });
+    }
+    const driver = register(record, await getWire(record.server, record.wire.name));
+    await driver.dispatch(
+      record.executionEpoch < epoch ? { type: 'rollback', newEpoch: epoch } : { type: 'resumed', epoch },
+    );
+    return liveHandle(driver, epoch);
+  }
+
+  function inRollout(callNodeId: string): boolean {
+    if (rolloutPercent >= 100) return true;
+    const bucketOf = Number.parseInt(digestOf(callNodeId).slice(0, 8), 16) % 100;
+    return bucketOf < rolloutPercent;
+  }
+
+  const executor: Executor = {
+    epoch,
+    outbox,
+
+    async submit(input: SubmitInput) {
+      refuseIfNotOpen();
+      if (!inRollout(input.callNodeId)) {
+        throw new ExecutorError(
+          'not_in_rollout',
+          `call node ${input.callNodeId} is outside the ${rolloutPercent}% rollout`,
+        );
+      }
+      const digest = requestDigest(input.tool, input.args);
+      const live = drivers.get(input.callNodeId);
+      if (live !== undefined && !live.isStopped && live.record.requestDigest === digest) return liveHandle(live, epoch);
+      const wire = await getWire(input.server);
+      const now = clock.now();
+      const budgetMs =
+        input.budgetMs !== undefined ? input.budgetMs : (options.defaultBudgetMs ?? EXECUTOR_DEFAULTS.defaultBudgetMs);
+      const record: ToolOperation = {
+        ...newOperation({
+          id: ids.unique('op'),
+          callNodeId: input.callNodeId,
+          requestDigest: digest,
+          tool: { name: input.tool, descriptorVersion: input.toolVersion ?? 'unversioned' },
+          body: input.args,
+          wire: { name: wire.wire, adapterVersion: wire.version },
+          submissionKey: ids.unique('skey'),
+          executionEpoch: epoch,
+          now,
+          budgetMs,
+          shadow: options.shadow?.(input.tool) ?? false,
+          ...(options.policy === undefined ? {} : { policy: options.policy }),
+        }),
+        server: input.server,
+      };
+      // C5: the same call node with the same request is the existing operation, never a second one.
+      const { created, operation } = await ledger.create(record);
+      if (!created) return adopt(operation);
+      const driver = register(operation, wire);
+      driver.start(initialEffects(operation));
+      return liveHandle(driver, epoch);
+    },
+
+    async handle(callNodeId) {
+      const live = drivers.get(callNodeId);
+      if (live !== undefined) return liveHandle(live, epoch);
+      const record = await ledger.loadByCallNode(callNodeId);
+      if (record === null) return null;
+      return isSettled(record.state) ? settledHandle(record, ledger, clock) : null;
+    },
+
+    async resume() {
+      refuseIfNotOpen();
+      const records = await ledger.listByState(IN_FLIGHT_STATES, RESUME_LIMIT);
+      const handles: OperationHandle[] = [];
+      for (const record of records) {
+        const live = drivers.get(record.callNodeId);
+        if (live !== undefined && !live.isStopped) {
+          // Detached (C9) or idle here: re-attach it.
+          if (live.record.waitingStoppedAt !== null) await live.dispatch({ type: 'resumed', epoch });
+          handles.push(liveHandle(live, epoch));
+          continue;
+        }
+        try {
+          handles.push(await adopt(record));
+        } catch (error) {
+          logger.error('cannot resume operation', { operationId: record.id, error: String(error) });
+        }
+      }
+      return handles;
+    },
+
+    async rollback() {
+      refuseIfNotOpen();
+      state = 'rolled_back';
+      const newEpoch = await ledger.bumpEpoch();
+      const reason = new ExecutorError('rolled_back', `epoch ${newEpoch} took over; this executor stopped driving`);
+      await Promise.all([...drivers.values()].map((driver) => driver.stop(reason)));
+      return newEpoch;
+    },
+
+    async close() {
+      if (state === 'closed') return;
+      state = 'closed';
+      const reason = new ExecutorError('closed', 'executor closed; the operation stays in the ledger');
+      await Promise.all([...drivers.values()].map((driver) => driver.stop(reason)));
+      outbox.close();
+      const open = await Promise.allSettled([...new Set(wires.values())]);
+      const unique = new Set(open.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : [])));
+      await Promise.allSettled([...unique].map((wire) => wire.close()));
+    },
+  };
+  return executor;
+}

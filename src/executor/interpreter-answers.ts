@@ -1,0 +1,139 @@
+/**
+ * Wire answers and failures turned into machine events. Pure: the interpreter performs the request,
+ * these say what it means. Every `WireFailure` kind has exactly one meaning per request.
+ */
+import { digestOf } from '../core/digest.js';
+import type { TerminalStatus } from '../core/task.js';
+import type { OperationEvent, RetriedRequest } from './events.js';
+import type { ToolOperation } from './operation.js';
+import {
+  WireFailure,
+  type CancelAnswer,
+  type KeyLookupAnswer,
+  type ResultAnswer,
+  type SubmitAnswer,
+  type TaskSnapshot,
+} from './wire-port.js';
+
+function sighting(snapshot: TaskSnapshot): {
+  taskId: string;
+  status: TaskSnapshot['status'];
+  pollIntervalMs?: number;
+  expiresAt?: number;
+} {
+  return {
+    taskId: snapshot.taskId,
+    status: snapshot.status,
+    ...(snapshot.pollIntervalMs === undefined ? {} : { pollIntervalMs: snapshot.pollIntervalMs }),
+    ...(snapshot.expiresAt === undefined ? {} : { expiresAt: snapshot.expiresAt }),
+  };
+}
+
+export function submitAnswered(answer: SubmitAnswer, epoch: number): OperationEvent {
+  if (answer.kind === 'task') return { type: 'submit_acked', epoch, ...sighting(answer) };
+  // No task means no operation to wait on; the synchronous result is not a task outcome we can
+  // receipt (C7 needs a task id), so the call is recorded as rejected with the reason.
+  return { type: 'submit_rejected', epoch, code: 'immediate_result', message: 'server answered without a task' };
+}
+
+/**
+ * A failed submission. Only a definitive answer (`rejected`, `not_found`) proves nothing was created;
+ * no answer, an unreadable answer and 429/503 (a proxy may have passed it on) leave the doubt that
+ * only the submission key can settle (C5).
+ */
+export function submitFailed(error: unknown, epoch: number): OperationEvent {
+  if (error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found')) {
+    return {
+      type: 'submit_rejected',
+      epoch,
+      code: String(error.rpcCode ?? error.httpStatus ?? error.kind),
+      message: error.message,
+    };
+  }
+  return { type: 'submit_lost', epoch, reason: error instanceof Error ? error.message : String(error) };
+}
+
+export function lookupAnswered(answer: KeyLookupAnswer, epoch: number): OperationEvent {
+  switch (answer.kind) {
+    case 'found':
+      return { type: 'key_lookup_found', epoch, ...sighting(answer) };
+    case 'never_created':
+      return { type: 'key_lookup_never_created', epoch };
+    default:
+      return { type: 'key_lookup_unsupported', epoch };
+  }
+}
+
+export function lookupFailed(error: unknown, epoch: number): OperationEvent {
+  // A definitive refusal of the lookup itself (capability missing, say): the server cannot settle it.
+  if (error instanceof WireFailure && error.kind === 'rejected') return { type: 'key_lookup_unsupported', epoch };
+  return requestFailed('lookup', error, epoch);
+}
+
+export function statusObserved(snapshot: TaskSnapshot, seq: number, epoch: number): OperationEvent {
+  return {
+    type: 'status_observed',
+    epoch,
+    seq,
+    status: snapshot.status,
+    ...(snapshot.pollIntervalMs === undefined ? {} : { pollIntervalMs: snapshot.pollIntervalMs }),
+    ...(snapshot.expiresAt === undefined ? {} : { expiresAt: snapshot.expiresAt }),
+    ...(snapshot.inputRequests === undefined ? {} : { inputRequests: snapshot.inputRequests }),
+  };
+}
+
+export function resultFetched(answer: ResultAnswer, epoch: number, valid: boolean): OperationEvent {
+  const payload = answer.status === 'completed' ? answer.result : answer.status === 'failed' ? answer.error : null;
+  return {
+    type: 'result_fetched',
+    epoch,
+    status: answer.status,
+    payload,
+    digest: digestOf(payload),
+    truncated: false,
+    malformed: !valid,
+  };
+}
+
+/** An unreadable result is refetched (C2); anything else is a retried fetch or a 404. */
+export function fetchFailed(error: unknown, record: ToolOperation, epoch: number): OperationEvent {
+  if (error instanceof WireFailure && error.kind === 'malformed') {
+    const status: TerminalStatus = isTerminalStatus(record.lastServerStatus) ? record.lastServerStatus : 'completed';
+    return { type: 'result_fetched', epoch, status, payload: undefined, digest: '', truncated: true, malformed: true };
+  }
+  return requestFailed('fetch', error, epoch);
+}
+
+export function cancelAnswered(answer: CancelAnswer, generation: number, epoch: number): OperationEvent {
+  if (answer.kind === 'acked') {
+    return {
+      type: 'cancel_acked',
+      epoch,
+      generation,
+      ...(answer.status === undefined ? {} : { status: answer.status }),
+    };
+  }
+  const status = isTerminalStatus(answer.status) ? answer.status : undefined;
+  return { type: 'cancel_rejected_terminal', epoch, generation, ...(status === undefined ? {} : { status }) };
+}
+
+/** `not_found` is the task answering 404; every other failure is retried with back-off (C6). */
+export function requestFailed(request: RetriedRequest, error: unknown, epoch: number): OperationEvent {
+  if (error instanceof WireFailure) {
+    if (error.kind === 'not_found') return { type: 'not_found', epoch, request };
+    if (error.kind === 'throttled') {
+      return {
+        type: 'request_failed',
+        epoch,
+        request,
+        code: error.httpStatus === 503 ? 503 : 429,
+        ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+      };
+    }
+  }
+  return { type: 'request_failed', epoch, request, code: 'network' };
+}
+
+function isTerminalStatus(status: string | null | undefined): status is TerminalStatus {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}

@@ -1,0 +1,413 @@
+/**
+ * The interpreter of one operation: the only place the executor does I/O for it. Events are stepped
+ * one at a time (a per-operation queue); an applied step is persisted (`Ledger.apply`, or
+ * `Ledger.acceptTerminal` when it carries `accept_terminal`) BEFORE any of its effects is performed;
+ * effects become wire requests (each behind the executor-wide token bucket), timers on the injected
+ * clock, approval-gate calls, and their answers come back as events. Given the same clock, random,
+ * ids and wire answers, it takes the same steps.
+ */
+import { digestOf } from '../core/digest.js';
+import { isTerminusError } from '../core/errors.js';
+import type { Clock, Ids, Logger, Random } from '../core/ports.js';
+import type { Effect } from './effects.js';
+import type { OperationEvent } from './events.js';
+import type { ApprovalRequest, ValidationContext } from './executor-types.js';
+import { ExecutorError } from './executor-types.js';
+import {
+  cancelAnswered,
+  fetchFailed,
+  lookupAnswered,
+  lookupFailed,
+  requestFailed,
+  resultFetched,
+  statusObserved,
+  submitAnswered,
+  submitFailed,
+} from './interpreter-answers.js';
+import { StatusFeed } from './interpreter-status.js';
+import type { Ledger, Receipt } from './ledger-port.js';
+import { next, type StepResult } from './machine.js';
+import type { ToolOperation } from './operation.js';
+import type { TokenBucket } from './token-bucket.js';
+import { isReceipted } from './transitions.js';
+import type { ClientWire } from './wire-port.js';
+
+export interface DriverContext {
+  readonly ledger: Ledger;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly ids: Ids;
+  readonly logger: Logger;
+  readonly bucket: TokenBucket;
+  /** The executor epoch every event is stamped with. */
+  readonly epoch: number;
+  readonly approvalGate: (request: ApprovalRequest) => Promise<unknown>;
+  readonly validateResult?: (result: Record<string, unknown>, context: ValidationContext) => void | Promise<void>;
+  readonly resubmitNeverCreated: boolean;
+  /** A receipt was written (or found) for this operation: wake the outbox. */
+  onReceipt(receipt: Receipt): void;
+}
+
+type EventSource = OperationEvent | ((record: ToolOperation) => OperationEvent);
+
+export class OperationDriver {
+  record: ToolOperation;
+  readonly status: StatusFeed;
+  private readonly ctx: DriverContext;
+  private readonly wire: ClientWire;
+  private readonly abort = new AbortController();
+  private readonly tasks = new Set<Promise<void>>();
+  private queue: Promise<unknown> = Promise.resolve();
+  private timer: AbortController | null = null;
+  private receipt: Receipt | null = null;
+  private failure: ExecutorError | null = null;
+  private waiters: { resolve(receipt: Receipt): void; reject(error: ExecutorError): void }[] = [];
+  private stopped = false;
+  /** A cancel asked for before the server acknowledged the submission: sent once it does. */
+  private cancelOwed = false;
+
+  constructor(record: ToolOperation, wire: ClientWire, ctx: DriverContext) {
+    this.record = record;
+    this.wire = wire;
+    this.ctx = ctx;
+    this.status = new StatusFeed(record, ctx.clock);
+  }
+
+  get isStopped(): boolean {
+    return this.stopped;
+  }
+
+  /** Performs the effects owed by a record that was just created or loaded (persisted already). */
+  start(effects: readonly Effect[]): void {
+    this.perform(effects);
+  }
+
+  /** Queues an event; resolves with the step (null when the driver stopped or the write failed). */
+  dispatch(source: EventSource): Promise<StepResult | null> {
+    const turn = this.queue.then(() => this.step(source));
+    this.queue = turn.catch(() => undefined);
+    return turn;
+  }
+
+  result(): Promise<Receipt> {
+    if (this.receipt !== null) return Promise.resolve(this.receipt);
+    if (this.failure !== null) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => this.waiters.push({ resolve, reject }));
+  }
+
+  /** Stops every local activity of this operation (never a server cancel, C9). */
+  async stop(reason: ExecutorError): Promise<void> {
+    this.halt(reason);
+    await Promise.allSettled([...this.tasks]);
+  }
+
+  /** A pushed status hint for this operation's task: it may bring the next poll forward, nothing else. */
+  hint(status: ToolOperation['lastServerStatus']): void {
+    if (status === null) return;
+    void this.dispatch({ type: 'notification', epoch: this.ctx.epoch, status });
+  }
+
+  markCancelOwed(): void {
+    this.cancelOwed = true;
+  }
+
+  private halt(reason: ExecutorError): void {
+    if (!this.stopped) {
+      this.stopped = true;
+      this.abort.abort(reason);
+      this.timer?.abort();
+    }
+    this.fail(reason);
+    this.status.end();
+  }
+
+  private async step(source: EventSource): Promise<StepResult | null> {
+    for (let attempt = 0; attempt < 2 && !this.stopped; attempt++) {
+      const base = this.record;
+      const event = typeof source === 'function' ? source(base) : source;
+      const result = next(base, event, this.ctx.clock.now(), this.ctx.random.next());
+      if (result.outcome !== 'applied') {
+        this.ctx.logger.debug('event not applied', {
+          operationId: base.id,
+          event: event.type,
+          outcome: result.outcome,
+          reason: result.reason,
+        });
+        return result;
+      }
+      try {
+        if (!(await this.persist(base, result))) return null;
+      } catch (error) {
+        if (isTerminusError(error, 'revision_conflict') && attempt === 0) {
+          // Someone else stepped the record (another executor on the file): step again on theirs.
+          const fresh = await this.ctx.ledger.load(base.id).catch(() => null);
+          if (fresh !== null) {
+            this.record = fresh;
+            continue;
+          }
+        }
+        const code = isTerminusError(error, 'lease_lost') ? 'superseded' : 'ledger_error';
+        this.ctx.logger.warn('ledger refused a step; no longer driving the operation', {
+          operationId: base.id,
+          event: event.type,
+          error: error instanceof Error ? error.message : String(error),
+        });
+        this.halt(
+          new ExecutorError(code, `operation ${base.id}: ${String(error)}`, { state: base.state, cause: error }),
+        );
+        return null;
+      }
+      this.perform(result.effects);
+      this.afterStep(result);
+      return result;
+    }
+    return null;
+  }
+
+  /** Writes the step; false when a receipt already existed for the call node (nothing written). */
+  private async persist(base: ToolOperation, result: StepResult & { outcome: 'applied' }): Promise<boolean> {
+    const accept = result.effects.find((e) => e.type === 'accept_terminal');
+    if (accept === undefined) {
+      this.record = await this.ctx.ledger.apply({ record: result.record, expectedRevision: base.revision });
+      return true;
+    }
+    const outcome = await this.ctx.ledger.acceptTerminal({
+      receiptId: this.ctx.ids.unique('rcpt'),
+      record: result.record,
+      expectedRevision: base.revision,
+      acceptance: accept.acceptance,
+      now: this.ctx.clock.now(),
+    });
+    if (outcome.accepted) this.record = outcome.operation;
+    else this.record = (await this.ctx.ledger.load(base.id)) ?? base;
+    this.settle(outcome.receipt);
+    return outcome.accepted;
+  }
+
+  private afterStep(result: StepResult & { outcome: 'applied' }): void {
+    const r = this.record;
+    if (this.cancelOwed && (r.state === 'WORKING' || r.state === 'INPUT_REQUIRED')) {
+      this.cancelOwed = false;
+      void this.dispatch((rec) => ({
+        type: 'cancel_requested',
+        epoch: this.ctx.epoch,
+        expectedGeneration: rec.cancelGeneration,
+      }));
+    }
+    if (r.state === 'NEVER_CREATED') {
+      this.fail(
+        new ExecutorError('never_created', `operation ${r.id} was never created on the server`, { state: r.state }),
+      );
+    }
+    const working = result.effects.some((e) => e.type === 'lookup_key' || e.type === 'schedule_wake');
+    if (r.state === 'UNKNOWN' && !working) {
+      this.fail(new ExecutorError('unknown', `operation ${r.id} needs manual reconciliation`, { state: r.state }));
+    }
+  }
+
+  private settle(receipt: Receipt): void {
+    this.receipt = receipt;
+    for (const waiter of this.waiters.splice(0)) waiter.resolve(receipt);
+    this.ctx.onReceipt(receipt);
+  }
+
+  private fail(error: ExecutorError): void {
+    if (this.receipt !== null) return;
+    this.failure = error;
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+  }
+
+  private track(work: () => Promise<void>): void {
+    const task = work().catch((error: unknown) => {
+      if (this.abort.signal.aborted) return;
+      this.ctx.logger.error('operation effect failed', { operationId: this.record.id, error: String(error) });
+    });
+    this.tasks.add(task);
+    void task.finally(() => this.tasks.delete(task));
+  }
+
+  private perform(effects: readonly Effect[]): void {
+    const epoch = this.ctx.epoch;
+    for (const effect of effects) {
+      switch (effect.type) {
+        case 'send_submit':
+          this.track(() => this.sendSubmit(effect.submissionKey));
+          break;
+        case 'lookup_key':
+          this.track(() =>
+            this.request(
+              (signal) => this.wire.lookupKey(effect.submissionKey, signal),
+              (answer) => lookupAnswered(answer, epoch),
+              (error) => lookupFailed(error, epoch),
+            ),
+          );
+          break;
+        case 'poll_status':
+          this.track(() =>
+            this.request(
+              (signal) => this.wire.getStatus(effect.taskId, signal),
+              (snapshot) => statusObserved(snapshot, effect.seq, epoch),
+              (error) => requestFailed('poll', error, epoch),
+            ),
+          );
+          break;
+        case 'fetch_result':
+          this.track(() => this.fetch(effect.taskId));
+          break;
+        case 'send_cancel':
+          this.track(() =>
+            this.request(
+              (signal) => this.wire.cancel(effect.taskId, signal),
+              (answer) => cancelAnswered(answer, effect.generation, epoch),
+              (error) => requestFailed('cancel', error, epoch),
+            ),
+          );
+          break;
+        case 'send_input': {
+          const keys = Object.keys(effect.responses);
+          this.track(() =>
+            this.request(
+              (signal) => this.wire.sendInput(effect.taskId, effect.responses, signal),
+              () => ({ type: 'input_sent', epoch, round: effect.round, keys }),
+              (error) => requestFailed('input', error, epoch),
+            ),
+          );
+          break;
+        }
+        case 'ask_approval':
+          for (const [key, request] of Object.entries(effect.requests)) {
+            this.track(() => this.ask(effect.round, key, request));
+          }
+          break;
+        case 'schedule_wake':
+          this.arm(effect.atMs);
+          break;
+        case 'offer_resubmit':
+          void this.dispatch(
+            this.ctx.resubmitNeverCreated
+              ? { type: 'resubmit', epoch, submissionKey: this.ctx.ids.unique('skey') }
+              : { type: 'abandon', epoch, reason: 'resubmission disabled' },
+          );
+          break;
+        case 'stop_waiting':
+          this.timer?.abort();
+          this.fail(new ExecutorError('waiting_stopped', `stopped waiting (${effect.reason}); the task is untouched`));
+          this.status.push(this.record, true);
+          this.status.end();
+          break;
+        case 'emit_status':
+          this.status.push(this.record, false);
+          if (isReceipted(this.record.state) || this.record.state === 'NEVER_CREATED') this.status.end();
+          break;
+        case 'record_unknown':
+        case 'record_late_effect':
+          this.ctx.logger.warn(
+            effect.type === 'record_unknown' ? 'operation in doubt' : 'late effect after a won cancel',
+            {
+              operationId: this.record.id,
+              callNodeId: this.record.callNodeId,
+              evidence: effect.evidence,
+            },
+          );
+          break;
+        case 'accept_terminal':
+          break;
+      }
+    }
+  }
+
+  /** The key is persisted with the record already; `submit_sent` is recorded before the request leaves. */
+  private async sendSubmit(submissionKey: string): Promise<void> {
+    const epoch = this.ctx.epoch;
+    const sent = await this.dispatch({ type: 'submit_sent', epoch });
+    if (sent?.outcome !== 'applied') return;
+    const r = this.record;
+    await this.request(
+      (signal) => this.wire.submit({ tool: r.tool.name, args: r.body, submissionKey }, signal),
+      (answer) => submitAnswered(answer, epoch),
+      (error) => submitFailed(error, epoch),
+    );
+  }
+
+  private async fetch(taskId: string): Promise<void> {
+    const epoch = this.ctx.epoch;
+    await this.request(
+      (signal) => this.wire.fetchResult(taskId, signal),
+      async (answer) => {
+        if (answer.status !== 'completed' || this.ctx.validateResult === undefined)
+          return resultFetched(answer, epoch, true);
+        try {
+          const r = this.record;
+          await this.ctx.validateResult(answer.result, {
+            operationId: r.id,
+            callNodeId: r.callNodeId,
+            tool: r.tool.name,
+            taskId,
+          });
+          return resultFetched(answer, epoch, true);
+        } catch (error) {
+          this.ctx.logger.warn('result refused by validateResult; not accepted', {
+            operationId: this.record.id,
+            error: String(error),
+          });
+          return resultFetched(answer, epoch, false);
+        }
+      },
+      (error) => fetchFailed(error, this.record, epoch),
+    );
+  }
+
+  /** One wire request behind the token bucket; its answer or failure becomes the next event. */
+  private async request<T>(
+    send: (signal: AbortSignal) => Promise<T>,
+    onAnswer: (answer: T) => OperationEvent | Promise<OperationEvent>,
+    onFailure: (error: unknown) => OperationEvent,
+  ): Promise<void> {
+    const signal = this.abort.signal;
+    await this.ctx.bucket.take(signal);
+    if (this.stopped) return;
+    let event: OperationEvent;
+    try {
+      event = await onAnswer(await send(signal));
+    } catch (error) {
+      if (signal.aborted) return;
+      event = onFailure(error);
+    }
+    if (signal.aborted) return;
+    await this.dispatch(event);
+  }
+
+  private async ask(round: number, key: string, request: unknown): Promise<void> {
+    const r = this.record;
+    const reply = await this.ctx.approvalGate({
+      operationId: r.id,
+      callNodeId: r.callNodeId,
+      taskId: r.taskId,
+      tool: r.tool.name,
+      round,
+      key,
+      request,
+      requestDigest: digestOf(request ?? null),
+      deadlineAt: r.policy.deadlineAt,
+    });
+    if (this.stopped) return;
+    await this.dispatch({ type: 'input_answered', epoch: this.ctx.epoch, round, key, reply });
+  }
+
+  /** One timer per operation: a newer wake supersedes the armed one (the machine ignores stale ones too). */
+  private arm(atMs: number): void {
+    this.timer?.abort();
+    const timer = new AbortController();
+    this.timer = timer;
+    const signal = AbortSignal.any([timer.signal, this.abort.signal]);
+    const delay = Math.max(0, atMs - this.ctx.clock.now());
+    this.track(async () => {
+      try {
+        await this.ctx.clock.sleep(delay, signal);
+      } catch {
+        return;
+      }
+      await this.dispatch({ type: 'wake', epoch: this.ctx.epoch, dueAt: atMs });
+    });
+  }
+}
