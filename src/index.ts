@@ -35,21 +35,6 @@ export type {
 export { createMemoryTaskStore } from './store/memory/index.js';
 export { createEngine } from './runner/engine.js';
 export type { EngineOptions } from './runner/engine.js';
-export { createTerminusServer } from './server/terminus-server.js';
-export type { TerminusServer, TerminusServerOptions, ServeStdioOptions } from './server/terminus-server.js';
-export type { HttpServerHandle, ServeHttpOptions } from './server/http/serve.js';
-export { route } from './server/http/routes.js';
-export type { HttpRoute, HttpHandler, HttpRequestInfo } from './server/http/routes.js';
-export type { WireAdapter, WireDeps, Era } from './server/wire/adapter.js';
-export type { Preflight, PreflightCall, PreflightOutcome, PreflightQuestion } from './server/preflight.js';
-export { ANONYMOUS_OWNER, STDIO_OWNER, ownerOf } from './server/owner.js';
-export {
-  tasksExtensionWire,
-  LOOKUP_METHOD,
-  SUBMISSION_KEY_META,
-  TASKS_EXTENSION,
-} from './server/wire/tasks-ext/index.js';
-export { demoTools } from './tools/demo/index.js';
 export type {
   ToolOperation,
   LocalState,
