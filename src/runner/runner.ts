@@ -46,7 +46,7 @@ export class Runner {
     for (const { execution } of this.#running.values()) if (execution.taskId === taskId) execution.cancel();
   }
 
-  /** Lets the local run of `taskId` see a new input reply now rather than at its next heartbeat. */
+  /** Lets the local run of `taskId` re-read its task now (a reply or a cancel) rather than at its next heartbeat. */
   inputReceived(taskId: string): void {
     for (const { execution } of this.#running.values()) {
       if (execution.taskId === taskId) void execution.refresh();
@@ -70,8 +70,10 @@ export class Runner {
 
   #onEvent(event: TaskEvent): void {
     if (event.kind === 'created') this.wake();
-    else if (event.kind === 'cancelled') this.cancelled(event.taskId);
-    else if (event.kind === 'input_received') this.inputReceived(event.taskId);
+    // Events may come from other nodes (PostgreSQL NOTIFY): re-read the task and act on what the
+    // store says, so a stray event can delay nothing and abort nothing by itself. A cancel on this
+    // node aborts directly through `cancelled()`.
+    else if (event.kind === 'cancelled' || event.kind === 'input_received') this.inputReceived(event.taskId);
   }
 
   async #claimLoop(stop: AbortSignal): Promise<void> {
