@@ -35,6 +35,57 @@ export type {
 export { createMemoryTaskStore } from './store/memory/index.js';
 export { createEngine } from './runner/engine.js';
 export type { EngineOptions } from './runner/engine.js';
+export { createTerminusServer } from './server/terminus-server.js';
+export type { TerminusServer, TerminusServerOptions, ServeStdioOptions } from './server/terminus-server.js';
+export type { HttpServerHandle, ServeHttpOptions } from './server/http/serve.js';
+export { route } from './server/http/routes.js';
+export type { HttpRoute, HttpHandler, HttpRequestInfo } from './server/http/routes.js';
+export type { WireAdapter, WireDeps, Era } from './server/wire/adapter.js';
+export type { Preflight, PreflightCall, PreflightOutcome, PreflightQuestion } from './server/preflight.js';
+export { ANONYMOUS_OWNER, STDIO_OWNER, ownerOf } from './server/owner.js';
+export {
+  tasksExtensionWire,
+  LOOKUP_METHOD,
+  SUBMISSION_KEY_META,
+  TASKS_EXTENSION,
+} from './server/wire/tasks-ext/index.js';
+export { demoTools } from './tools/demo/index.js';
+export type {
+  ToolOperation,
+  LocalState,
+  WireStatus,
+  ReceiptStatus,
+  HistoryEntry,
+  Evidence,
+  InputState,
+  OperationPolicy,
+  NewOperationInput,
+} from './executor/operation.js';
+export { LOCAL_STATES, DEFAULT_POLICY, isLocalState, newOperation } from './executor/operation.js';
+export {
+  TRANSITIONS,
+  RECEIPT_WRITING_STATES,
+  RECEIPTED_STATES,
+  SETTLED_STATES,
+  IN_FLIGHT_STATES,
+  canTransition,
+  isReceipted,
+} from './executor/transitions.js';
+export { next as nextOperation, initialEffects } from './executor/machine.js';
+export type { StepResult, IgnoreReason, RejectReason } from './executor/machine.js';
+export type { OperationEvent, OperationEventType, RetriedRequest } from './executor/events.js';
+export type { Effect, EffectType, Acceptance } from './executor/effects.js';
+export type {
+  Ledger,
+  AcceptOutcome,
+  AcceptTerminalInput,
+  AppliedStep,
+  CreateOperationOutcome,
+  OutboxRow,
+  Receipt,
+} from './executor/ledger-port.js';
+export { DEFAULT_LEDGER_PATH } from './executor/ledger-port.js';
+export { createMemoryLedger } from './executor/ledger/memory.js';
 export type {
   ToolOperation,
   LocalState,
