@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { registerCall } from './call.js';
+import { registerOps } from './ops.js';
 import { registerServe } from './serve.js';
 
 /** The `terminus` command. Each subcommand lives in its own file and registers itself here. */
@@ -9,5 +11,7 @@ const program = new Command()
   .version('0.1.0');
 
 registerServe(program);
+registerCall(program);
+registerOps(program);
 
 await program.parseAsync(process.argv);

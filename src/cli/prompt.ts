@@ -108,6 +108,8 @@ export class LineReader {
 export interface PromptIO {
   readonly reader: LineReader;
   readonly out: Writable;
+  /** Repeat each answer read (piped input is not echoed by a terminal). */
+  readonly echo?: boolean;
 }
 
 /** Invalid answers tolerated per question before the round is answered `cancel`. */
@@ -151,6 +153,7 @@ async function ask<T>(io: PromptIO, question: string, parse: (line: string) => P
       io.out.write('(end of input)\n');
       return null;
     }
+    if (io.echo === true) io.out.write(`${line}\n`);
     const parsed = parse(line);
     if ('ok' in parsed) return parsed.ok;
     io.out.write(`  ! ${parsed.error}\n`);

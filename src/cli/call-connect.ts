@@ -1,0 +1,131 @@
+/**
+ * How the CLI names and reaches servers. The executor stores a server NAME with each operation and
+ * asks a `Connector` for its wire; the CLI's names are self-describing descriptors, so `terminus
+ * ops resume` can reconnect from the ledger alone:
+ *
+ * - `http://host:port/mcp` (or https): Streamable HTTP;
+ * - `stdio:COMMAND ARGS...`: a server spawned on stdin/stdout (words split like a shell, quotes kept).
+ */
+import type { Clock } from '../core/ports.js';
+import type { WireName } from '../core/task.js';
+import { connectServer, type ServerTarget, type WireChoice } from '../executor/adapters/index.js';
+import type { Connector } from '../executor/executor-types.js';
+import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
+
+const STDIO_PREFIX = 'stdio:';
+
+export function urlDescriptor(url: string): string {
+  const parsed = new URL(url);
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`not an http(s) URL: ${url}`);
+  return parsed.toString();
+}
+
+export function stdioDescriptor(command: string): string {
+  if (splitCommand(command).length === 0) throw new Error('empty --stdio command');
+  return `${STDIO_PREFIX}${command.trim()}`;
+}
+
+/** Splits a command line into words: whitespace separates, single and double quotes group, `\` escapes. */
+export function splitCommand(line: string): string[] {
+  const words: string[] = [];
+  let word = '';
+  let inWord = false;
+  let quote: '"' | "'" | null = null;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i]!;
+    if (quote !== null) {
+      if (c === quote) quote = null;
+      else if (c === '\\' && quote === '"' && i + 1 < line.length) word += line[++i];
+      else word += c;
+    } else if (c === '"' || c === "'") {
+      quote = c;
+      inWord = true;
+    } else if (c === '\\' && i + 1 < line.length) {
+      word += line[++i];
+      inWord = true;
+    } else if (/\s/.test(c)) {
+      if (inWord) words.push(word);
+      word = '';
+      inWord = false;
+    } else {
+      word += c;
+      inWord = true;
+    }
+  }
+  if (quote !== null) throw new Error('unterminated quote in --stdio command');
+  if (inWord) words.push(word);
+  return words;
+}
+
+export interface TargetOptions {
+  /** Child stderr for stdio servers; default `ignore` (their logs would tear the progress line). */
+  readonly stderr?: 'inherit' | 'ignore';
+}
+
+/** The connection target a descriptor names. */
+export function targetOf(descriptor: string, options: TargetOptions = {}): ServerTarget {
+  if (descriptor.startsWith(STDIO_PREFIX)) {
+    const [command, ...args] = splitCommand(descriptor.slice(STDIO_PREFIX.length));
+    if (command === undefined) throw new Error(`empty command in ${descriptor}`);
+    // A CLI behaves like a shell: the server sees our environment (the SDK default passes a subset).
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
+    );
+    return { command, args, env, stderr: options.stderr ?? 'ignore' };
+  }
+  return { url: urlDescriptor(descriptor) };
+}
+
+/** What a server said about a task, as the wire decoded it: the display's status message and progress. */
+export type SnapshotListener = (snapshot: TaskSnapshot) => void;
+
+/** Passes every decoded snapshot (submit answer, poll answer) to `listener`; changes nothing else. */
+export function observeWire(wire: ClientWire, listener: SnapshotListener): ClientWire {
+  const safe = (snapshot: TaskSnapshot): void => {
+    try {
+      listener(snapshot);
+    } catch {
+      // The display must never break the call.
+    }
+  };
+  return {
+    ...wire,
+    wire: wire.wire,
+    version: wire.version,
+    submit: async (request, signal) => {
+      const answer = await wire.submit(request, signal);
+      if (answer.kind === 'task') safe(answer);
+      return answer;
+    },
+    getStatus: async (taskId, signal) => {
+      const snapshot = await wire.getStatus(taskId, signal);
+      safe(snapshot);
+      return snapshot;
+    },
+    lookupKey: (key, signal) => wire.lookupKey(key, signal),
+    fetchResult: (taskId, signal) => wire.fetchResult(taskId, signal),
+    cancel: (taskId, signal) => wire.cancel(taskId, signal),
+    sendInput: (taskId, responses, signal) => wire.sendInput(taskId, responses, signal),
+    close: () => wire.close(),
+  };
+}
+
+export interface CliConnectorOptions extends TargetOptions {
+  readonly clock: Clock;
+  /** The wire for new submissions; a resumed operation always uses the wire that created it. */
+  readonly wire: WireChoice;
+  readonly timeoutMs?: number;
+  readonly onSnapshot?: SnapshotListener;
+}
+
+export function cliConnector(options: CliConnectorOptions): Connector {
+  return async (server: string, wire?: WireName) => {
+    const choice: WireChoice = wire === 'mcp-tasks-ext' || wire === 'mcp-2025-11-25' ? wire : options.wire;
+    const connected = await connectServer(targetOf(server, options), {
+      clock: options.clock,
+      wire: choice,
+      ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    });
+    return options.onSnapshot === undefined ? connected : observeWire(connected, options.onSnapshot);
+  };
+}
