@@ -7,6 +7,8 @@ import { createEngine } from '../runner/engine.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
 import type { Preflight } from '../server/preflight.js';
 import { createTerminusServer } from '../server/terminus-server.js';
+import { createWireRegistry, parseWireName } from '../server/wire/registry.js';
+import type { WireName } from '../core/task.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
@@ -18,6 +20,7 @@ interface ServeFlags {
   readonly stdio: boolean;
   readonly fixtures?: 'conformance';
   readonly verbose: boolean;
+  readonly disableWire: WireName[];
 }
 
 /**
@@ -37,7 +40,21 @@ export function registerServe(program: Command): void {
       new Option('--fixtures <set>', 'serve a fixture tool set instead of the demo tools').choices(['conformance']),
     )
     .option('--verbose', 'debug logs on stderr', false)
+    .option(
+      '--disable-wire <wire>',
+      'refuse new submissions on a wire (repeatable); its existing tasks keep status, result, cancel and list',
+      collectWire,
+      [],
+    )
     .action((flags: ServeFlags) => serve(flags));
+}
+
+function collectWire(value: string, previous: WireName[]): WireName[] {
+  try {
+    return [...previous, parseWireName(value)];
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
 }
 
 function parsePort(value: string): number {
@@ -59,7 +76,16 @@ async function serve(flags: ServeFlags): Promise<void> {
   }
   const engine = createEngine({ store, tools, clock: systemClock, ids: systemIds, random: systemRandom, logger });
   engine.start();
-  const server = createTerminusServer({ engine, name: 'mcp-terminus', version: '0.1.0', preflights, logger });
+  // Every wire is served; disabled ones only refuse new submissions (seed 002).
+  const wires = createWireRegistry({ disabled: flags.disableWire });
+  const server = createTerminusServer({
+    engine: wires.guard(engine),
+    wires: wires.adapters,
+    name: 'mcp-terminus',
+    version: '0.1.0',
+    preflights,
+    logger,
+  });
 
   let close: () => Promise<void>;
   if (flags.stdio) {

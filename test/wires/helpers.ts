@@ -9,6 +9,7 @@ import { defineTaskTool, ToolRpcError, type TaskToolDefinition } from '../../src
 import { createTerminusServer } from '../../src/server/terminus-server.js';
 import { createWireRegistry } from '../../src/server/wire/registry.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
+import type { TaskStore } from '../../src/store/port.js';
 
 /** Bearer tokens of the two principals the tests use. */
 export const ALICE = 'token-alice';
@@ -99,9 +100,11 @@ export interface WireServer {
 }
 
 /** `createTerminusServer` with every registered wire, on 127.0.0.1 port 0, with bearer auth. */
-export async function startWireServer(options: { disabled?: readonly WireName[] } = {}): Promise<WireServer> {
+export async function startWireServer(
+  options: { disabled?: readonly WireName[]; store?: TaskStore } = {},
+): Promise<WireServer> {
   const gates = new Gates();
-  const store = createMemoryTaskStore();
+  const store = options.store ?? createMemoryTaskStore();
   const engine = createEngine({
     store,
     tools: testTools(gates),
@@ -122,7 +125,8 @@ export async function startWireServer(options: { disabled?: readonly WireName[] 
     close: async () => {
       await http.close();
       await engine.stop();
-      await store.close();
+      // A store passed in outlives this server (a restart on the same tasks).
+      if (options.store === undefined) await store.close();
     },
   };
 }
