@@ -86,39 +86,3 @@ export type {
 } from './executor/ledger-port.js';
 export { DEFAULT_LEDGER_PATH } from './executor/ledger-port.js';
 export { createMemoryLedger } from './executor/ledger/memory.js';
-export type {
-  ToolOperation,
-  LocalState,
-  WireStatus,
-  ReceiptStatus,
-  HistoryEntry,
-  Evidence,
-  InputState,
-  OperationPolicy,
-  NewOperationInput,
-} from './executor/operation.js';
-export { LOCAL_STATES, DEFAULT_POLICY, isLocalState, newOperation } from './executor/operation.js';
-export {
-  TRANSITIONS,
-  RECEIPT_WRITING_STATES,
-  RECEIPTED_STATES,
-  SETTLED_STATES,
-  IN_FLIGHT_STATES,
-  canTransition,
-  isReceipted,
-} from './executor/transitions.js';
-export { next as nextOperation, initialEffects } from './executor/machine.js';
-export type { StepResult, IgnoreReason, RejectReason } from './executor/machine.js';
-export type { OperationEvent, OperationEventType, RetriedRequest } from './executor/events.js';
-export type { Effect, EffectType, Acceptance } from './executor/effects.js';
-export type {
-  Ledger,
-  AcceptOutcome,
-  AcceptTerminalInput,
-  AppliedStep,
-  CreateOperationOutcome,
-  OutboxRow,
-  Receipt,
-} from './executor/ledger-port.js';
-export { DEFAULT_LEDGER_PATH } from './executor/ledger-port.js';
-export { createMemoryLedger } from './executor/ledger/memory.js';
