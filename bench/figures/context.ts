@@ -1,0 +1,17 @@
+import type { BenchConfig } from '../lib/config.js';
+import type { Row, Target } from '../lib/report.js';
+import type { BenchEnv } from '../lib/variants.js';
+
+/** What every figure gets: the sizes, the variants and their servers, the fsync ceiling. */
+export interface FigureContext {
+  readonly config: BenchConfig;
+  readonly env: BenchEnv;
+  /** Median fsyncs per second of the databases' disk, measured at the start of the run. */
+  readonly fsyncPerSecond: number;
+  log(line: string): void;
+}
+
+export interface FigureResult {
+  readonly rows: Row[];
+  readonly targets: Target[];
+}

@@ -1,0 +1,100 @@
+/**
+ * Figure 2: `tasks/get` latency (client-side round trip over stdio, one call at a time) with 1,000 /
+ * 10,000 / 100,000 open tasks in the store. Ours: the database is seeded once per size through the
+ * store API and reused by every round; B0: `InMemoryTaskStore.createTask` in the server process
+ * before it serves. The client then creates a few tasks of its own and reads them round-robin.
+ */
+import { getStatus, submitTask } from '../client/tasks.js';
+import { withServer } from '../lib/proc.js';
+import { fmt, type Row, type Target } from '../lib/report.js';
+import { percentile, summarize } from '../lib/stats.js';
+import { openStore, seedOpenTasks } from '../lib/seed.js';
+import type { Database, VariantId } from '../lib/variants.js';
+import type { FigureContext, FigureResult } from './context.js';
+
+const OWN_TASKS = 16;
+
+export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
+  const { config, env } = ctx;
+  const runnable = env.variants.filter((v) => v.notRun === undefined);
+  const samples = new Map<string, { p50: number[]; p99: number[] }>();
+  const key = (variant: VariantId, size: number): string => `${variant}/${size}`;
+
+  for (const size of config.openTasks) {
+    const databases = new Map<VariantId, Database>();
+    for (const variant of runnable) {
+      if (variant.id === 'B0') continue;
+      const db = env.freshDb(variant.id, `open-${size}`);
+      ctx.log(`figure 2: seeding ${size} open tasks into ${variant.id}`);
+      const store = await openStore(db);
+      await seedOpenTasks(store, size);
+      await store.close();
+      databases.set(variant.id, db);
+    }
+    for (let round = 0; round < config.rounds; round += 1) {
+      for (const variant of runnable) {
+        ctx.log(`figure 2: ${size} open, round ${round + 1}/${config.rounds}, ${variant.id}`);
+        const db = databases.get(variant.id);
+        const spec = env.spec(variant.id, { pollMs: config.pollMs, seed: size, ...(db === undefined ? {} : { db }) });
+        const latencies = await withServer(spec, 'stdio', async (server) => {
+          const client = await server.connect();
+          // Open tasks of our own (a long sleep), read round-robin: the lookups walk the full store.
+          const own: string[] = [];
+          for (let i = 0; i < OWN_TASKS; i += 1)
+            own.push((await submitTask(client, variant.taskTool, { ms: 3_600_000 })).taskId);
+          const times: number[] = [];
+          const warmup = Math.min(100, config.gets);
+          for (let i = 0; i < warmup + config.gets; i += 1) {
+            const start = performance.now();
+            await getStatus(client, own[i % own.length]!);
+            if (i >= warmup) times.push(performance.now() - start);
+          }
+          await client.close();
+          return times;
+        });
+        const entry = samples.get(key(variant.id, size)) ?? { p50: [], p99: [] };
+        entry.p50.push(percentile(latencies, 50));
+        entry.p99.push(percentile(latencies, 99));
+        samples.set(key(variant.id, size), entry);
+      }
+    }
+  }
+
+  const rows: Row[] = [];
+  const targets: Target[] = [];
+  const largest = Math.max(...config.openTasks);
+  for (const size of config.openTasks) {
+    for (const quantile of ['p50', 'p99'] as const) {
+      const b0 = summarize(samples.get(key('B0', size))?.[quantile] ?? []);
+      for (const variant of env.variants) {
+        const metric = `tasks/get ${quantile} (ms)`;
+        const setting = `${size.toLocaleString('en-US')} open, stdio`;
+        if (variant.notRun !== undefined) {
+          rows.push({ figure: 2, metric, variant: variant.label, setting, notRun: variant.notRun });
+          continue;
+        }
+        const value = summarize(samples.get(key(variant.id, size))?.[quantile] ?? []);
+        const ratio = value.median / b0.median;
+        rows.push({
+          figure: 2,
+          metric,
+          variant: variant.label,
+          setting,
+          value,
+          ...(variant.id === 'B0' ? {} : { ratio: { to: 'B0', value: ratio } }),
+        });
+        if (variant.id === 'sqlite' && quantile === 'p99' && size === largest) {
+          targets.push({
+            name: `tasks/get p99 at ${size.toLocaleString('en-US')} open (SQLite)`,
+            goal: 'within 2x of B0',
+            measured: ratio,
+            unit: 'x B0',
+            met: ratio <= 2,
+            margin: `${ratio <= 2 ? '+' : '-'}${fmt(Math.abs(2 - ratio))}x (${fmt(value.median)} vs ${fmt(b0.median)} ms)`,
+          });
+        }
+      }
+    }
+  }
+  return { rows, targets };
+}

@@ -1,0 +1,149 @@
+/**
+ * Sizes of a run. `--quick` is the smoke run (a few seconds, tiny counts); the full run is sized to
+ * take a few minutes on 2 cores. Every size can be overridden on the command line.
+ */
+import { parseArgs } from 'node:util';
+
+export const FIGURES = [1, 2, 3, 4, 5, 6, 7] as const;
+export type FigureId = (typeof FIGURES)[number];
+
+export interface BenchConfig {
+  readonly quick: boolean;
+  readonly json: boolean;
+  /** Interleaved rounds per figure (A B C A B C ...). */
+  readonly rounds: number;
+  readonly seed: number;
+  readonly figures: readonly FigureId[];
+  /** Skip PostgreSQL even when one could be started. */
+  readonly noPostgres: boolean;
+  /** Figure 1: submissions per measurement, for 1 and for 16 concurrent clients. */
+  readonly submissions: number;
+  readonly concurrency: readonly number[];
+  /** Figure 2: open tasks in the store, and sequential `tasks/get` calls measured per run. */
+  readonly openTasks: readonly number[];
+  readonly gets: number;
+  /** Figure 3: tasks per run, their duration and the poll interval the servers advertise. */
+  readonly acceptanceTasks: number;
+  readonly acceptanceTaskMs: number;
+  readonly pollMs: number;
+  /** Figure 4: tasks over a lognormal mix of durations (median, sigma), and the executor's QPS cap. */
+  readonly pollTasks: number;
+  readonly pollMedianMs: number;
+  readonly pollSigma: number;
+  readonly qps: number;
+  /** Figure 5: sequential calls per measurement. */
+  readonly overheadCalls: number;
+  /** Figure 6: open tasks and ledger entries measured. */
+  readonly memoryOpen: number;
+  readonly memoryLedger: number;
+  /** Figure 7: tasks in flight at the kill. */
+  readonly recovery: readonly number[];
+  /** Rounds of figure 7 (each round submits every size again). */
+  readonly recoveryRounds: number;
+  /** The command line, for the report. */
+  readonly command: string;
+}
+
+const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'command'> = {
+  rounds: 3,
+  seed: 7,
+  submissions: 1000,
+  concurrency: [1, 16],
+  openTasks: [1000, 10_000, 100_000],
+  gets: 2000,
+  acceptanceTasks: 200,
+  acceptanceTaskMs: 50,
+  pollMs: 100,
+  pollTasks: 200,
+  pollMedianMs: 400,
+  pollSigma: 1,
+  qps: 50,
+  overheadCalls: 300,
+  memoryOpen: 100_000,
+  memoryLedger: 100_000,
+  recovery: [1000, 10_000],
+  recoveryRounds: 3,
+};
+
+const QUICK: typeof FULL = {
+  rounds: 1,
+  seed: 7,
+  submissions: 30,
+  concurrency: [1, 16],
+  openTasks: [200],
+  gets: 50,
+  acceptanceTasks: 10,
+  acceptanceTaskMs: 20,
+  pollMs: 50,
+  pollTasks: 10,
+  pollMedianMs: 100,
+  pollSigma: 0.5,
+  qps: 50,
+  overheadCalls: 10,
+  memoryOpen: 500,
+  memoryLedger: 200,
+  recovery: [50],
+  recoveryRounds: 1,
+};
+
+const list = (value: string): number[] => value.split(',').map((v) => Number(v.trim()));
+
+export function parseConfig(argv: readonly string[]): BenchConfig {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: {
+      quick: { type: 'boolean', default: false },
+      json: { type: 'boolean', default: false },
+      'no-postgres': { type: 'boolean', default: false },
+      figures: { type: 'string' },
+      rounds: { type: 'string' },
+      seed: { type: 'string' },
+      submissions: { type: 'string' },
+      open: { type: 'string' },
+      gets: { type: 'string' },
+      'acceptance-tasks': { type: 'string' },
+      'poll-tasks': { type: 'string' },
+      qps: { type: 'string' },
+      'overhead-calls': { type: 'string' },
+      'memory-open': { type: 'string' },
+      'memory-ledger': { type: 'string' },
+      recovery: { type: 'string' },
+      'recovery-rounds': { type: 'string' },
+    },
+  });
+  const base = values.quick === true ? QUICK : FULL;
+  const num = (value: string | undefined, fallback: number): number => {
+    if (value === undefined) return fallback;
+    const n = Number(value);
+    if (!Number.isFinite(n) || n <= 0) throw new RangeError(`not a positive number: ${value}`);
+    return n;
+  };
+  const figures = values.figures === undefined ? [...FIGURES] : list(values.figures);
+  for (const f of figures) {
+    if (!(FIGURES as readonly number[]).includes(f)) throw new RangeError(`no figure ${f}; figures are 1..7`);
+  }
+  return {
+    ...base,
+    quick: values.quick === true,
+    json: values.json === true,
+    noPostgres: values['no-postgres'] === true,
+    figures: figures as FigureId[],
+    rounds: num(values.rounds, base.rounds),
+    seed: num(values.seed, base.seed),
+    submissions: num(values.submissions, base.submissions),
+    openTasks: values.open === undefined ? base.openTasks : list(values.open),
+    gets: num(values.gets, base.gets),
+    acceptanceTasks: num(values['acceptance-tasks'], base.acceptanceTasks),
+    pollTasks: num(values['poll-tasks'], base.pollTasks),
+    qps: num(values.qps, base.qps),
+    overheadCalls: num(values['overhead-calls'], base.overheadCalls),
+    memoryOpen: num(values['memory-open'], base.memoryOpen),
+    memoryLedger: num(values['memory-ledger'], base.memoryLedger),
+    recovery: values.recovery === undefined ? base.recovery : list(values.recovery),
+    recoveryRounds: num(
+      values['recovery-rounds'],
+      values.quick === true ? 1 : Math.min(3, num(values.rounds, base.rounds)),
+    ),
+    command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
+  };
+}

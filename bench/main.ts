@@ -1,0 +1,71 @@
+/**
+ * `npm run bench [-- --quick] [-- --json]`: every variant on loopback HTTP or stdio with the same
+ * seeded workload, rounds interleaved (A B C A B C ...), a markdown table of medians and ranges (or
+ * JSON) on stdout, progress on stderr. See docs/benchmarks.md for what each figure means.
+ */
+import { pathToFileURL } from 'node:url';
+import { parseConfig, type BenchConfig, type FigureId } from './lib/config.js';
+import { describeMachine, fsyncRate } from './lib/machine.js';
+import { renderMarkdown, type BenchReport, type Row, type Target } from './lib/report.js';
+import { openBenchEnv } from './lib/variants.js';
+import type { FigureContext, FigureResult } from './figures/context.js';
+import { runGetLatency } from './figures/get-latency.js';
+import { runRecovery } from './figures/recovery.js';
+import { runSubmissions } from './figures/submissions.js';
+
+type FigureRunner = (ctx: FigureContext) => Promise<FigureResult>;
+
+/** Figures 1 and 5 share their server processes. */
+const RUNNERS: readonly { readonly figures: readonly FigureId[]; readonly run: FigureRunner }[] = [
+  { figures: [1, 5], run: runSubmissions },
+  { figures: [2], run: runGetLatency },
+  { figures: [7], run: runRecovery },
+];
+
+export async function runBench(config: BenchConfig, log: (line: string) => void): Promise<BenchReport> {
+  const started = performance.now();
+  const env = await openBenchEnv({ noPostgres: config.noPostgres, log });
+  try {
+    const rates = fsyncRate(env.dir, config.quick ? 100 : 1000, config.quick ? 1 : 3);
+    const machine = describeMachine(rates);
+    const ctx: FigureContext = { config, env, fsyncPerSecond: machine.fsyncPerSecond.median, log };
+    const rows: Row[] = [];
+    const targets: Target[] = [];
+    for (const runner of RUNNERS) {
+      if (!runner.figures.some((f) => config.figures.includes(f))) continue;
+      const result = await runner.run(ctx);
+      rows.push(...result.rows.filter((r) => config.figures.includes(r.figure as FigureId)));
+      targets.push(...result.targets);
+    }
+    rows.sort((a, b) => a.figure - b.figure);
+    return {
+      command: config.command,
+      machine,
+      rounds: config.rounds,
+      quick: config.quick,
+      rows,
+      targets,
+      durationSeconds: (performance.now() - started) / 1000,
+    };
+  } finally {
+    await env.close();
+  }
+}
+
+async function main(): Promise<void> {
+  const config = parseConfig(process.argv.slice(2));
+  const report = await runBench(config, (line) => process.stderr.write(`bench: ${line}\n`));
+  process.stdout.write(config.json ? `${JSON.stringify(report, null, 2)}\n` : renderMarkdown(report));
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(
+        `bench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+      );
+      process.exit(1);
+    },
+  );
+}

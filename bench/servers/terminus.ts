@@ -1,0 +1,113 @@
+/**
+ * The mcp-terminus server the harness measures: the library as a user wires it (SQLite with
+ * `synchronous=FULL`, or PostgreSQL; every wire of the registry), serving one bench tool.
+ *
+ *   node --import tsx bench/servers/terminus.ts --transport http|stdio --db FILE|postgres://...
+ *        [--schema NAME] [--poll-ms 100] [--concurrency 256] [--commit-log FILE]
+ *
+ * - `bench_sleep {ms}` (taskSupport optional): waits `ms` (aborted on cancel), returns a text block.
+ *   Run as a task when the call asks for one, inline otherwise (our B1 counterpart).
+ * - HTTP binds 127.0.0.1 on a free port and prints `listening <url>`; callers send
+ *   `Authorization: Bearer bench` so tasks belong to one principal across sessions and restarts.
+ * - `--commit-log FILE` appends `{"id","t"}` when a terminal write has committed (`finish` resolved),
+ *   `t` in wall-clock ms with sub-ms resolution: the start of completion-to-acceptance.
+ */
+import { appendFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { silentLogger } from '../../src/core/ports.js';
+import { systemClock, systemIds, systemRandom } from '../../src/core/system.js';
+import { openPostgresTaskStore } from '../../src/postgres.js';
+import { createEngine } from '../../src/runner/engine.js';
+import { defineTaskTool } from '../../src/runner/tool.js';
+import { createTerminusServer } from '../../src/server/terminus-server.js';
+import { createWireRegistry } from '../../src/server/wire/registry.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { wallMs } from '../lib/stats.js';
+
+const { values } = parseArgs({
+  options: {
+    transport: { type: 'string', default: 'http' },
+    db: { type: 'string' },
+    schema: { type: 'string' },
+    'poll-ms': { type: 'string', default: '100' },
+    concurrency: { type: 'string', default: '256' },
+    'commit-log': { type: 'string' },
+  },
+});
+if (values.db === undefined) throw new Error('--db is required');
+const pollIntervalMs = Number(values['poll-ms']);
+const commitLog = values['commit-log'];
+
+const base: TaskStore = values.db.startsWith('postgres')
+  ? await openPostgresTaskStore({
+      connectionString: values.db,
+      ...(values.schema === undefined ? {} : { schema: values.schema }),
+    })
+  : await openSqliteTaskStore({ path: values.db });
+
+/** The store, with the commit instant of every terminal write logged (the write has resolved: durable). */
+const store: TaskStore =
+  commitLog === undefined
+    ? base
+    : {
+        ...base,
+        finish: async (fence, outcome, now) => {
+          const answer = await base.finish(fence, outcome, now);
+          appendFileSync(commitLog, `${JSON.stringify({ id: fence.taskId, t: wallMs() })}\n`);
+          return answer;
+        },
+      };
+
+const benchSleep = defineTaskTool({
+  name: 'bench_sleep',
+  description: 'Waits `ms` milliseconds, then answers.',
+  inputSchema: z.object({ ms: z.number().min(0) }),
+  taskSupport: 'optional',
+  pollIntervalMs,
+  handler: async ({ ms }, ctx) => {
+    if (ms > 0) await sleep(ms, undefined, { signal: ctx.signal });
+    return { content: [{ type: 'text', text: `slept ${ms} ms` }] };
+  },
+});
+
+const registry = createWireRegistry();
+const engine = createEngine({
+  store,
+  tools: [benchSleep],
+  clock: systemClock,
+  ids: systemIds,
+  random: systemRandom,
+  logger: silentLogger,
+  concurrency: Number(values.concurrency),
+});
+engine.start();
+const server = createTerminusServer({ engine: registry.guard(engine), wires: registry.adapters, name: 'bench' });
+
+let close: () => Promise<void>;
+if (values.transport === 'stdio') {
+  const stdio = server.serveStdio();
+  close = () => stdio.close();
+} else {
+  const http = await server.serveHttp({
+    port: 0,
+    authenticate: async (req) =>
+      req.headers.authorization === 'Bearer bench' ? { token: 'bench', clientId: 'bench', scopes: [] } : undefined,
+  });
+  close = () => http.close();
+  process.stdout.write(`listening ${http.url}\n`);
+}
+
+const stop = (): void => {
+  close()
+    .then(() => engine.stop())
+    .then(() => store.close())
+    .then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
