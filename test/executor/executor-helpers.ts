@@ -218,16 +218,20 @@ export class VirtualClock implements Clock {
         reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
         return;
       }
-      const timer = { at: this.current + Math.max(0, ms), seq: this.seq++, fire: () => resolve() };
-      this.timers.push(timer);
-      signal?.addEventListener(
-        'abort',
-        () => {
-          this.timers = this.timers.filter((t) => t !== timer);
-          reject(signal.reason instanceof Error ? signal.reason : new Error('aborted'));
+      const onAbort = (): void => {
+        this.timers = this.timers.filter((t) => t !== timer);
+        reject(signal?.reason instanceof Error ? signal.reason : new Error('aborted'));
+      };
+      const timer = {
+        at: this.current + Math.max(0, ms),
+        seq: this.seq++,
+        fire: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
         },
-        { once: true },
-      );
+      };
+      this.timers.push(timer);
+      signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
 
