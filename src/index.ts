@@ -86,3 +86,55 @@ export type {
 } from './executor/ledger-port.js';
 export { DEFAULT_LEDGER_PATH } from './executor/ledger-port.js';
 export { createMemoryLedger } from './executor/ledger/memory.js';
+export { createExecutor, EXECUTOR_DEFAULTS } from './executor/executor.js';
+export { ExecutorError, EXECUTOR_ERROR_CODES } from './executor/executor-types.js';
+export type {
+  Executor,
+  ExecutorOptions,
+  ExecutorErrorCode,
+  Connector,
+  SubmitInput,
+  OperationHandle,
+  OperationStatus,
+  CancelOutcome,
+  ApprovalRequest,
+  ValidationContext,
+  Outbox,
+  OutboxItem,
+} from './executor/executor-types.js';
+export { createTokenBucket } from './executor/token-bucket.js';
+export type { TokenBucket, TokenBucketOptions } from './executor/token-bucket.js';
+export {
+  connectServer,
+  negotiate,
+  WireUnavailableError,
+  createHttpConnection,
+  createStdioConnection,
+  createTasksExtWire,
+  createRev20251125Wire,
+  RpcErrorFailure,
+  RPC_CODES,
+} from './executor/adapters/index.js';
+export type {
+  ClientWireName,
+  ConnectOptions,
+  ServerTarget,
+  WireChoice,
+  HttpConnectionOptions,
+  StdioConnectionOptions,
+  RpcConnection,
+  Era as ClientEra,
+} from './executor/adapters/index.js';
+export { WireFailure } from './executor/wire-port.js';
+export type {
+  ClientWire,
+  RpcChannel,
+  WireFailureKind,
+  TaskSnapshot,
+  SubmitAnswer,
+  SubmitRequest,
+  KeyLookupAnswer,
+  ResultAnswer,
+  CancelAnswer,
+  WireStatusAnswer,
+} from './executor/wire-port.js';
