@@ -1,0 +1,281 @@
+/**
+ * `terminus call` end to end: the CLI as a child process against `terminus serve` (Tasks extension
+ * over HTTP) on 127.0.0.1 port 0, with its own SQLite ledger per test.
+ */
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { systemClock } from '../../src/core/system.js';
+import { connectServer } from '../../src/executor/adapters/index.js';
+import { killAll, MAIN, onlyJson, start, startServe, tempDir, terminus, tsNode, type Served } from './helpers.js';
+
+const dir = tempDir('terminus-cli-');
+let served: Served;
+let n = 0;
+/** Each CLI run starts tsx and the SDK from source: seconds apiece on a shared two-core machine. */
+const SLOW = 180_000;
+const ledger = (): string => join(dir.path, `ledger-${(n += 1)}`, 'ledger.db');
+
+beforeAll(async () => {
+  served = await startServe(dir.path);
+}, SLOW);
+afterAll(async () => {
+  await served.stop();
+  killAll();
+  dir.remove();
+});
+
+async function serverStatus(taskId: string): Promise<string> {
+  const wire = await connectServer({ url: served.url }, { clock: systemClock, wire: 'mcp-tasks-ext' });
+  try {
+    return (await wire.getStatus(taskId)).status;
+  } finally {
+    await wire.close();
+  }
+}
+
+const report = (title: string, sections: number, sectionSeconds: number): string =>
+  JSON.stringify({ title, sections, sectionSeconds });
+
+describe('terminus call', () => {
+  it(
+    '--json prints exactly one object with the receipt and the result, and exits 0',
+    async () => {
+      const file = ledger();
+      const ran = await terminus(
+        ['call', '--url', served.url, 'build_report', '--args', report('json-1', 2, 0.05), '--ledger', file, '--json'],
+        { cwd: dir.path },
+      );
+      expect(ran.stderr).not.toMatch(/Error/);
+      expect(ran.code).toBe(0);
+      const out = onlyJson(ran.stdout);
+      expect(out).toMatchObject({
+        status: 'completed',
+        exitCode: 0,
+        operation: { state: 'ACCEPTED', wire: 'mcp-tasks-ext' },
+      });
+      const receipt = out.receipt as { id: string; status: string; taskId: string };
+      expect(receipt.id).toMatch(/^rcpt_/);
+      expect(receipt.status).toBe('completed');
+      expect(out.result).toMatchObject({ structuredContent: { title: 'json-1' } });
+      expect(await serverStatus(receipt.taskId)).toBe('completed');
+
+      const listed = await terminus(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path });
+      expect(onlyJson(listed.stdout)).toMatchObject({
+        operations: [{ tool: 'build_report', state: 'ACCEPTED', taskId: receipt.taskId, server: served.url }],
+      });
+    },
+    SLOW,
+  );
+
+  it(
+    'without --json prints the result text on stdout and the receipt id on stderr',
+    async () => {
+      const ran = await terminus(
+        ['call', '--url', served.url, 'build_report', '--args', report('plain-1', 1, 0.05), '--ledger', ledger()],
+        { cwd: dir.path },
+      );
+      expect(ran.code).toBe(0);
+      expect(ran.stdout).toMatch(/^# plain-1\nsection 1: /);
+      expect(ran.stderr).toMatch(/completed: receipt rcpt_\S+ \(operation op_/);
+      // Not a terminal: plain progress lines, one per change.
+      expect(ran.stderr).toMatch(/\] WORKING \(server: working\)/);
+    },
+    SLOW,
+  );
+
+  it(
+    'answers an input round from piped stdin (accept) and the tool sees the answer',
+    async () => {
+      const ran = await terminus(
+        [
+          'call',
+          '--url',
+          served.url,
+          'migrate',
+          '--args',
+          '{"table":"users","rows":5}',
+          '--ledger',
+          ledger(),
+          '--json',
+        ],
+        { cwd: dir.path, input: 'y\ny\n' },
+      );
+      expect(ran.code).toBe(0);
+      expect(ran.stderr).toMatch(/migrate asks for input/);
+      expect(ran.stderr).toMatch(/Migrate 5 rows of users to JSON Lines\?/);
+      expect(ran.stderr).toMatch(/confirm \(boolean, required\)/);
+      const out = onlyJson(ran.stdout);
+      expect(JSON.stringify(out.result)).toMatch(/Migrated 5 rows of users/);
+    },
+    SLOW,
+  );
+
+  it(
+    'a declined input round reaches the tool as a decline',
+    async () => {
+      const ran = await terminus(
+        [
+          'call',
+          '--url',
+          served.url,
+          'migrate',
+          '--args',
+          '{"table":"orders","rows":5}',
+          '--ledger',
+          ledger(),
+          '--json',
+        ],
+        { cwd: dir.path, input: 'n\n' },
+      );
+      expect(ran.code).toBe(0);
+      expect(JSON.stringify(onlyJson(ran.stdout).result)).toMatch(/Migration of orders not confirmed; nothing changed/);
+    },
+    SLOW,
+  );
+
+  it(
+    'Ctrl-C sends a cancel request, waits for the server, exits 130; the server task is cancelled',
+    async () => {
+      const file = ledger();
+      const call = start(
+        tsNode(
+          MAIN,
+          'call',
+          '--url',
+          served.url,
+          'build_report',
+          '--args',
+          report('sigint', 200, 1),
+          '--ledger',
+          file,
+          '--json',
+        ),
+        { cwd: dir.path },
+      );
+      await call.waitFor(/WORKING \(server: working\)/, 'stderr');
+      call.child.kill('SIGINT');
+      const ran = await call.done;
+      expect(ran.stderr).toMatch(/Cancelling: cancel request sent/);
+      expect(ran.code).toBe(130);
+      const out = onlyJson(ran.stdout);
+      expect(out).toMatchObject({ status: 'cancelled', operation: { state: 'CANCELLED_ACCEPTED' } });
+      const taskId = (out.operation as { taskId: string }).taskId;
+      expect(await serverStatus(taskId)).toBe('cancelled');
+    },
+    SLOW,
+  );
+
+  it(
+    'a second Ctrl-C detaches (exit 3); ops list shows it in flight; ops resume finishes the cancel',
+    async () => {
+      const file = ledger();
+      const call = start(
+        tsNode(
+          MAIN,
+          'call',
+          '--url',
+          served.url,
+          'build_report',
+          '--args',
+          report('detach', 200, 1),
+          '--ledger',
+          file,
+          '--json',
+        ),
+        { cwd: dir.path },
+      );
+      await call.waitFor(/WORKING \(server: working\)/, 'stderr');
+      // Freeze the server so the cancel stays unanswered: the second Ctrl-C then always finds it pending.
+      served.child.kill('SIGSTOP');
+      try {
+        call.child.kill('SIGINT');
+        await call.waitFor(/Cancelling/, 'stderr');
+        call.child.kill('SIGINT');
+        const ran = await call.done;
+        expect(ran.stderr).toMatch(/detaching/);
+        expect(ran.code).toBe(3);
+        expect(onlyJson(ran.stdout)).toMatchObject({ status: 'detached', receipt: null });
+      } finally {
+        served.child.kill('SIGCONT');
+      }
+      const listed = onlyJson((await terminus(['ops', 'list', '--json', '--ledger', file], { cwd: dir.path })).stdout);
+      const ops = listed.operations as { id: string; state: string; waitingStopped: boolean }[];
+      expect(ops).toHaveLength(1);
+      expect(ops[0]).toMatchObject({ state: 'CANCEL_REQUESTED', waitingStopped: true });
+
+      const resumed = await terminus(['ops', 'resume', '--json', '--ledger', file], { cwd: dir.path });
+      expect(resumed.code).toBe(0);
+      expect(onlyJson(resumed.stdout)).toMatchObject({
+        operations: [{ operationId: ops[0]!.id, outcome: 'cancelled' }],
+      });
+
+      const shown = await terminus(['ops', 'show', ops[0]!.id, '--ledger', file], { cwd: dir.path });
+      expect(shown.stdout).toMatch(/state\s+CANCELLED_ACCEPTED/);
+      expect(shown.stdout).toMatch(/WORKING -> CANCEL_REQUESTED/);
+      expect(shown.stdout).toMatch(/CANCEL_REQUESTED -> CANCELLED_ACCEPTED/);
+      expect((await terminus(['ops', 'list', '--json', '--ledger', file], { cwd: dir.path })).stdout).toMatch(
+        /"operations":\[\]/,
+      );
+    },
+    SLOW,
+  );
+
+  it(
+    'errors: bad --args JSON and a missing server are usage errors (2)',
+    async () => {
+      const bad = await terminus(
+        ['call', '--url', served.url, 'build_report', '--args', '{nope', '--ledger', ledger()],
+        {
+          cwd: dir.path,
+        },
+      );
+      expect(bad.code).toBe(2);
+      expect(bad.stderr).toMatch(/--args is not valid JSON/);
+      const array = await terminus(
+        ['call', '--url', served.url, 'build_report', '--args', '[1]', '--ledger', ledger()],
+        {
+          cwd: dir.path,
+        },
+      );
+      expect(array.code).toBe(2);
+      expect(array.stderr).toMatch(/--args must be a JSON object/);
+      const none = await terminus(['call', 'build_report', '--ledger', ledger()], { cwd: dir.path });
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/exactly one of --url URL or --stdio/);
+      const flag = await terminus(['call', '--url', served.url, 'build_report', '--wire', 'carrier-pigeon'], {
+        cwd: dir.path,
+      });
+      expect(flag.code).toBe(2);
+    },
+    SLOW,
+  );
+
+  it(
+    'errors: an unknown tool is refused (1) with the server message; nothing is left in flight',
+    async () => {
+      const file = ledger();
+      const ran = await terminus(['call', '--url', served.url, 'no_such_tool', '--ledger', file, '--json'], {
+        cwd: dir.path,
+      });
+      expect(ran.code).toBe(1);
+      const out = onlyJson(ran.stdout);
+      expect(out).toMatchObject({ status: 'refused', operation: { state: 'NEVER_CREATED', taskId: null } });
+      expect(out.message).toMatch(/Unknown tool: no_such_tool/);
+      expect((await terminus(['ops', 'list', '--json', '--ledger', file], { cwd: dir.path })).stdout).toMatch(
+        /"operations":\[\]/,
+      );
+    },
+    SLOW,
+  );
+
+  it('errors: an unreachable server fails (1) with a clear message before anything is recorded', async () => {
+    const file = ledger();
+    const ran = await terminus(['call', '--url', 'http://127.0.0.1:9/mcp', 'build_report', '--ledger', file], {
+      cwd: dir.path,
+    });
+    expect(ran.code).toBe(1);
+    expect(ran.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9\/mcp/);
+    const listed = await terminus(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path });
+    expect(onlyJson(listed.stdout)).toEqual({ operations: [] });
+  });
+});
