@@ -5,3 +5,4 @@
  */
 export { describeTaskStore } from './testing/task-store-suite.js';
 export type { DescribeTaskStoreOptions } from './testing/context.js';
+export { describeLedger } from './testing/ledger-suite.js';
