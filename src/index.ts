@@ -96,7 +96,7 @@ export type {
   SubmitInput,
   OperationHandle,
   OperationStatus,
-  CancelOutcome,
+  CancelOutcome as OperationCancelOutcome,
   ApprovalRequest,
   ValidationContext,
   Outbox,
