@@ -8,8 +8,6 @@
  * Exit codes: 0 completed; 1 failed, tool error (`isError`), refused or unreachable; 2 usage;
  * 3 detached, budget exhausted, expired or unknown (see `terminus ops`); 130 cancelled.
  */
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
@@ -17,10 +15,10 @@ import { WireUnavailableError, type WireChoice } from '../executor/adapters/inde
 import { createExecutor } from '../executor/executor.js';
 import { ExecutorError, type ApprovalRequest, type OperationHandle } from '../executor/executor-types.js';
 import { DEFAULT_LEDGER_PATH, type Ledger, type Receipt } from '../executor/ledger-port.js';
-import { openSqliteLedger } from '../executor/ledger/sqlite.js';
 import type { ToolOperation } from '../executor/operation.js';
 import { WireFailure } from '../executor/wire-port.js';
 import { cliConnector, stdioDescriptor, urlDescriptor } from './call-connect.js';
+import { openLedgerOrExit } from './open-ledger.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
 import { ProgressDisplay } from './render.js';
 
@@ -53,7 +51,7 @@ export function registerCall(program: Command): void {
     .option('--url <url>', 'MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3000/mcp')
     .option('--stdio <command>', 'spawn a server and speak MCP on its stdin/stdout')
     .option('--args <json>', 'tool arguments as a JSON object', '{}')
-    .option('--ledger <file>', 'SQLite ledger file', DEFAULT_LEDGER_PATH)
+    .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL', DEFAULT_LEDGER_PATH)
     .addOption(
       new Option('--wire <wire>', 'wire for the submission')
         .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25'])
@@ -139,8 +137,7 @@ async function runCall(tool: string, flags: CallFlags): Promise<number> {
     process.stderr.write(`terminus call: ${error.message}\n`);
     return EXIT.usage;
   }
-  await mkdir(dirname(flags.ledger), { recursive: true });
-  const ledger = openSqliteLedger({ path: flags.ledger });
+  const ledger = await openLedgerOrExit(flags.ledger, 'terminus call');
   const session = new CallSession(ledger, server, tool, args, flags);
   try {
     const outcome = await session.run();

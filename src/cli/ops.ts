@@ -10,11 +10,12 @@ import type { WireChoice } from '../executor/adapters/index.js';
 import { createExecutor } from '../executor/executor.js';
 import { ExecutorError, type ApprovalRequest, type Connector } from '../executor/executor-types.js';
 import { DEFAULT_LEDGER_PATH, type Ledger, type Receipt } from '../executor/ledger-port.js';
-import { openSqliteLedger } from '../executor/ledger/sqlite.js';
 import { LOCAL_STATES, type LocalState, type ToolOperation } from '../executor/operation.js';
 import { IN_FLIGHT_STATES } from '../executor/transitions.js';
 import { EXIT, usageExit } from './call.js';
 import { cliConnector, urlDescriptor } from './call-connect.js';
+import { openLedgerOrExit } from './open-ledger.js';
+import { isPostgresUrl } from './open-store.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
 import { formatElapsed } from './render.js';
 
@@ -38,7 +39,7 @@ export function registerOps(program: Command): void {
     .exitOverride(usageExit);
   const common = (cmd: Command): Command =>
     cmd
-      .option('--ledger <file>', 'SQLite ledger file', DEFAULT_LEDGER_PATH)
+      .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL', DEFAULT_LEDGER_PATH)
       .option('--json', 'print JSON on stdout', false)
       .exitOverride(usageExit);
 
@@ -77,13 +78,13 @@ function parseSeconds(value: string): number {
 
 async function run(flags: CommonFlags, body: (ledger: Ledger) => Promise<number>): Promise<void> {
   try {
-    await access(flags.ledger);
+    if (!isPostgresUrl(flags.ledger)) await access(flags.ledger);
   } catch {
     process.stderr.write(`terminus ops: no ledger at ${flags.ledger}\n`);
     process.exitCode = EXIT.usage;
     return;
   }
-  const ledger = openSqliteLedger({ path: flags.ledger });
+  const ledger = await openLedgerOrExit(flags.ledger, 'terminus ops');
   try {
     process.exitCode = await body(ledger);
   } finally {

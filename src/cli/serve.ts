@@ -1,5 +1,3 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
@@ -9,22 +7,25 @@ import type { Preflight } from '../server/preflight.js';
 import { createTerminusServer } from '../server/terminus-server.js';
 import { createWireRegistry, parseWireName } from '../server/wire/registry.js';
 import type { WireName } from '../core/task.js';
-import { openSqliteTaskStore } from '../store/sqlite/index.js';
+import { clusterTools } from '../tools/cluster/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
+import { defaultNodeId, openStoreOrExit } from './open-store.js';
 
 interface ServeFlags {
   readonly host: string;
   readonly port: number;
   readonly db: string;
   readonly stdio: boolean;
-  readonly fixtures?: 'conformance';
+  readonly fixtures?: 'conformance' | 'cluster';
+  readonly nodeId: string;
+  readonly pgSchema?: string;
   readonly verbose: boolean;
   readonly disableWire: WireName[];
 }
 
 /**
- * `terminus serve`: the demo (or conformance fixture) tools on a SQLite store, over HTTP or stdio.
+ * `terminus serve`: the demo (or fixture) tools on a SQLite or PostgreSQL store, over HTTP or stdio.
  * stdout carries exactly one line (where it listens) in HTTP mode and only protocol messages in
  * stdio mode; logs go to stderr.
  */
@@ -34,10 +35,23 @@ export function registerServe(program: Command): void {
     .description('Serve durable MCP tools over Streamable HTTP (2026-07-28 Tasks extension) or stdio')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 3000)
-    .option('--db <file>', 'SQLite database file', './.terminus/terminus.db')
+    .option(
+      '--db <file|url>',
+      'SQLite database file, or postgres:// URL shared by several nodes',
+      './.terminus/terminus.db',
+    )
+    .option(
+      '--node-id <id>',
+      'this node: lease owner and PostgreSQL application_name (unique per node)',
+      defaultNodeId(),
+    )
+    .option('--pg-schema <name>', 'PostgreSQL schema of the tables (the same on every node)')
     .option('--stdio', 'serve one client over stdin/stdout instead of HTTP', false)
     .addOption(
-      new Option('--fixtures <set>', 'serve a fixture tool set instead of the demo tools').choices(['conformance']),
+      new Option('--fixtures <set>', 'serve a fixture tool set instead of the demo tools').choices([
+        'conformance',
+        'cluster',
+      ]),
     )
     .option('--verbose', 'debug logs on stderr', false)
     .option(
@@ -65,16 +79,26 @@ function parsePort(value: string): number {
 
 async function serve(flags: ServeFlags): Promise<void> {
   const logger = stderrLogger(flags.verbose);
-  await mkdir(dirname(flags.db), { recursive: true });
-  const store = await openSqliteTaskStore({ path: flags.db });
+  const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
+  const { store } = opened;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
-  let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: `${dirname(flags.db)}/data` });
+  let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });
   let preflights: Readonly<Record<string, Preflight>> = {};
   if (flags.fixtures === 'conformance') {
     tools = conformanceTools;
     preflights = conformancePreflights;
   }
-  const engine = createEngine({ store, tools, clock: systemClock, ids: systemIds, random: systemRandom, logger });
+  if (flags.fixtures === 'cluster') tools = clusterTools({ dataDir: opened.dataDir });
+  const engine = createEngine({
+    store,
+    events: opened.events,
+    nodeId: flags.nodeId,
+    tools,
+    clock: systemClock,
+    ids: systemIds,
+    random: systemRandom,
+    logger,
+  });
   engine.start();
   // Every wire is served; disabled ones only refuse new submissions (seed 002).
   const wires = createWireRegistry({ disabled: flags.disableWire });
@@ -91,11 +115,11 @@ async function serve(flags: ServeFlags): Promise<void> {
   if (flags.stdio) {
     const stdio = server.serveStdio();
     close = () => stdio.close();
-    logger.info(`terminus serving stdio (db ${flags.db})`);
+    logger.info(`terminus serving stdio (db ${opened.label})`);
   } else {
     const http = await server.serveHttp({ host: flags.host, port: flags.port });
     close = () => http.close();
-    process.stdout.write(`terminus listening on ${http.url} (db ${flags.db})\n`);
+    process.stdout.write(`terminus listening on ${http.url} (db ${opened.label})\n`);
   }
 
   let stopping = false;
@@ -106,10 +130,10 @@ async function serve(flags: ServeFlags): Promise<void> {
     }
     stopping = true;
     logger.info(`${signal}: stopping (running tasks keep their state and resume on the next start)`);
-    // Stop taking requests, then stop the runners (they release their leases), then the store.
+    // Stop taking requests, then stop the runners (they release their leases), then events and store.
     close()
       .then(() => engine.stop())
-      .then(() => store.close())
+      .then(() => opened.close())
       .then(
         () => process.exit(0),
         (error: unknown) => {

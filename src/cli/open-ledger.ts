@@ -1,0 +1,39 @@
+import { mkdir } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import { TerminusError } from '../core/errors.js';
+import type { Ledger } from '../executor/ledger-port.js';
+import { openPostgresLedger } from '../executor/ledger/postgres.js';
+import { openSqliteLedger } from '../executor/ledger/sqlite.js';
+import { defaultNodeId, isPostgresUrl } from './open-store.js';
+
+/**
+ * Opens the ledger `--ledger` names: a `postgres://` / `postgresql://` URL is a PostgreSQL ledger
+ * several executors share (migrations applied on open); anything else is a SQLite file, whose
+ * folder is created. Rejects a `TerminusError` with a one-line message: `unavailable` when
+ * PostgreSQL cannot be reached, `invalid_argument` for an unsupported server or URL scheme.
+ */
+export async function openLedger(location: string): Promise<Ledger> {
+  if (isPostgresUrl(location)) {
+    return openPostgresLedger({ connectionString: location, applicationName: `terminus executor ${defaultNodeId()}` });
+  }
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(location);
+  if (scheme !== null) {
+    throw new TerminusError(
+      'invalid_argument',
+      `unsupported ledger URL scheme ${scheme[1]}: (use postgres://, postgresql:// or a SQLite file path)`,
+    );
+  }
+  if (location !== ':memory:') await mkdir(dirname(location), { recursive: true });
+  return openSqliteLedger({ path: location });
+}
+
+/** `openLedger` for the CLI: on failure writes `<command>: <reason>` to stderr and exits 1. */
+export async function openLedgerOrExit(location: string, command: string): Promise<Ledger> {
+  try {
+    return await openLedger(location);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`${command}: ${message.replaceAll('\n', ' ')}\n`);
+    process.exit(1);
+  }
+}

@@ -1,0 +1,134 @@
+import { mkdir } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { TerminusError } from '../core/errors.js';
+import type { Logger } from '../core/ports.js';
+import type { TaskEvents } from '../store/events.js';
+import type { TaskStore } from '../store/port.js';
+import { createPostgresEvents, openPostgresTaskStore } from '../store/postgres/index.js';
+import { openSqliteTaskStore } from '../store/sqlite/index.js';
+
+/** What `terminus serve` needs to pick its store. */
+export interface StoreChoice {
+  /** A SQLite file path, or a `postgres://` / `postgresql://` URL. */
+  readonly db: string;
+  /** This node's name: its lease owner and, on PostgreSQL, its `application_name`. */
+  readonly nodeId: string;
+  /** PostgreSQL schema of the tables; every node of one deployment MUST use the same. */
+  readonly pgSchema?: string;
+  readonly logger: Logger;
+}
+
+/** An open store with what goes with it. */
+export interface OpenedStore {
+  readonly store: TaskStore;
+  /** Cross-node wake-ups (LISTEN/NOTIFY) on PostgreSQL; undefined: the engine's in-process events. */
+  readonly events: TaskEvents | undefined;
+  /** Where file-writing tools keep their files: beside the SQLite file, `./.terminus/data` otherwise. */
+  readonly dataDir: string;
+  /** The database as messages show it: the path, or the URL without its password. */
+  readonly label: string;
+  /** Closes the events, then the store. Call after the engine has stopped. */
+  close(): Promise<void>;
+}
+
+// LISTEN runs on a fresh connection right after the store proved the server reachable; if it has
+// not happened in this long, something is wrong that a retry loop would only hide.
+const LISTEN_TIMEOUT_MS = 10_000;
+
+export function isPostgresUrl(db: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(db);
+}
+
+/** `hostname-pid`: distinct for every process, readable in `pg_stat_activity` and lease owners. */
+export function defaultNodeId(): string {
+  return `${hostname()}-${process.pid}`;
+}
+
+/**
+ * Opens the store `--db` names: SQLite for a file path (its folder is created), PostgreSQL for a
+ * `postgres://` URL (migrations applied, LISTEN/NOTIFY events listening before this resolves).
+ * Rejects a `TerminusError` whose message is one line: `unavailable` when PostgreSQL cannot be
+ * reached, `invalid_argument` for an unsupported server version or URL scheme.
+ */
+export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
+  const { db } = choice;
+  if (isPostgresUrl(db)) return openPostgres(choice);
+  const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(db);
+  if (scheme !== null) {
+    throw new TerminusError(
+      'invalid_argument',
+      `unsupported database URL scheme ${scheme[1]}: (use postgres://, postgresql:// or a SQLite file path)`,
+    );
+  }
+  await mkdir(dirname(db), { recursive: true });
+  const store = await openSqliteTaskStore({ path: db });
+  return { store, events: undefined, dataDir: `${dirname(db)}/data`, label: db, close: () => store.close() };
+}
+
+async function openPostgres(choice: StoreChoice): Promise<OpenedStore> {
+  const { db, nodeId, logger } = choice;
+  const applicationName = `terminus ${nodeId}`;
+  const store = await openPostgresTaskStore({
+    connectionString: db,
+    applicationName,
+    logger,
+    ...(choice.pgSchema === undefined ? {} : { schema: choice.pgSchema }),
+  });
+  const events = createPostgresEvents({ connectionString: db, applicationName: `${applicationName} events`, logger });
+  try {
+    await withTimeout(
+      events.ready(),
+      LISTEN_TIMEOUT_MS,
+      `PostgreSQL LISTEN did not start within ${LISTEN_TIMEOUT_MS} ms`,
+    );
+  } catch (error) {
+    await events.close();
+    await store.close();
+    throw error;
+  }
+  return {
+    store,
+    events,
+    dataDir: join('.terminus', 'data'),
+    label: redact(db),
+    close: async () => {
+      await events.close();
+      await store.close();
+    },
+  };
+}
+
+/**
+ * `openStore` for the CLI: on failure writes `terminus serve: <reason>` to stderr and exits 1, so
+ * an operator sees one line, not a stack.
+ */
+export async function openStoreOrExit(choice: StoreChoice): Promise<OpenedStore> {
+  try {
+    return await openStore(choice);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`terminus serve: ${message.replaceAll('\n', ' ')}\n`);
+    process.exit(1);
+  }
+}
+
+/** The URL with its password (if any) replaced, for logs and the listening line. */
+export function redact(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password === '') return url;
+    parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return url.replace(/\/\/[^@/]*@/, '//***@');
+  }
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new TerminusError('unavailable', message)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
