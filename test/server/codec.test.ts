@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { TerminusError } from '../../src/core/errors.js';
 import type { TaskRecord } from '../../src/core/task.js';
-import { decodeLookup, decodeTaskRef, decodeToolCall, decodeUpdate } from '../../src/server/wire/tasks-ext/decode.js';
+import {
+  checkResponses,
+  decodeLookup,
+  decodeTaskRef,
+  decodeToolCall,
+  decodeUpdate,
+} from '../../src/server/wire/tasks-ext/decode.js';
 import {
   encodeAck,
   encodeCreateTaskResult,
@@ -200,6 +206,17 @@ describe('tasks-ext decode', () => {
     expect(
       wireError(() => decodeToolCall({ name: 'x', _meta: { 'mcp-terminus.dev/submissionKey': 'k'.repeat(257) } })).code,
     ).toBe(-32602);
+  });
+
+  it('answers to outstanding elicitations must be ElicitResults; other keys are not checked', () => {
+    const outstanding = { q: { method: 'elicitation/create' } };
+    expect(() => checkResponses({ q: { action: 'accept', content: { confirm: true } } }, outstanding)).not.toThrow();
+    expect(() => checkResponses({ q: { action: 'decline' } }, outstanding)).not.toThrow();
+    expect(() => checkResponses({ other: { ignored: true } }, outstanding)).not.toThrow();
+    expect(wireError(() => checkResponses({ q: { ignored: true } }, outstanding))).toMatchObject({ code: -32602 });
+    expect(wireError(() => checkResponses({ q: { action: 'accept', content: 'yes' } }, outstanding)).message).toContain(
+      'inputResponses["q"]',
+    );
   });
 
   it('lookup needs a non-empty submissionKey', () => {

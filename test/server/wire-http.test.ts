@@ -217,6 +217,18 @@ describe('task lifecycle', () => {
     expect(done.result.content[0].text).toBe('Answers: partial-1, partial-2');
   });
 
+  it('an unreadable answer to an outstanding elicitation is -32602 and changes nothing', async () => {
+    const taskId = await createTask(url, 'confirm_delete', { filename: 'bad-answer.txt' });
+    const parked = await pollUntil(url, taskId, (t) => t.status === 'input_required');
+    const [key] = Object.keys(parked.inputRequests) as [string];
+    const bad = await rpc(url, 'tasks/update', { taskId, inputResponses: { [key]: { ignored: true } } });
+    expect(bad.error).toMatchObject({ code: -32602 });
+    expect(bad.error?.message).toContain(key);
+    const still = await rpc(url, 'tasks/get', { taskId });
+    expect(Object.keys(still.result.inputRequests)).toEqual([key]);
+    await rpc(url, 'tasks/cancel', { taskId });
+  });
+
   it('X-11 the MRTR round happens before the task exists, then the task uses the answer', async () => {
     const round1 = await rpc(url, 'tools/call', { name: 'test_tool_with_task', arguments: {} });
     expect(round1.result.resultType).toBe('input_required');

@@ -92,3 +92,25 @@ export function decodeLookup(params: unknown): LookupInput {
   if (submissionKey === undefined) throw invalidParams('submissionKey is required');
   return { submissionKey: decodeSubmissionKey(submissionKey, 'submissionKey') };
 }
+
+/**
+ * Checks the answers to outstanding `elicitation/create` requests before they are stored: a reply
+ * the handler could not read would otherwise end the task as a tool error. Keys that are not
+ * outstanding are left alone (they are ignored downstream, X-34).
+ */
+export function checkResponses(
+  responses: Readonly<Record<string, unknown>>,
+  outstanding: Readonly<Record<string, { readonly method: string }>>,
+): void {
+  for (const [key, value] of Object.entries(responses)) {
+    if (outstanding[key]?.method !== 'elicitation/create') continue;
+    const reply = isRecord(value) ? value : undefined;
+    const action = reply?.action;
+    const validAction = action === 'accept' || action === 'decline' || action === 'cancel';
+    if (!validAction || (reply?.content !== undefined && !isRecord(reply.content))) {
+      throw invalidParams(
+        `inputResponses["${key}"] must be an ElicitResult: { action: "accept" | "decline" | "cancel", content?: object }`,
+      );
+    }
+  }
+}

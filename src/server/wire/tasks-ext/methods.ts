@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { ownerOf } from '../../owner.js';
 import type { WireDeps } from '../adapter.js';
 import { LOOKUP_METHOD } from './constants.js';
-import { decodeLookup, decodeTaskRef, decodeUpdate } from './decode.js';
+import { checkResponses, decodeLookup, decodeTaskRef, decodeUpdate } from './decode.js';
 import { encodeAck, encodeGetTaskResult, encodeLookupFound, encodeLookupNeverCreated } from './encode.js';
 import { toProtocolError } from './errors.js';
 import { requireTasks } from './gate.js';
@@ -39,7 +39,11 @@ const getTask = taskMethod('tasks/get', async (params, ctx, deps) => {
 /** Responses are applied before the ack, so the next `tasks/get` already reflects them (reference 2.5). */
 const updateTask = taskMethod('tasks/update', async (params, ctx, deps) => {
   const { taskId, responses } = decodeUpdate(params, ctx.mcpReq.inputResponses);
-  await deps.engine.respond(ownerOf(ctx, deps.transport), taskId, responses);
+  const owner = ownerOf(ctx, deps.transport);
+  if (Object.keys(responses).length > 0) {
+    checkResponses(responses, (await deps.engine.get(owner, taskId)).inputRequests);
+  }
+  await deps.engine.respond(owner, taskId, responses);
   return encodeAck();
 });
 
