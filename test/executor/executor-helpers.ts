@@ -45,10 +45,16 @@ export interface TestServer {
   readonly store: TaskStore;
   /** Every task of the anonymous HTTP owner, newest first. */
   tasks(): Promise<TaskRecord[]>;
+  /** Ids of the tasks the engine published `created` / `terminal` events for (any owner). */
+  readonly created: Set<string>;
+  readonly terminal: Set<string>;
   close(): Promise<void>;
 }
 
-export async function startServer(options: { legacy?: boolean; store?: TaskStore } = {}): Promise<TestServer> {
+/** `wires`: which server wires to enable (default the Tasks extension only, as `terminus serve`). */
+export async function startServer(
+  options: { wires?: 'ext' | 'legacy' | 'both'; store?: TaskStore } = {},
+): Promise<TestServer> {
   const store = options.store ?? createMemoryTaskStore();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
   const tools: TaskToolDefinition<any>[] = [...conformanceTools, quietTool];
@@ -61,7 +67,19 @@ export async function startServer(options: { legacy?: boolean; store?: TaskStore
     claimIntervalMs: 50,
   });
   engine.start();
-  const wires = options.legacy === true ? [tasksExtensionWire, createRev20251125Wire()] : [tasksExtensionWire];
+  const created = new Set<string>();
+  const terminal = new Set<string>();
+  engine.events.subscribe((event) => {
+    if (event.kind === 'created') created.add(event.taskId);
+    if (event.kind === 'terminal') terminal.add(event.taskId);
+  });
+  const choice = options.wires ?? 'ext';
+  const wires =
+    choice === 'both'
+      ? [tasksExtensionWire, createRev20251125Wire()]
+      : choice === 'legacy'
+        ? [createRev20251125Wire()]
+        : [tasksExtensionWire];
   const server = createTerminusServer({ engine, wires });
   const http = await server.serveHttp({ port: 0 });
   return {
@@ -69,6 +87,8 @@ export async function startServer(options: { legacy?: boolean; store?: TaskStore
     engine,
     store,
     tasks: async () => (await engine.list(ANONYMOUS_OWNER, { limit: 1000 })).tasks,
+    created,
+    terminal,
     close: async () => {
       await http.close();
       await engine.stop();
