@@ -101,7 +101,11 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
       serveHttp(
         {
           factory: factory('http'),
-          prechecks: wires.flatMap((w) => (w.precheck === undefined ? [] : [w.precheck.bind(w)])),
+          prechecks: wires.flatMap((w) =>
+            w.precheck === undefined
+              ? []
+              : [(message, context) => w.precheck?.(message, { ...context, deps: httpDeps })],
+          ),
           logger,
           ...legacyLeg(wires, factory('http'), httpDeps),
         },

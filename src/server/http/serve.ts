@@ -57,11 +57,17 @@ export interface HttpServerHandle {
 /** What the HTTP layer needs from a Terminus server; supplied by `createTerminusServer`. */
 export interface McpEndpoint {
   readonly factory: McpServerFactory;
-  readonly prechecks: readonly ((message: RawRpcMessage) => Response | undefined)[];
+  readonly prechecks: readonly Precheck[];
   readonly logger: Logger;
   /** Serves 2025-era traffic instead of the SDK's stateless leg (see `WireAdapter.legacyHttp`). */
   readonly legacy?: LegacyHttpLeg;
 }
+
+/** A raw JSON-RPC check before the SDK (bound to its wire's deps by the server). */
+export type Precheck = (
+  message: RawRpcMessage,
+  context: { readonly authInfo: AuthInfo | undefined; readonly signal: AbortSignal },
+) => Response | undefined | Promise<Response | undefined>;
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -79,7 +85,7 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
   });
 
   const mcpRoute = route('*', path, async (request, info) => {
-    const early = precheck(endpoint.prechecks, request, info.body);
+    const early = await precheck(endpoint.prechecks, request, info);
     if (early !== undefined) return early;
     if (legacy !== undefined) {
       const parsedBody = parseJson(info.body);
@@ -157,17 +163,21 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
 }
 
 /** Raw JSON-RPC checks the SDK entry cannot express (X-40); a body that is not JSON is left to the SDK. */
-function precheck(checks: McpEndpoint['prechecks'], request: Request, body: Buffer | undefined): Response | undefined {
-  if (checks.length === 0 || request.method !== 'POST' || body === undefined) return undefined;
+async function precheck(
+  checks: readonly Precheck[],
+  request: Request,
+  info: { readonly body: Buffer | undefined; readonly authInfo: AuthInfo | undefined },
+): Promise<Response | undefined> {
+  if (checks.length === 0 || request.method !== 'POST' || info.body === undefined) return undefined;
   let message: unknown;
   try {
-    message = JSON.parse(body.toString('utf8'));
+    message = JSON.parse(info.body.toString('utf8'));
   } catch {
     return undefined;
   }
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
   for (const check of checks) {
-    const answer = check(message);
+    const answer = await check(message, { authInfo: info.authInfo, signal: request.signal });
     if (answer !== undefined) return answer;
   }
   return undefined;

@@ -18,6 +18,14 @@ export interface WireDeps {
   readonly logger: Logger;
 }
 
+/** What a precheck may use: the engine, the caller's principal, the request's lifetime. */
+export interface PrecheckContext {
+  readonly deps: WireDeps;
+  readonly authInfo: AuthInfo | undefined;
+  /** Aborted when the client goes away or the server closes. */
+  readonly signal: AbortSignal;
+}
+
 /** A JSON-RPC message as it arrives over HTTP, before the SDK sees it. */
 export interface RawRpcMessage {
   readonly id?: unknown;
@@ -46,7 +54,7 @@ export interface WireAdapter {
   readonly eras: readonly Era[];
   readonly extensions?: Readonly<Record<string, Record<string, never>>>;
   install(server: Server, deps: WireDeps): void;
-  precheck?(message: RawRpcMessage): Response | undefined;
+  precheck?(message: RawRpcMessage, context: PrecheckContext): Response | undefined | Promise<Response | undefined>;
   routes?(deps: WireDeps): readonly HttpRoute[];
   legacyHttp?(factory: McpServerFactory, deps: WireDeps): LegacyHttpLeg;
 }

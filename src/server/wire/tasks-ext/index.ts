@@ -6,8 +6,8 @@ import { installTaskMethods } from './methods.js';
 /**
  * The MCP Tasks extension `io.modelcontextprotocol/tasks` (SEP-2663, spec 2026-07-28), server side.
  * Owns `tools/call` on the modern era, plus `tasks/get`, `tasks/update`, `tasks/cancel` and our
- * `terminus/tasks/lookup`. `notifications/tasks` is not delivered (the SDK's listen router cannot
- * publish it, reference 5.5); clients poll `tasks/get`, which is the protocol's baseline.
+ * `terminus/tasks/lookup`. Over HTTP it also serves `subscriptions/listen` streams for `taskIds`
+ * (`notifications/tasks`, see `listen.ts`), which the SDK's listen router cannot (reference 5.5).
  */
 export const tasksExtensionWire: WireAdapter = {
   name: 'mcp-tasks-ext',
