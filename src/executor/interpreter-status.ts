@@ -23,6 +23,13 @@ export class StatusFeed {
     for (const subscriber of this.subscribers) subscriber(this.current);
   }
 
+  /** Starts a new stream after a re-attach (resume after detach); earlier subscribers stay ended. */
+  reopen(record: ToolOperation): void {
+    if (!this.ended) return;
+    this.ended = false;
+    this.current = toStatus(record, this.clock.now(), false);
+  }
+
   end(): void {
     if (this.ended) return;
     this.ended = true;

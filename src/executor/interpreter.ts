@@ -186,6 +186,11 @@ export class OperationDriver {
 
   private afterStep(result: StepResult & { outcome: 'applied' }): void {
     const r = this.record;
+    if (r.waitingStoppedAt === null && this.failure?.code === 'waiting_stopped') {
+      // Re-attached after a detach or an exhausted budget (C9): wait for the receipt again.
+      this.failure = null;
+      this.status.reopen(r);
+    }
     if (this.cancelOwed && (r.state === 'WORKING' || r.state === 'INPUT_REQUIRED')) {
       this.cancelOwed = false;
       void this.dispatch((rec) => ({
