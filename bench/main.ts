@@ -3,13 +3,18 @@
  * seeded workload, rounds interleaved (A B C A B C ...), a markdown table of medians and ranges (or
  * JSON) on stdout, progress on stderr. See docs/benchmarks.md for what each figure means.
  */
+import { loadavg } from 'node:os';
 import { pathToFileURL } from 'node:url';
 import { parseConfig, type BenchConfig, type FigureId } from './lib/config.js';
+import { prepareEntries } from './lib/entries.js';
 import { describeMachine, fsyncRate } from './lib/machine.js';
 import { renderMarkdown, type BenchReport, type Row, type Target } from './lib/report.js';
 import { openBenchEnv } from './lib/variants.js';
 import type { FigureContext, FigureResult } from './figures/context.js';
+import { runAcceptance } from './figures/acceptance.js';
 import { runGetLatency } from './figures/get-latency.js';
+import { runMemory } from './figures/memory.js';
+import { runPolls } from './figures/polls.js';
 import { runRecovery } from './figures/recovery.js';
 import { runSubmissions } from './figures/submissions.js';
 
@@ -19,15 +24,20 @@ type FigureRunner = (ctx: FigureContext) => Promise<FigureResult>;
 const RUNNERS: readonly { readonly figures: readonly FigureId[]; readonly run: FigureRunner }[] = [
   { figures: [1, 5], run: runSubmissions },
   { figures: [2], run: runGetLatency },
+  { figures: [3], run: runAcceptance },
+  { figures: [4], run: runPolls },
+  { figures: [6], run: runMemory },
   { figures: [7], run: runRecovery },
 ];
 
 export async function runBench(config: BenchConfig, log: (line: string) => void): Promise<BenchReport> {
   const started = performance.now();
+  const loadAtStart = loadavg()[0] ?? NaN;
+  const runner = await prepareEntries(log);
   const env = await openBenchEnv({ noPostgres: config.noPostgres, log });
   try {
     const rates = fsyncRate(env.dir, config.quick ? 100 : 1000, config.quick ? 1 : 3);
-    const machine = describeMachine(rates);
+    const machine = { ...describeMachine(rates), processes: runner };
     const ctx: FigureContext = { config, env, fsyncPerSecond: machine.fsyncPerSecond.median, log };
     const rows: Row[] = [];
     const targets: Target[] = [];
@@ -40,7 +50,7 @@ export async function runBench(config: BenchConfig, log: (line: string) => void)
     rows.sort((a, b) => a.figure - b.figure);
     return {
       command: config.command,
-      machine,
+      machine: { ...machine, loadAverage: { start: loadAtStart, end: loadavg()[0] ?? NaN } },
       rounds: config.rounds,
       quick: config.quick,
       rows,

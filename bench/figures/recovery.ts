@@ -1,12 +1,13 @@
 /**
- * Figure 7: `kill -9` of the server with N tasks in flight (submitted over stdio and acknowledged,
- * running a long sleep), then a new process on the same database: the time from the restart until
+ * Figure 7: `kill -9` of the server with N tasks in flight (acknowledged, the first 256 running a
+ * long sleep, the rest queued), then a new process on the same database: the time from the restart until
  * every task answers `tasks/get` with its status at the kill (`working`), and how many are lost
  * (B0: all of them, its store was in the dead process).
  */
 import { RpcError } from '../client/rpc.js';
 import { getStatus, pool, submitTask } from '../client/tasks.js';
-import { startServer, withServer } from '../lib/proc.js';
+import { startServer, withServer, type ServerSpec } from '../lib/proc.js';
+import { openStore, seedOpenTasks } from '../lib/seed.js';
 import { fmt, type Row, type Target } from '../lib/report.js';
 import { summarize } from '../lib/stats.js';
 import type { VariantId } from '../lib/variants.js';
@@ -20,6 +21,46 @@ interface Recovery {
   readonly ms: number;
   readonly startMs: number;
   readonly lost: number;
+}
+
+/**
+ * Ours: the tasks are created through the store API (as if submitted over stdio), then a server
+ * starts on the database and its runner claims and runs them for a moment before the kill. B0 has
+ * no store to seed: they are submitted over its wire.
+ */
+async function putInFlight(
+  ctx: FigureContext,
+  spec: ServerSpec,
+  variant: VariantId,
+  size: number,
+  tool: string,
+): Promise<string[]> {
+  let ids: string[] = [];
+  if (variant !== 'B0') {
+    const db = spec.args[spec.args.indexOf('--db') + 1]!;
+    const schema = spec.args.includes('--schema') ? spec.args[spec.args.indexOf('--schema') + 1]! : '';
+    const store = await openStore(
+      db.startsWith('postgres') ? { kind: 'postgres', url: db, schema } : { kind: 'sqlite', path: db },
+    );
+    ids = await seedOpenTasks(store, size, { tool, args: { ms: 3_600_000 }, owner: 'stdio' });
+    await store.close();
+  }
+  const first = await startServer(spec, 'stdio');
+  try {
+    const client = await first.connect();
+    if (variant === 'B0') {
+      await pool(size, WIDTH, async () => {
+        ids.push((await submitTask(client, tool, { ms: 3_600_000 })).taskId);
+      });
+    } else {
+      // Let the runner claim its first batch (concurrency 256) and start running them.
+      await getStatus(client, ids[0]!);
+      await new Promise((resolve) => setTimeout(resolve, ctx.config.quick ? 200 : 1000));
+    }
+  } finally {
+    await first.kill9();
+  }
+  return ids;
 }
 
 export async function runRecovery(ctx: FigureContext): Promise<FigureResult> {
@@ -36,16 +77,7 @@ export async function runRecovery(ctx: FigureContext): Promise<FigureResult> {
           pollMs: config.pollMs,
           ...(variant.id === 'B0' ? {} : { db: env.freshDb(variant.id, 'recovery') }),
         });
-        const first = await startServer(spec, 'stdio');
-        const ids: string[] = [];
-        try {
-          const client = await first.connect();
-          await pool(size, WIDTH, async () => {
-            ids.push((await submitTask(client, variant.taskTool, { ms: 3_600_000 })).taskId);
-          });
-        } finally {
-          await first.kill9();
-        }
+        const ids = await putInFlight(ctx, spec, variant.id, size, variant.taskTool);
         const start = performance.now();
         const result = await withServer(spec, 'stdio', async (second) => {
           const client = await second.connect();

@@ -4,11 +4,12 @@
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { fileURLToPath } from 'node:url';
 import { createInterface } from 'node:readline';
+import { entryArgs } from './entries.js';
+import { ROOT } from './root.js';
 import { httpClient, initialize, stdioClient, type RpcClient } from '../client/rpc.js';
 
-export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export { ROOT } from './root.js';
 
 export type Transport = 'stdio' | 'http';
 
@@ -45,7 +46,7 @@ export const BENCH_HEADERS = { authorization: 'Bearer bench' } as const;
 export async function startServer(spec: ServerSpec, transport: Transport): Promise<RunningServer> {
   const child = spawn(
     process.execPath,
-    [...(spec.nodeFlags ?? []), '--import', 'tsx', spec.entry, '--transport', transport, ...spec.args],
+    [...(spec.nodeFlags ?? []), ...entryArgs(spec.entry), '--transport', transport, ...spec.args],
     { cwd: ROOT, env: { ...process.env, ...spec.env }, stdio: ['pipe', 'pipe', 'pipe'] },
   );
   live.add(child);

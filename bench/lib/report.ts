@@ -41,6 +41,10 @@ export interface Machine {
   /** write+fsync of 4 KiB per iteration, in the directory holding the databases. */
   readonly fsyncPerSecond: Summary;
   readonly date: string;
+  /** 1-minute load average at the start and the end of the run (other work on the machine). */
+  readonly loadAverage?: { readonly start: number; readonly end: number };
+  /** How server processes ran: bundled with esbuild, or under tsx. */
+  readonly processes?: 'esbuild' | 'tsx';
 }
 
 export interface BenchReport {
@@ -83,6 +87,11 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push('');
   lines.push(`- command: \`${report.command}\``);
   lines.push(`- machine: ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, ${m.platform}, node ${m.node}; ${m.date}`);
+  if (m.loadAverage !== undefined) {
+    lines.push(
+      `- load average (1 min) ${m.loadAverage.start.toFixed(1)} at the start, ${m.loadAverage.end.toFixed(1)} at the end (other work on the machine); server processes ${m.processes === 'tsx' ? 'under tsx' : 'bundled with esbuild, run by plain node'}`,
+    );
+  }
   lines.push(
     `- fsync rate (4 KiB write+fsync, databases' directory): median ${fmt(m.fsyncPerSecond.median)}/s (range ${fmt(m.fsyncPerSecond.min)}-${fmt(m.fsyncPerSecond.max)})`,
   );

@@ -19,17 +19,35 @@ export function openStore(db: Database): Promise<TaskStore> {
     : openPostgresTaskStore({ connectionString: db.url, schema: db.schema });
 }
 
-/** Adds `count` open tasks; creates run `width` at a time (the SQLite store batches them into group commits). */
-export async function seedOpenTasks(store: TaskStore, count: number, width = 256): Promise<void> {
+export interface SeedOptions {
+  /** Default `bench_parked`: never claimed. */
+  readonly tool?: string;
+  readonly args?: Record<string, unknown>;
+  /** Default `auth:seed`; `stdio` makes them readable by a stdio client. */
+  readonly owner?: string;
+  readonly width?: number;
+  /** Default true; false keeps the heap free of the id list (memory probes). */
+  readonly keepIds?: boolean;
+}
+
+/**
+ * Adds `count` open tasks and resolves with their ids; creates run `width` at a time (the SQLite
+ * store batches them into group commits).
+ */
+export async function seedOpenTasks(store: TaskStore, count: number, options: SeedOptions = {}): Promise<string[]> {
   const now = Date.now();
-  await pool(count, width, async (i) => {
-    const args = { i };
+  const tool = options.tool ?? PARKED_TOOL;
+  const ids: string[] = [];
+  await pool(count, options.width ?? 256, async (i) => {
+    const args = options.args ?? { i };
+    const id = randomBytes(16).toString('base64url');
+    if (options.keepIds !== false) ids.push(id);
     await store.create({
-      id: randomBytes(16).toString('base64url'),
-      owner: 'auth:seed',
-      tool: PARKED_TOOL,
+      id,
+      owner: options.owner ?? 'auth:seed',
+      tool,
       args,
-      requestDigest: requestDigest(PARKED_TOOL, args),
+      requestDigest: requestDigest(tool, args),
       submissionKey: null,
       wire: 'mcp-2025-11-25',
       ttlMs: 86_400_000,
@@ -38,4 +56,5 @@ export async function seedOpenTasks(store: TaskStore, count: number, width = 256
       now,
     });
   });
+  return ids;
 }
