@@ -58,6 +58,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
   const drivers = new Map<string, OperationDriver>();
   const wires = new Map<string, Promise<ClientWire>>();
   const wireOf = new Map<OperationDriver, ClientWire>();
+  const submitting = new Map<string, Promise<OperationHandle>>();
   let state: 'open' | 'rolled_back' | 'closed' = 'open';
 
   const ctx: DriverContext = {
@@ -108,6 +109,8 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
 
   /** Takes up an operation found in the ledger: a rollback adopts an older epoch (DESIGN, rollback). */
   async function adopt(record: ToolOperation): Promise<OperationHandle> {
+    const live = drivers.get(record.callNodeId);
+    if (live !== undefined && !live.isStopped) return liveHandle(live, epoch);
     if (isSettled(record.state)) return settledHandle(record, ledger, clock);
     if (record.server === undefined) {
       throw new ExecutorError('no_server', `operation ${record.id} does not name its server`, { state: record.state });
@@ -125,48 +128,57 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     return bucketOf < rolloutPercent;
   }
 
+  async function submitOnce(input: SubmitInput): Promise<OperationHandle> {
+    refuseIfNotOpen();
+    if (!inRollout(input.callNodeId)) {
+      throw new ExecutorError(
+        'not_in_rollout',
+        `call node ${input.callNodeId} is outside the ${rolloutPercent}% rollout`,
+      );
+    }
+    const digest = requestDigest(input.tool, input.args);
+    const live = drivers.get(input.callNodeId);
+    if (live !== undefined && !live.isStopped && live.record.requestDigest === digest) return liveHandle(live, epoch);
+    const wire = await getWire(input.server);
+    const now = clock.now();
+    const budgetMs =
+      input.budgetMs !== undefined ? input.budgetMs : (options.defaultBudgetMs ?? EXECUTOR_DEFAULTS.defaultBudgetMs);
+    const record: ToolOperation = {
+      ...newOperation({
+        id: ids.unique('op'),
+        callNodeId: input.callNodeId,
+        requestDigest: digest,
+        tool: { name: input.tool, descriptorVersion: input.toolVersion ?? 'unversioned' },
+        body: input.args,
+        wire: { name: wire.wire, adapterVersion: wire.version },
+        submissionKey: ids.unique('skey'),
+        executionEpoch: epoch,
+        now,
+        budgetMs,
+        shadow: options.shadow?.(input.tool) ?? false,
+        ...(options.policy === undefined ? {} : { policy: options.policy }),
+      }),
+      server: input.server,
+    };
+    // C5: the same call node with the same request is the existing operation, never a second one.
+    const { created, operation } = await ledger.create(record);
+    if (!created) return adopt(operation);
+    const driver = register(operation, wire);
+    driver.start(initialEffects(operation));
+    return liveHandle(driver, epoch);
+  }
+
   const executor: Executor = {
     epoch,
     outbox,
 
-    async submit(input: SubmitInput) {
-      refuseIfNotOpen();
-      if (!inRollout(input.callNodeId)) {
-        throw new ExecutorError(
-          'not_in_rollout',
-          `call node ${input.callNodeId} is outside the ${rolloutPercent}% rollout`,
-        );
-      }
-      const digest = requestDigest(input.tool, input.args);
-      const live = drivers.get(input.callNodeId);
-      if (live !== undefined && !live.isStopped && live.record.requestDigest === digest) return liveHandle(live, epoch);
-      const wire = await getWire(input.server);
-      const now = clock.now();
-      const budgetMs =
-        input.budgetMs !== undefined ? input.budgetMs : (options.defaultBudgetMs ?? EXECUTOR_DEFAULTS.defaultBudgetMs);
-      const record: ToolOperation = {
-        ...newOperation({
-          id: ids.unique('op'),
-          callNodeId: input.callNodeId,
-          requestDigest: digest,
-          tool: { name: input.tool, descriptorVersion: input.toolVersion ?? 'unversioned' },
-          body: input.args,
-          wire: { name: wire.wire, adapterVersion: wire.version },
-          submissionKey: ids.unique('skey'),
-          executionEpoch: epoch,
-          now,
-          budgetMs,
-          shadow: options.shadow?.(input.tool) ?? false,
-          ...(options.policy === undefined ? {} : { policy: options.policy }),
-        }),
-        server: input.server,
-      };
-      // C5: the same call node with the same request is the existing operation, never a second one.
-      const { created, operation } = await ledger.create(record);
-      if (!created) return adopt(operation);
-      const driver = register(operation, wire);
-      driver.start(initialEffects(operation));
-      return liveHandle(driver, epoch);
+    submit(input: SubmitInput) {
+      // Concurrent submits of one call node share one attempt: never two drivers for one record.
+      const pending = submitting.get(input.callNodeId);
+      if (pending !== undefined) return pending;
+      const attempt = submitOnce(input).finally(() => submitting.delete(input.callNodeId));
+      submitting.set(input.callNodeId, attempt);
+      return attempt;
     },
 
     async handle(callNodeId) {

@@ -152,4 +152,25 @@ describe('rollout and rollback', () => {
       await half.executor.close();
     }
   });
+
+  it('C5: a duplicate or retried submit of a call node never makes a second operation or task', async () => {
+    const { executor, ledger } = await openExecutor(server.url);
+    try {
+      const input = { callNodeId: 'c-dup', server: 's', tool: 'slow_compute', args: { seconds: 0.1, label: 'dup' } };
+      const [a, b] = await Promise.all([executor.submit(input), executor.submit(input)]);
+      expect(a.operationId).toBe(b.operationId);
+      const receipt = await a.result();
+      expect((await b.result()).id).toBe(receipt.id);
+      const again = await executor.submit(input);
+      expect(again.operationId).toBe(a.operationId);
+      expect((await again.result()).id).toBe(receipt.id);
+      await expect(executor.submit({ ...input, args: { seconds: 1, label: 'other' } })).rejects.toMatchObject({
+        code: 'operation_conflict',
+      });
+      expect((await server.tasks()).filter((t) => t.args.label === 'dup')).toHaveLength(1);
+      expect(await ledger.listOutbox(10)).toHaveLength(1);
+    } finally {
+      await executor.close();
+    }
+  });
 });
