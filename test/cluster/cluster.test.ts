@@ -362,16 +362,36 @@ if (PG_URL === '') {
       );
       expect(rows[0]).toEqual({ n: RACES, keys: RACES });
     }, 60_000);
+
+    it('SIGTERM: the node exits 0 and releases its leases; another node re-runs its task at the next epoch', async () => {
+      const id = await submitTask(cluster.nodes[0]!, 'hold', { seconds: 120 });
+      const holder = await holderOf(cluster, id);
+      holder.child.kill('SIGTERM');
+      expect(await exitCode(holder.child)).toBe(0);
+      expect(effectsOf(cluster.cwd, id, 'aborted')).toMatchObject([{ pid: holder.pid, epoch: 1 }]);
+      const rerun = await eventually(`${id} re-run`, () =>
+        effectsOf(cluster.cwd, id, 'started').find((e) => e.epoch === 2),
+      );
+      expect(rerun.pid).not.toBe(holder.pid);
+      const survivor = cluster.nodes.find((n) => n.pid === rerun.pid)!;
+      expect((await getTask(survivor, id)).status).toBe('working');
+      expect((await rpc(survivor.url, 'tasks/cancel', { taskId: id })).error).toBeUndefined();
+    }, 60_000);
   });
 
   describe('a database that cannot be reached', () => {
-    it('terminus serve and terminus ops --ledger exit 1 with one line on stderr, and create no folder', async () => {
+    it('terminus serve and terminus ops --ledger exit 1 with one line on stderr, and create no folder (also for an unsupported URL)', async () => {
       const cwd = mkdtempSync(join(tmpdir(), 'terminus-unreachable-'));
       try {
         const serve = runCli(['serve', '--port', '0', '--db', 'postgres://nobody@127.0.0.1:1/none'], cwd);
         const ops = runCli(['ops', 'list', '--ledger', 'postgresql://nobody@127.0.0.1:1/none'], cwd);
+        const mysql = runCli(['serve', '--port', '0', '--db', 'mysql://nobody@127.0.0.1/none'], cwd);
         expect(await exitCode(serve.child)).toBe(1);
         expect(await exitCode(ops.child)).toBe(1);
+        expect(await exitCode(mysql.child)).toBe(1);
+        expect(Buffer.concat(mysql.stderr).toString()).toMatch(
+          /^terminus serve: unsupported database URL scheme mysql:[^\n]+\n$/,
+        );
         const serveErr = Buffer.concat(serve.stderr).toString();
         const opsErr = Buffer.concat(ops.stderr).toString();
         expect(serveErr).toMatch(/^terminus serve: cannot reach PostgreSQL at 127\.0\.0\.1:1\/none: [^\n]+\n$/);
