@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerCall } from './call.js';
 import { registerOps } from './ops.js';
+import { registerGate } from './gate.js';
 import { registerServe } from './serve.js';
 
 /** The `terminus` command. Each subcommand lives in its own file and registers itself here. */
@@ -11,6 +12,7 @@ const program = new Command()
   .version('0.1.0');
 
 registerServe(program);
+registerGate(program);
 registerCall(program);
 registerOps(program);
 

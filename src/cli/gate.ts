@@ -1,0 +1,111 @@
+import { availableParallelism } from 'node:os';
+import { Command, InvalidArgumentError } from 'commander';
+import { FAULT_CLASSES, isFaultClass, type FaultClass } from '../sim/faults.js';
+import { formatGate, gateReport } from '../sim/gate.js';
+import { runPool } from '../sim/pool.js';
+import { runSeries } from '../sim/series.js';
+import { formatTrace } from '../sim/trace.js';
+
+interface GateFlags {
+  readonly series: number;
+  readonly seed: number;
+  readonly faults?: FaultClass[];
+  readonly workers: number;
+  readonly json: boolean;
+}
+
+/** Failing series printed in full; the rest are counted. */
+const SHOWN_FAILURES = 5;
+
+/**
+ * `terminus gate`: runs N seeded simulation series (seeds S..S+N-1) across worker threads and prints
+ * the acceptance gate table. Exit status 0 only when every row passes. A failing series is printed
+ * with its seed, fault timeline, violations and the command that replays it; a one-series run also
+ * prints its event trace.
+ */
+export function registerGate(program: Command): void {
+  program
+    .command('gate')
+    .description('Run the deterministic simulation and print the acceptance gate (exit 0 only if all pass)')
+    .option('--series <n>', 'number of seeded series', positiveInt, 10_000)
+    .option('--seed <s>', 'first seed', nonNegativeInt, 1)
+    .option(
+      '--faults <list>',
+      `comma-separated fault classes swarm series draw from (${FAULT_CLASSES.join(', ')})`,
+      faultList,
+    )
+    .option('--workers <k>', 'worker threads (default: cores)', positiveInt, availableParallelism())
+    .option('--json', 'print the report as JSON', false)
+    .action((flags: GateFlags) => gate(flags));
+}
+
+async function gate(flags: GateFlags): Promise<void> {
+  const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i);
+  const started = performance.now();
+  let lastTick = started;
+  const summaries = await runPool({
+    seeds,
+    workers: flags.workers,
+    ...(flags.faults === undefined ? {} : { faults: flags.faults }),
+    onSummary: (_summary, done) => {
+      const now = performance.now();
+      if (!flags.json && process.stderr.isTTY && now - lastTick > 2_000) {
+        lastTick = now;
+        process.stderr.write(`\r${done}/${seeds.length} series, ${((now - started) / 1000).toFixed(0)} s`);
+      }
+    },
+  });
+  if (!flags.json && process.stderr.isTTY) process.stderr.write('\n');
+  const report = gateReport(summaries, performance.now() - started);
+  const failures = report.failing.map((s) => ({
+    seed: s.seed,
+    replay: `terminus gate --seed ${s.seed} --series 1`,
+    plan: s.plan,
+    violations: s.violations,
+    ...(s.error === undefined ? {} : { error: s.error }),
+  }));
+  if (flags.json) {
+    process.stdout.write(`${JSON.stringify({ ...report, failing: failures }, null, 2)}\n`);
+  } else {
+    process.stdout.write(`${formatGate(report)}\n`);
+    for (const f of failures.slice(0, SHOWN_FAILURES)) {
+      process.stdout.write(`\nFAILED seed ${f.seed}\n${f.plan.join('\n')}\n`);
+      for (const v of f.violations.slice(0, 10)) process.stdout.write(`  ${v.invariant}: ${v.detail}\n`);
+      if (f.error !== undefined) process.stdout.write(`  crashed: ${f.error}\n`);
+      process.stdout.write(`  replay: ${f.replay}\n`);
+    }
+    if (failures.length > SHOWN_FAILURES)
+      process.stdout.write(`\n... and ${failures.length - SHOWN_FAILURES} more failing series\n`);
+    if (flags.series === 1 && failures.length === 1) {
+      const replay = await runSeries({
+        seed: flags.seed,
+        keepTrace: true,
+        ...(flags.faults === undefined ? {} : { faults: flags.faults }),
+      });
+      process.stdout.write(`\ntrace of seed ${flags.seed}:\n${formatTrace(replay.trace)}\n`);
+    }
+  }
+  process.exitCode = report.pass ? 0 : 1;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('expected a positive integer');
+  return n;
+}
+
+function nonNegativeInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 0xffff_ffff) throw new InvalidArgumentError('expected an integer 0..2^32-1');
+  return n;
+}
+
+function faultList(value: string): FaultClass[] {
+  const names = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+  const bad = names.filter((n) => !isFaultClass(n));
+  if (bad.length > 0) throw new InvalidArgumentError(`unknown fault classes: ${bad.join(', ')}`);
+  return names as FaultClass[];
+}

@@ -1,0 +1,407 @@
+/**
+ * The checkers run on every series: client invariants C1-C10 and server invariants S1-S9 (DESIGN.md)
+ * as far as the trace and the final state show them, liveness, and the figures of the gate table.
+ * Each violation names its invariant, so a broken variant can be asserted to fail on the right one.
+ */
+import { canonicalJson } from '../core/digest.js';
+import { isTerminal, type TaskRecord } from '../core/task.js';
+import type { Ledger } from '../executor/ledger-port.js';
+import type { ToolOperation } from '../executor/operation.js';
+import { DEFAULT_POLICY } from '../executor/operation.js';
+import { isSettled } from '../executor/transitions.js';
+import type { LedgerFacts } from './client/recording-ledger.js';
+import type { FaultClass, FaultPlan } from './faults.js';
+import { normalizeResult } from './network/channel.js';
+import type { WireEvent, WireLog } from './network/wire-log.js';
+import type { ServerFacts } from './server/facts.js';
+import type { SimServer } from './server/host.js';
+import type { OperationPlan } from './workload.js';
+
+export const INVARIANTS = [
+  'C1',
+  'C2',
+  'C3',
+  'C4',
+  'C5',
+  'C6',
+  'C7',
+  'C8',
+  'C9',
+  'C10',
+  'S1',
+  'S2',
+  'S3',
+  'S4',
+  'S5',
+  'S6',
+  'S7',
+  'S8',
+  'S9',
+  'divergence',
+  'liveness',
+] as const;
+export type Invariant = (typeof INVARIANTS)[number];
+
+export interface Violation {
+  readonly invariant: Invariant;
+  readonly detail: string;
+}
+
+/**
+ * Status reads per operation allowed in any 1 s window: the policy floor (250 ms) allows 4 polls, plus
+ * a burst of one (the immediate fetch after a terminal status, or the read after a restart), as the
+ * executor's own token bucket defines its cap (`qpsBurst` 1: "never more than qps in any second, plus one").
+ */
+export const QPS_CAP = 1000 / DEFAULT_POLICY.minPollIntervalMs + 1;
+
+export interface SeriesMetrics {
+  readonly operations: number;
+  readonly divergences: number;
+  readonly secondOperations: number;
+  /** Submissions of a call node beyond the first that reached the server (retries, duplicates). */
+  readonly duplicateSubmissions: number;
+  /** Status reads of clean operations (no fault touched them), and what an ideal poller needs. */
+  readonly polls: number;
+  readonly idealPolls: number;
+  readonly maxPollsPerSecond: number;
+  readonly cancelConfirmMs: readonly number[];
+  readonly unknownReconcileMs: readonly number[];
+  readonly outboxRows: number;
+  readonly outboxTraced: number;
+}
+
+export interface CheckInput {
+  readonly ops: readonly OperationPlan[];
+  readonly plan: FaultPlan;
+  readonly server: SimServer;
+  readonly facts: ServerFacts;
+  readonly ledger: Ledger;
+  readonly ledgerFacts: LedgerFacts;
+  readonly log: WireLog;
+  readonly principal: string;
+  readonly now: number;
+  readonly fired: ReadonlyMap<FaultClass, number>;
+}
+
+const RECEIPTED = new Set(['ACCEPTED', 'CANCELLED_ACCEPTED', 'EXPIRED_WITH_RECEIPT', 'EFFECT_RECONCILIATION_REQUIRED']);
+const DOUBT = new Set(['SUBMISSION_UNKNOWN', 'UNKNOWN']);
+
+export async function checkSeries(input: CheckInput): Promise<{ violations: Violation[]; metrics: SeriesMetrics }> {
+  const { facts, ledger, ledgerFacts, log, server, now } = input;
+  const v: Violation[] = [];
+  const add = (invariant: Invariant, detail: string): void => void v.push({ invariant, detail });
+
+  // Final server view of every task ever created: readable, or its last terminal record if expired.
+  const finals = new Map<string, TaskRecord | null>();
+  for (const [id, meta] of facts.tasks) {
+    const task = await server.store.get(meta.owner, id, now);
+    finals.set(id, task ?? facts.terminal.get(id)?.task ?? null);
+  }
+
+  let divergences = 0;
+  let secondOperations = 0;
+  let polls = 0;
+  let idealPolls = 0;
+  let maxPollsPerSecond = 0;
+  const cancelConfirmMs: number[] = [];
+  const unknownReconcileMs: number[] = [];
+  const byOp = groupByOp(log.events);
+
+  for (const op of input.ops) {
+    const node = op.callNodeId;
+    const record = await ledger.loadByCallNode(node);
+    const receipt = await ledger.getReceipt(node);
+    const tasks = facts.tasksByCallNode.get(node) ?? [];
+    const events = byOp.get(node) ?? [];
+    if (tasks.length > 1) {
+      secondOperations += tasks.length - 1;
+      add('C5', `${node}: ${tasks.length} server tasks for one call node`);
+    }
+    const taskId = tasks[0];
+    const final = taskId === undefined ? null : (finals.get(taskId) ?? null);
+
+    // C1: at most one receipt per call node.
+    if ((ledgerFacts.receiptsWritten.get(node) ?? 0) > 1)
+      add('C1', `${node}: ${ledgerFacts.receiptsWritten.get(node)} receipts`);
+
+    // Liveness: after the faults healed every operation holds a receipt or a listed outcome.
+    if (record === null) {
+      add('liveness', `${node}: no operation in the ledger`);
+      continue;
+    }
+    if (!isSettled(record.state) && record.state !== 'UNKNOWN') {
+      const server =
+        final === null
+          ? 'no task'
+          : `${final.status} epoch ${final.epoch} lease ${final.leaseOwner ?? '-'} until ${final.leaseExpiresAt === null ? '-' : final.leaseExpiresAt - now}`;
+      add('liveness', `${node}: still ${record.state} (server: ${server})`);
+    }
+
+    // Terminal-state divergence: the receipt against the server's final task.
+    const diverged = divergence(record, receipt, final, tasks.length);
+    if (diverged !== null) {
+      divergences++;
+      add('divergence', `${node}: ${diverged}`);
+    }
+
+    if (receipt !== null && (receipt.status === 'completed' || receipt.status === 'failed')) {
+      // C2: the accepted payload is one the wire actually delivered for this task, before acceptance.
+      const want =
+        receipt.status === 'completed'
+          ? canonicalJson(normalizeResult(receipt.payload))
+          : canonicalJson(receipt.payload);
+      const seen = events.some(
+        (e) => e.kind === 'answer' && e.status === receipt.status && e.payload === want && e.at <= receipt.acceptedAt,
+      );
+      if (!seen) add('C2', `${node}: ${receipt.status} accepted without a fetched result matching its payload`);
+    }
+    // C3: a cancel that won on the server is the only outcome the node may take.
+    if (taskId !== undefined && facts.cancelWon.has(taskId) && receipt !== null) {
+      const observed = (receipt.payload as { observedStatus?: unknown } | null)?.observedStatus;
+      if (
+        receipt.status === 'completed' ||
+        receipt.status === 'failed' ||
+        (receipt.status === 'expired' && observed !== 'cancelled')
+      ) {
+        add('C3', `${node}: the cancel won on the server but the node took ${receipt.status}`);
+      }
+    }
+    // C4: every operation in doubt is queryable by its submission key and its task id.
+    if (DOUBT.has(record.state)) {
+      const byKey = await ledger.findBySubmissionKey(record.submissionKey);
+      if (byKey?.id !== record.id) add('C4', `${node}: ${record.state} not found by its submission key`);
+      if (record.taskId !== null && !(await ledger.findByTaskId(record.taskId)).some((r) => r.id === record.id)) {
+        add('C4', `${node}: ${record.state} not found by its task id`);
+      }
+    }
+    // C6: the per-operation QPS cap, and Retry-After honoured.
+    const gets = events.filter((e) => e.kind === 'send' && e.method === 'tasks/get').map((e) => e.at);
+    const peak = maxInWindow(gets, 1_000);
+    maxPollsPerSecond = Math.max(maxPollsPerSecond, peak);
+    if (peak > QPS_CAP) add('C6', `${node}: ${peak} status reads within one second (cap ${QPS_CAP})`);
+    for (const throttled of events.filter((e) => e.kind === 'throttled' && e.retryAfterMs !== undefined)) {
+      const early = events.find(
+        (e) =>
+          e.kind === 'send' &&
+          e.method === 'tasks/get' &&
+          e.id > throttled.id &&
+          e.at < throttled.at + (throttled.retryAfterMs ?? 0),
+      );
+      if (early !== undefined)
+        add('C6', `${node}: request ${early.at - throttled.at}ms after a Retry-After of ${throttled.retryAfterMs}ms`);
+    }
+    const clean = cleanPolls(op, record, events, final, input);
+    if (clean !== null) {
+      polls += clean.polls;
+      idealPolls += clean.ideal;
+    }
+    // C9: a disconnect never becomes a server cancel.
+    if (op.disconnect !== null && op.cancelAfter === null && !op.raceCancel) {
+      if (events.some((e) => e.kind === 'send' && e.method === 'tasks/cancel'))
+        add('C9', `${node}: cancel sent after a disconnect`);
+    }
+    // C10: replies only for keys the server asked, each once acknowledged.
+    const asked = new Set(
+      events.filter((e) => e.kind === 'answer' && e.keys !== undefined).flatMap((e) => e.keys ?? []),
+    );
+    for (const sent of events.filter((e) => e.kind === 'send' && e.method === 'tasks/update')) {
+      for (const key of sent.keys ?? []) if (!asked.has(key)) add('C10', `${node}: reply for ${key}, never asked`);
+    }
+    // S9: replies the server acknowledged are durable.
+    if (taskId !== undefined && final !== null && !isTerminal(final.status)) {
+      const acked = ackedKeys(events);
+      for (const key of acked) if (!(key in final.inputResponses)) add('S9', `${node}: acknowledged reply ${key} lost`);
+    }
+
+    cancelConfirmMs.push(...cancelTimes(record, now));
+    unknownReconcileMs.push(...doubtTimes(record, now));
+  }
+
+  // C7: every outbox row traces to the node's one receipt.
+  const rows = await ledger.listOutbox(10_000);
+  let traced = 0;
+  for (const row of rows) {
+    const receipt = await ledger.getReceipt(row.callNodeId);
+    if (receipt !== null && receipt.id === row.receiptId && receipt.status === row.status) traced++;
+    else add('C7', `outbox row ${row.id} of ${row.callNodeId} does not trace to its receipt`);
+  }
+
+  serverChecks(input, finals, add);
+
+  const submitted = input.log.events.filter((e) => e.kind === 'send' && e.method === 'tools/call').length;
+  return {
+    violations: v,
+    metrics: {
+      operations: input.ops.length,
+      divergences,
+      secondOperations,
+      duplicateSubmissions: Math.max(0, submitted - input.ops.length),
+      polls,
+      idealPolls,
+      maxPollsPerSecond,
+      cancelConfirmMs,
+      unknownReconcileMs,
+      outboxRows: rows.length,
+      outboxTraced: traced,
+    },
+  };
+}
+
+function serverChecks(
+  input: CheckInput,
+  finals: Map<string, TaskRecord | null>,
+  add: (i: Invariant, d: string) => void,
+): void {
+  const { facts, log } = input;
+  // S1: a task id reaches the client only once the task was committed.
+  for (const e of log.events) {
+    if (e.kind === 'answer' && e.method === 'tools/call' && e.taskId !== undefined && !facts.tasks.has(e.taskId)) {
+      add('S1', `create answered with ${e.taskId} before any commit`);
+    }
+  }
+  // S2: terminal statuses never change.
+  for (const [id, history] of facts.statusHistory) {
+    const first = history.findIndex((s) => isTerminal(s));
+    if (first >= 0 && history.length > first + 1) add('S2', `${id}: ${history.slice(first).join(' -> ')}`);
+  }
+  // S3: no write from a stale epoch took effect.
+  for (const w of facts.staleWrites)
+    add('S3', `${w.taskId}: ${w.method} from epoch ${w.epoch} accepted at epoch ${w.currentEpoch}`);
+  // S4: a won cancel stays cancelled, and a late completion is never the result.
+  for (const [id] of facts.cancelWon) {
+    const final = finals.get(id);
+    if (final !== null && final !== undefined && (final.status !== 'cancelled' || final.result !== null)) {
+      add('S4', `${id}: cancel won but the task ended ${final.status}`);
+    }
+  }
+  // S5: one task per (owner, submission key).
+  const keys = new Map<string, number>();
+  for (const meta of facts.tasks.values()) {
+    if (meta.key === null) continue;
+    const k = `${meta.owner} ${meta.key}`;
+    keys.set(k, (keys.get(k) ?? 0) + 1);
+  }
+  for (const [k, n] of keys) if (n > 1) add('S5', `${n} tasks for key ${k}`);
+  // S6: a burned key never creates.
+  for (const c of facts.createdAfterBurn) add('S6', `key ${c.key} created a task after it was burned`);
+  // S7: only terminal tasks disappear (TTL never deletes or fails a working one).
+  for (const [id, final] of finals) {
+    if (final === null) add('S7', `${id}: gone without ever being terminal`);
+    else if (final.status === 'failed' && final.error?.code !== -32000)
+      add('S7', `${id}: failed by the server (${final.error?.message})`);
+  }
+  // S8: a foreign principal learns nothing an unknown id would not tell.
+  for (const id of log.s8Leaks) add('S8', `${id}: foreign principal got a different answer than an unknown id`);
+}
+
+function divergence(
+  record: ToolOperation,
+  receipt: { status: string; payload: unknown } | null,
+  final: TaskRecord | null,
+  tasks: number,
+): string | null {
+  if (receipt === null) {
+    if (record.state === 'NEVER_CREATED' && tasks > 0) return 'NEVER_CREATED but the server holds a task';
+    return null;
+  }
+  if (final === null) return `receipt ${receipt.status} but the server has no task`;
+  if (receipt.status === 'expired') {
+    const observed = (receipt.payload as { observedStatus?: unknown } | null)?.observedStatus;
+    return observed === final.status
+      ? null
+      : `expired receipt observed ${String(observed)}, server ended ${final.status}`;
+  }
+  if (receipt.status !== final.status) return `receipt ${receipt.status}, server ended ${final.status}`;
+  if (
+    final.status === 'completed' &&
+    canonicalJson(normalizeResult(receipt.payload)) !== canonicalJson(normalizeResult(final.result))
+  ) {
+    return 'completed with a result other than the server result';
+  }
+  if (final.status === 'failed') {
+    const e = receipt.payload as { code?: unknown; message?: unknown } | null;
+    if (e?.code !== final.error?.code || e?.message !== final.error?.message)
+      return 'failed with an error other than the server error';
+  }
+  return null;
+}
+
+function groupByOp(events: readonly WireEvent[]): Map<string, WireEvent[]> {
+  const out = new Map<string, WireEvent[]>();
+  for (const e of events) {
+    if (e.op === null) continue;
+    const list = out.get(e.op) ?? [];
+    list.push(e);
+    out.set(e.op, list);
+  }
+  return out;
+}
+
+function maxInWindow(times: readonly number[], windowMs: number): number {
+  let best = 0;
+  let lo = 0;
+  for (let hi = 0; hi < times.length; hi++) {
+    while ((times[hi] as number) - (times[lo] as number) >= windowMs) lo++;
+    best = Math.max(best, hi - lo + 1);
+  }
+  return best;
+}
+
+function ackedKeys(events: readonly WireEvent[]): string[] {
+  const keys: string[] = [];
+  for (const sent of events.filter((e) => e.kind === 'send' && e.method === 'tasks/update')) {
+    if (events.some((e) => e.id === sent.id && e.kind === 'answer')) keys.push(...(sent.keys ?? []));
+  }
+  return keys;
+}
+
+/**
+ * Polls of an operation no fault touched (no rule, no process fault, no input, no cancel, no
+ * disconnect), against the ideal: one read per server poll interval from the acknowledgement until
+ * the server's terminal instant, plus the read that sees it and the fetch.
+ */
+function cleanPolls(
+  op: OperationPlan,
+  record: ToolOperation,
+  events: readonly WireEvent[],
+  final: TaskRecord | null,
+  input: CheckInput,
+) {
+  if (input.plan.process.length > 0 || input.plan.rules.some((r) => r.op === null || r.op === op.callNodeId))
+    return null;
+  if (op.args.ask || op.cancelAfter !== null || op.raceCancel || op.disconnect !== null) return null;
+  if (final === null || final.terminalAt === null || record.state !== 'ACCEPTED') return null;
+  const acked = record.history.find((h) => h.to === 'WORKING')?.at;
+  if (acked === undefined) return null;
+  const interval = Math.max(final.pollIntervalMs, DEFAULT_POLICY.minPollIntervalMs);
+  const ideal = Math.max(0, Math.ceil((final.terminalAt - acked) / interval)) + 1;
+  const polls = events.filter((e) => e.kind === 'send' && e.method === 'tasks/get').length;
+  return { polls, ideal };
+}
+
+/**
+ * From the first cancel request until the client knows whether the cancel won: a cancelled receipt,
+ * or the terminal status that beat it (fetching that result is result retrieval, not confirmation).
+ * A cancel still open at the end counts until the end.
+ */
+function cancelTimes(record: ToolOperation, now: number): number[] {
+  const asked = record.history.find((h) => h.to === 'CANCEL_REQUESTED');
+  if (asked === undefined) return [];
+  const done = record.history.find((h) => h.at >= asked.at && (RECEIPTED.has(h.to) || h.to === 'TERMINAL_OBSERVED'));
+  return [(done?.at ?? now) - asked.at];
+}
+
+/** Each stretch in SUBMISSION_UNKNOWN/UNKNOWN, until the doubt is settled (or the end). */
+function doubtTimes(record: ToolOperation, now: number): number[] {
+  const out: number[] = [];
+  let since: number | null = null;
+  for (const h of record.history) {
+    if (DOUBT.has(h.to) && since === null) since = h.at;
+    else if (!DOUBT.has(h.to) && since !== null) {
+      out.push(h.at - since);
+      since = null;
+    }
+  }
+  if (since !== null) out.push(now - since);
+  return out;
+}

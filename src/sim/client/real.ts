@@ -1,0 +1,75 @@
+/**
+ * The REAL executor (`createExecutor`: interpreter, token bucket, outbox) as one simulated client
+ * process: its clock is a killable scope, its wire the real Tasks-extension adapter over this
+ * process's channel, its ledger the shared SQLite ledger. A crash kills the scope and the channel
+ * (no timer fires again, no answer arrives); the next process is a new executor on the same ledger.
+ */
+import type { Ids } from '../../core/ports.js';
+import { createTasksExtWire } from '../../executor/adapters/tasks-ext/index.js';
+import { createExecutor } from '../../executor/executor.js';
+import type { Executor } from '../../executor/executor-types.js';
+import type { Ledger } from '../../executor/ledger-port.js';
+import type { RpcChannel } from '../../executor/wire-port.js';
+import type { ClockScope } from '../clock.js';
+import type { SimRandom } from '../random.js';
+import type { Trace } from '../trace.js';
+import type { SimClient } from './sim-client.js';
+
+export interface RealClientOptions {
+  readonly name: string;
+  readonly ledger: Ledger;
+  readonly channel: RpcChannel;
+  readonly scope: ClockScope;
+  readonly random: SimRandom;
+  readonly ids: Ids;
+  readonly trace: Trace;
+  readonly resubmitNeverCreated: boolean;
+  readonly approve: (callNodeId: string, key: string) => Promise<unknown>;
+}
+
+export async function startRealClient(o: RealClientOptions): Promise<SimClient> {
+  let alive = true;
+  const executor: Executor = await createExecutor({
+    ledger: o.ledger,
+    connect: async () => createTasksExtWire({ channel: o.channel }),
+    clock: o.scope,
+    random: o.random,
+    ids: o.ids,
+    approvalGate: (request) => o.approve(request.callNodeId, request.key),
+    resubmitNeverCreated: o.resubmitNeverCreated,
+    defaultBudgetMs: null,
+  });
+  const handle = (node: string) => executor.handle(node);
+  return {
+    get alive() {
+      return alive;
+    },
+    async submit(callNodeId, tool, args) {
+      const h = await executor.submit({ callNodeId, server: 'sim', tool, args, toolVersion: '1' });
+      // The caller waits for its receipt; an operation ending without one is the checkers' business.
+      h.result().catch(() => {});
+      o.trace.add(o.name, `submit ${callNodeId} -> ${h.operationId}`);
+    },
+    async resume() {
+      await executor.resume();
+    },
+    async cancel(callNodeId) {
+      const h = await handle(callNodeId);
+      if (h === null) return 'no_operation';
+      const outcome = await h.cancel();
+      o.trace.add(o.name, `cancel ${callNodeId}: ${outcome.requested ? 'requested' : (outcome.reason ?? 'refused')}`);
+      return outcome.requested ? 'applied' : (outcome.reason ?? 'refused');
+    },
+    async detach(callNodeId) {
+      await (await handle(callNodeId))?.detach();
+    },
+    async reattach() {
+      await executor.resume();
+    },
+    kill() {
+      alive = false;
+      o.scope.kill();
+      o.trace.add(o.name, 'crash');
+    },
+  };
+}

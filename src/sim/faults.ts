@@ -1,0 +1,83 @@
+/**
+ * The fault classes the simulation injects (DESIGN.md fault list, one class per item, plus the
+ * plain network noise the issue names: loss, duplication, delay) and the per-series fault plan.
+ *
+ * A plan is data: message rules the in-process network applies to one operation's requests, and
+ * timed process faults. `faultsFired` in a series outcome counts the rules that actually fired, which
+ * is what coverage is measured on (a planned fault that never met its message does not count).
+ */
+export const FAULT_CLASSES = [
+  /** The create request reached the server, the task was committed, the response was lost. */
+  'submit_response_lost',
+  /** The create request never reached the server (proves "never created" by key lookup). */
+  'submit_request_lost',
+  /** Two pollers answered out of order: a `tasks/get` is answered with an older snapshot. */
+  'poll_reorder',
+  /** An `input_required` answer is replayed after its round was answered. */
+  'input_replay',
+  /** The client's cancel reaches the server at the instant the handler completes. */
+  'cancel_complete_race',
+  /** The server processed the cancel; the acknowledgement was lost. */
+  'cancel_ack_lost',
+  /** A terminal status was observed; the response carrying the result was lost. */
+  'result_lost',
+  /** A terminal status was observed; the response carrying the result was truncated. */
+  'result_truncated',
+  /** A server node stalls, another takes its tasks over, the stalled node's writes land late. */
+  'stale_epoch',
+  /** Requests name another operation's task or a foreign principal asks for ours (S8). */
+  'task_id_misuse',
+  /** A real task id answers "not found" before its expiry (misrouted / lost server state). */
+  'not_found_before_expiry',
+  /** The client is cut off after the terminal status until the task expired: 404 after expiry. */
+  'not_found_after_expiry',
+  'poll_429',
+  'poll_503',
+  'server_crash',
+  'executor_crash',
+  /** Any request delivered twice (creates included: S5). */
+  'duplicate',
+  /** Any request or response lost. */
+  'drop',
+] as const;
+export type FaultClass = (typeof FAULT_CLASSES)[number];
+
+export function isFaultClass(value: string): value is FaultClass {
+  return (FAULT_CLASSES as readonly string[]).includes(value);
+}
+
+/** A message rule: applies to requests of one operation (`op`), or any when null. */
+export interface MessageRule {
+  readonly fault: FaultClass;
+  readonly op: string | null;
+  /** Times it may still fire. */
+  remaining: number;
+  /** Probability per matching message (1 = the first matching message). */
+  readonly p: number;
+  /** Rule-specific number: Retry-After ms for throttles, partition length for expiry. */
+  readonly arg: number;
+}
+
+export interface ProcessFault {
+  readonly fault: 'server_crash' | 'executor_crash' | 'stale_epoch';
+  /** Virtual ms from the series start. */
+  readonly at: number;
+  /** Down time (crash) or stall length (stale epoch), ms. */
+  readonly duration: number;
+}
+
+export interface FaultPlan {
+  /** `swarm` (drawn) or the name of a scripted timeline. */
+  readonly name: string;
+  readonly rules: MessageRule[];
+  readonly process: ProcessFault[];
+}
+
+export function describePlan(plan: FaultPlan): string[] {
+  const lines = [`plan ${plan.name}`];
+  for (const p of plan.process) lines.push(`  t=${p.at}ms ${p.fault} for ${p.duration}ms`);
+  for (const r of plan.rules) {
+    lines.push(`  ${r.fault} on ${r.op ?? 'any op'} x${r.remaining} p=${r.p}${r.arg === 0 ? '' : ` arg=${r.arg}`}`);
+  }
+  return lines;
+}

@@ -1,0 +1,55 @@
+/**
+ * Runs seeds across worker threads. Each worker gets an interleaved share of the seeds (worker i
+ * takes every k-th), so slow seeds spread evenly. Workers run JavaScript: from `dist/` the worker is
+ * `worker.js`; from sources (vitest, tsx) it is `worker.ts`, loaded with tsx's import hook.
+ */
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import type { FaultClass } from './faults.js';
+import { runSeries } from './series.js';
+import { summarize, type SeriesSummary } from './summary.js';
+
+export interface PoolOptions {
+  readonly seeds: readonly number[];
+  readonly workers?: number;
+  readonly faults?: readonly FaultClass[];
+  readonly onSummary?: (summary: SeriesSummary, done: number) => void;
+}
+
+export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
+  const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), options.seeds.length));
+  const results: SeriesSummary[] = [];
+  const take = (summary: SeriesSummary): void => {
+    results.push(summary);
+    options.onSummary?.(summary, results.length);
+  };
+  if (workers === 1) {
+    for (const seed of options.seeds) {
+      take(summarize(await runSeries({ seed, ...(options.faults === undefined ? {} : { faults: options.faults }) })));
+    }
+    return results;
+  }
+  const fromSource = import.meta.url.endsWith('.ts');
+  const entry = new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url);
+  await Promise.all(
+    Array.from({ length: workers }, (_, i) => {
+      const seeds = options.seeds.filter((_, j) => j % workers === i);
+      return new Promise<void>((resolve, reject) => {
+        const workerData = { seeds, ...(options.faults === undefined ? {} : { faults: options.faults }) };
+        const worker = fromSource
+          ? new Worker(tsxBootstrap(entry), { eval: true, workerData })
+          : new Worker(entry, { workerData });
+        worker.on('message', (summary: SeriesSummary) => take(summary));
+        worker.on('error', reject);
+        worker.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`sim worker exited with ${code}`))));
+      });
+    }),
+  );
+  return results.sort((a, b) => a.seed - b.seed);
+}
+
+/** A CommonJS bootstrap that registers tsx's ESM hook inside the worker, then imports the entry. */
+function tsxBootstrap(entry: URL): string {
+  const api = import.meta.resolve('tsx/esm/api');
+  return `import(${JSON.stringify(api)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry.href)}); });`;
+}

@@ -1,0 +1,336 @@
+/**
+ * One series = one seed: a workload, a fault plan, the real server (store + engine + Tasks-extension
+ * handlers) and the real executor pieces (machine + SQLite `:memory:` ledger + Tasks-extension client
+ * adapter) joined by the faulty in-process network, run on virtual time until every operation has
+ * settled after the last fault healed (or the liveness bound passed), then checked.
+ */
+import { createTasksExtWire } from '../executor/adapters/tasks-ext/index.js';
+import { openSqliteLedger } from '../executor/ledger/sqlite.js';
+import type { ToolOperation } from '../executor/operation.js';
+import { isSettled } from '../executor/transitions.js';
+import type { TaskStore } from '../store/port.js';
+import { checkSeries, type SeriesMetrics, type Violation } from './checks.js';
+import { VirtualClock } from './clock.js';
+import { describePlan, FAULT_CLASSES, type FaultClass } from './faults.js';
+import { simIds } from './ids.js';
+import { isScripted, scriptedClass, scriptedPlan, scriptedWorkload, swarmPlan } from './plan.js';
+import { SimNetwork } from './network/channel.js';
+import { WireLog } from './network/wire-log.js';
+import { sfc32, seriesRandom } from './random.js';
+import { newLedgerFacts, recordingLedger } from './client/recording-ledger.js';
+import { SimInterpreter, type NextFn } from './client/interpreter.js';
+import { startRealClient } from './client/real.js';
+import type { SimClient } from './client/sim-client.js';
+import { newServerFacts, type ServerFacts } from './server/facts.js';
+import { SimServer, type StoreBackend } from './server/host.js';
+import { settle } from './settle.js';
+import { Trace, type TraceEntry } from './trace.js';
+import { drawWorkload, type OperationPlan } from './workload.js';
+
+/** After the last fault healed, every operation must settle within this much virtual time. */
+export const LIVENESS_BOUND_MS = 180_000;
+/** The principal the executor authenticates as. */
+export const PRINCIPAL = 'alice';
+
+/** Test-only hooks that build the deliberately broken variants (see `variants.ts`). */
+export interface SeriesHooks {
+  readonly next?: NextFn;
+  readonly store?: (store: TaskStore, facts: ServerFacts) => TaskStore;
+}
+
+export interface SeriesOptions {
+  readonly seed: number;
+  /** Fault classes swarm series may draw from; default all. */
+  readonly faults?: readonly FaultClass[];
+  /** Keep the trace lines (for printing a failing series); the digest is always computed. */
+  readonly keepTrace?: boolean;
+  readonly backend?: StoreBackend;
+  readonly hooks?: SeriesHooks;
+}
+
+export interface SeriesOutcome {
+  readonly seed: number;
+  readonly plan: readonly string[];
+  readonly violations: readonly Violation[];
+  readonly metrics: SeriesMetrics;
+  readonly faultsFired: Readonly<Partial<Record<FaultClass, number>>>;
+  readonly statesReached: Readonly<Record<string, number>>;
+  readonly traceDigest: string;
+  readonly trace: readonly TraceEntry[];
+  readonly virtualMs: number;
+}
+
+export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> {
+  const { seed } = options;
+  const random = seriesRandom(seed);
+  const clock = new VirtualClock();
+  const start = clock.now();
+  const trace = new Trace(() => clock.now(), options.keepTrace ?? false);
+  const facts = newServerFacts();
+  const ledgerFacts = newLedgerFacts();
+  const log = new WireLog();
+  const fired = new Map<FaultClass, number>();
+  const allowed = options.faults ?? FAULT_CLASSES;
+
+  let ops: OperationPlan[];
+  let plan;
+  if (isScripted(seed) && (options.faults === undefined || options.faults.includes(scriptedClass(seed)))) {
+    const fault = scriptedClass(seed);
+    ops = scriptedWorkload(seed);
+    plan = scriptedPlan(fault, ops, sfc32(FAULT_CLASSES.indexOf(fault), 'script'));
+  } else {
+    ops = drawWorkload(random.workload, seed);
+    plan = swarmPlan(ops, random.faults, allowed);
+  }
+  const planLines = describePlan(plan);
+  for (const line of planLines) trace.add('plan', line.trim());
+
+  const backend = options.backend ?? (random.server.chance(0.5) ? 'sqlite' : 'memory');
+  const root = clock.root;
+  let client: SimClient | null = null;
+  const byNode = new Map(ops.map((op) => [op.callNodeId, op]));
+  const raced = new Set<string>();
+  const instant = new Set<string>();
+  const server = await SimServer.open({
+    clock,
+    random: random.server,
+    trace,
+    facts,
+    backend,
+    ...(options.hooks?.store === undefined ? {} : { storeHook: options.hooks.store }),
+    hooks: {
+      lastStep: (op, at) => {
+        const planned = byNode.get(op);
+        if (planned?.raceCancel !== true || raced.has(op)) return;
+        raced.add(op);
+        // Same instant as the completion, or one millisecond before it (the cancel commits first and
+        // the uninterruptible last step completes into a late outcome): both orders of the race.
+        root.at(at - (random.faults.chance(0.5) ? 1 : 0), () => {
+          fired.set('cancel_complete_race', (fired.get('cancel_complete_race') ?? 0) + 1);
+          trace.add('fault', `cancel_complete_race on ${op}`);
+          instant.add(op);
+          void withClient((c) => cancelUntilDone(c, op));
+        });
+      },
+    },
+  });
+  const ledger = recordingLedger(openSqliteLedger({ path: ':memory:' }), ledgerFacts);
+  const sendViolations: Violation[] = [];
+  const recordOf = (op: string | null): ToolOperation | undefined => {
+    if (op === null) return undefined;
+    for (const record of ledgerFacts.latest.values()) if (record.callNodeId === op) return record;
+    return undefined;
+  };
+  const network = new SimNetwork({
+    scope: root.child('net'),
+    random: random.network,
+    trace,
+    server,
+    facts,
+    rules: plan.rules,
+    instant,
+    log,
+    fired,
+    onSend: (method, op, _params) => {
+      const record = recordOf(op);
+      if (
+        method === 'tasks/cancel' &&
+        (record === undefined || record.state !== 'CANCEL_REQUESTED' || record.cancelGeneration < 1)
+      ) {
+        sendViolations.push({
+          invariant: 'C8',
+          detail: `${op ?? '?'}: cancel sent while the ledger says ${record?.state ?? 'nothing'}`,
+        });
+      }
+      if (method === 'tasks/get' && record?.state === 'INPUT_REQUIRED') {
+        sendViolations.push({
+          invariant: 'C10',
+          detail: `${op ?? '?'}: polled while INPUT_REQUIRED (auto-poll must pause)`,
+        });
+      }
+    },
+  });
+
+  // ---- the executor process(es) ---------------------------------------------------------------
+  // The real executor (`createExecutor`), unless a broken `next()` variant needs the hookable
+  // interpreter. Whether a proven never-created call is resubmitted is the executor's setting.
+  let incarnation = 0;
+  const pending: ((c: SimClient) => Promise<unknown>)[] = [];
+  const approvalsAsked = new Set<string>();
+  const resubmitNeverCreated = random.client.chance(0.7);
+  const makeClient = async (): Promise<SimClient> => {
+    const n = ++incarnation;
+    const name = `client${n}`;
+    const scope = root.child(name);
+    let alive = true;
+    const approve = async (callNodeId: string, key: string): Promise<unknown> => {
+      const id = `${n} ${callNodeId} ${key}`;
+      if (approvalsAsked.has(id)) {
+        sendViolations.push({ invariant: 'C10', detail: `${callNodeId}: approval asked twice for ${key}` });
+      }
+      approvalsAsked.add(id);
+      await scope.sleep(random.client.int(50, 1_500));
+      return { action: 'accept', content: { ok: true } };
+    };
+    const channel = network.channel(PRINCIPAL, () => alive);
+    const ids = simIds(random.client, `c${n}.`);
+    let made: SimClient;
+    if (options.hooks?.next === undefined) {
+      made = await startRealClient({
+        name,
+        ledger,
+        channel,
+        scope,
+        random: random.client,
+        ids,
+        trace,
+        resubmitNeverCreated,
+        approve,
+      });
+    } else {
+      const interpreter = new SimInterpreter({
+        name,
+        ledger,
+        wire: createTasksExtWire({ channel }),
+        scope,
+        random: random.client,
+        ids,
+        trace,
+        resubmit: () => resubmitNeverCreated,
+        approve: (record, key) => approve(record.callNodeId, key),
+        next: options.hooks.next,
+      });
+      await interpreter.start();
+      made = interpreter;
+    }
+    const kill = made.kill.bind(made);
+    made.kill = () => {
+      alive = false;
+      kill();
+    };
+    return made;
+  };
+  const withClient = async (fn: (c: SimClient) => Promise<unknown>): Promise<void> => {
+    if (client === null) pending.push(fn);
+    else await fn(client);
+  };
+  /** The caller's cancel: retried while the operation has no task id yet (C8 needs one). */
+  const cancelUntilDone = async (c: SimClient, op: string, tries = 0): Promise<void> => {
+    const outcome = await c.cancel(op);
+    if ((outcome === 'no_task_id' || outcome === 'no_operation') && tries < 60) {
+      root.at(clock.now() + 500, () => void withClient((d) => cancelUntilDone(d, op, tries + 1)));
+    }
+  };
+  client = await makeClient();
+
+  // ---- the workload -----------------------------------------------------------------------------
+  for (const op of ops) {
+    root.at(start + op.startAt, () => void withClient((c) => c.submit(op.callNodeId, op.tool, { ...op.args })));
+    if (op.cancelAfter !== null) {
+      const after = op.cancelAfter;
+      root.at(start + op.startAt + after, () => void withClient((c) => cancelUntilDone(c, op.callNodeId)));
+    }
+    if (op.disconnect !== null) {
+      const d = op.disconnect;
+      root.at(start + op.startAt + d.after, () => void withClient((c) => c.detach(op.callNodeId)));
+      root.at(start + op.startAt + d.after + d.for, () => void withClient((c) => c.reattach(op.callNodeId)));
+    }
+  }
+
+  // ---- process faults ---------------------------------------------------------------------------
+  let healedAt = start + Math.max(0, ...ops.map((op) => op.startAt));
+  for (const fault of plan.process) {
+    const at = start + fault.at;
+    healedAt = Math.max(healedAt, at + fault.duration);
+    if (fault.fault === 'server_crash') {
+      root.at(at, () => {
+        if (!server.up) return;
+        fired.set('server_crash', (fired.get('server_crash') ?? 0) + 1);
+        server.crash();
+        root.at(at + fault.duration, () => server.start());
+      });
+    } else if (fault.fault === 'stale_epoch') {
+      root.at(at, () => {
+        if (!server.up) return;
+        server.stall();
+        root.at(at + fault.duration, () => {
+          fired.set('stale_epoch', (fired.get('stale_epoch') ?? 0) + 1);
+          server.thawStalled();
+        });
+      });
+    } else {
+      root.at(at, () => {
+        if (client === null) return;
+        fired.set('executor_crash', (fired.get('executor_crash') ?? 0) + 1);
+        client.kill();
+        client = null;
+        root.at(at + fault.duration, () => {
+          void (async () => {
+            const next = await makeClient();
+            await next.resume();
+            // The caller retries every call it made (a duplicate submission, C5), then replays its commands.
+            for (const op of ops) {
+              if (clock.now() >= start + op.startAt) await next.submit(op.callNodeId, op.tool, { ...op.args });
+            }
+            client = next;
+            for (const fn of pending.splice(0)) await fn(next);
+          })();
+        });
+      });
+    }
+  }
+  // Rules with an expiry partition keep a fault open for that long after the terminal status.
+  const partition = plan.rules
+    .filter((r) => r.fault === 'not_found_after_expiry')
+    .reduce((m, r) => Math.max(m, r.arg), 0);
+
+  // ---- drive virtual time ------------------------------------------------------------------------
+  const quiet = { inFlight: () => server.counter.inFlight };
+  const settledAll = (): boolean => {
+    if (ledgerFacts.latest.size < ops.length) return false;
+    for (const record of ledgerFacts.latest.values()) {
+      if (!isSettled(record.state)) return false;
+    }
+    return true;
+  };
+  const deadline = healedAt + partition + LIVENESS_BOUND_MS;
+  await settle(quiet);
+  for (;;) {
+    if (clock.now() >= healedAt && settledAll() && pending.length === 0) break;
+    const at = clock.peek();
+    if (at === null || at > deadline) break;
+    clock.fireNext();
+    await settle(quiet);
+  }
+  const endAt = clock.now();
+  trace.add('sim', `end after ${endAt - start}ms`);
+
+  const checked = await checkSeries({
+    ops,
+    plan,
+    server,
+    facts,
+    ledger,
+    ledgerFacts,
+    log,
+    principal: `auth:${PRINCIPAL}`,
+    now: endAt,
+    fired,
+  });
+  await server.close();
+  await ledger.close();
+
+  const faultsFired: Partial<Record<FaultClass, number>> = {};
+  for (const [fault, count] of fired) faultsFired[fault] = count;
+  return {
+    seed,
+    plan: planLines,
+    violations: [...sendViolations, ...checked.violations],
+    metrics: checked.metrics,
+    faultsFired,
+    statesReached: Object.fromEntries(ledgerFacts.statesEntered),
+    traceDigest: trace.digest(),
+    trace: trace.entries,
+    virtualMs: endAt - start,
+  };
+}

@@ -1,0 +1,189 @@
+/**
+ * The simulated server process: the real `TaskStore` (SQLite `:memory:` or memory), the real engine
+ * (runner, leases, fencing, TTL sweeper) on virtual time, and the real Tasks-extension wire handlers
+ * (`installTaskMethods`: decode, engine command, encode, JSON-RPC errors).
+ *
+ * Dispatch is in-process: `installTaskMethods` registers its handlers on a capturing stand-in for the
+ * SDK `Server`, and requests are handed to those handlers with a context carrying what the SDK would
+ * have put there (the per-request Tasks capability, `inputResponses` lifted out of the params, the
+ * authenticated principal). What is not exercised: the SDK's own JSON-RPC framing and schema pass,
+ * which run on real timers and are covered by the server's HTTP tests instead.
+ *
+ * Crash: the engine's clock scope and store view die together (no lease is released, the handler
+ * never returns); `start()` brings up a new engine, with a new node id, on the same store. Stall:
+ * the node's store calls are held while a new node takes over; `thawStalled()` lets the held writes
+ * land late, with their old epoch (S3).
+ */
+import { CLIENT_CAPABILITIES_META_KEY, ProtocolError, type Server } from '@modelcontextprotocol/server';
+import { silentLogger } from '../../core/ports.js';
+import { createEngine } from '../../runner/engine.js';
+import type { TaskEngine } from '../../runner/engine-port.js';
+import type { WireDeps } from '../../server/wire/adapter.js';
+import { TASKS_EXTENSION } from '../../server/wire/tasks-ext/constants.js';
+import { installTaskMethods } from '../../server/wire/tasks-ext/methods.js';
+import { createMemoryTaskStore } from '../../store/memory/index.js';
+import type { TaskStore } from '../../store/port.js';
+import { openSqliteTaskStore } from '../../store/sqlite/index.js';
+import type { ClockScope, VirtualClock } from '../clock.js';
+import { simIds } from '../ids.js';
+import type { SimRandom } from '../random.js';
+import type { Trace } from '../trace.js';
+import type { ServerFacts } from './facts.js';
+import { nodeView, recordingStore, type Counted, type NodeView } from './recording-store.js';
+import { simTools, type ToolHooks } from './tools.js';
+
+type Handler = (params: Record<string, unknown>, ctx: unknown) => Promise<Record<string, unknown>>;
+
+/** Engine timing of the simulated nodes: a dead node's tasks are re-claimed 3-4 s after its last heartbeat. */
+export const SIM_ENGINE = { leaseMs: 3_000, heartbeatMs: 1_000, claimIntervalMs: 1_000, sweepIntervalMs: 10_000 };
+
+export type StoreBackend = 'sqlite' | 'memory';
+
+export interface SimServerOptions {
+  readonly clock: VirtualClock;
+  readonly random: SimRandom;
+  readonly trace: Trace;
+  readonly facts: ServerFacts;
+  readonly backend: StoreBackend;
+  readonly hooks: ToolHooks;
+  /** Test-only: wraps the real store under the recorder (broken server variants). */
+  readonly storeHook?: (store: TaskStore, facts: ServerFacts) => TaskStore;
+}
+
+interface Node {
+  readonly name: string;
+  readonly scope: ClockScope;
+  readonly view: NodeView;
+  readonly engine: TaskEngine;
+  readonly handlers: Map<string, Handler>;
+}
+
+/** The server is down (crashed, not restarted yet): connection refused. */
+export class ServerDown extends Error {
+  constructor() {
+    super('server down');
+    this.name = 'ServerDown';
+  }
+}
+
+export class SimServer {
+  readonly counter: Counted = { inFlight: 0, calls: 0 };
+  readonly #options: SimServerOptions;
+  readonly #real: TaskStore;
+  readonly #store: TaskStore;
+  #node: Node | null = null;
+  readonly #stalled: Node[] = [];
+  #nodes = 0;
+
+  private constructor(options: SimServerOptions, real: TaskStore) {
+    this.#options = options;
+    this.#real = real;
+    const hooked = options.storeHook === undefined ? real : options.storeHook(real, options.facts);
+    this.#store = recordingStore(hooked, options.facts, () => options.clock.now(), this.counter);
+  }
+
+  static async open(options: SimServerOptions): Promise<SimServer> {
+    const real =
+      options.backend === 'sqlite' ? await openSqliteTaskStore({ path: ':memory:' }) : createMemoryTaskStore();
+    const server = new SimServer(options, real);
+    server.start();
+    return server;
+  }
+
+  /** The store as the checkers read it at the end (through the recorder, no node view). */
+  get store(): TaskStore {
+    return this.#store;
+  }
+
+  get up(): boolean {
+    return this.#node !== null;
+  }
+
+  start(): void {
+    if (this.#node !== null) return;
+    const name = `node${++this.#nodes}`;
+    const { clock, random, hooks } = this.#options;
+    const scope = clock.root.child(name);
+    const view = nodeView(this.#store);
+    const engine = createEngine({
+      store: view,
+      tools: simTools(scope, hooks),
+      clock: scope,
+      ids: simIds(random, `${name}.`),
+      random,
+      logger: silentLogger,
+      nodeId: name,
+      ...SIM_ENGINE,
+    });
+    const handlers = new Map<string, Handler>();
+    const capture = {
+      setRequestHandler(method: string, a: unknown, b?: unknown) {
+        if (typeof b === 'function') handlers.set(method, b as Handler);
+        else {
+          const fn = a as (request: unknown, ctx: unknown) => Promise<Record<string, unknown>>;
+          handlers.set(method, (params, ctx) => fn({ method, params }, ctx));
+        }
+      },
+    };
+    const deps: WireDeps = { engine, transport: 'http', preflights: new Map(), logger: silentLogger };
+    installTaskMethods(capture as unknown as Server, deps);
+    engine.start();
+    this.#node = { name, scope, view, engine, handlers };
+    this.#options.trace.add('server', `start ${name}`);
+  }
+
+  /** The process dies at this instant: no lease released, no outcome written. */
+  crash(): void {
+    const node = this.#node;
+    if (node === null) return;
+    node.scope.kill();
+    node.view.kill();
+    this.#node = null;
+    this.#options.trace.add('server', `crash ${node.name}`);
+  }
+
+  /** The node stalls (GC pause, partition from the store): a new node serves; held writes land later. */
+  stall(): void {
+    const node = this.#node;
+    if (node === null) return;
+    node.view.freeze();
+    this.#stalled.push(node);
+    this.#node = null;
+    this.#options.trace.add('server', `stall ${node.name}`);
+    this.start();
+  }
+
+  /** Stalled nodes wake up: their held writes (old epochs) reach the store, then the process exits. */
+  thawStalled(): void {
+    for (const node of this.#stalled.splice(0)) {
+      this.#options.trace.add('server', `thaw ${node.name} (${node.view.held} held writes)`);
+      node.view.thaw();
+      // It carries on only until its next timer: a zombie that learned it lost its leases exits.
+      node.scope.kill();
+    }
+  }
+
+  /** One JSON-RPC request as the wire handlers see it; rejects `ProtocolError` or `ServerDown`. */
+  async dispatch(method: string, params: Record<string, unknown>, principal: string): Promise<Record<string, unknown>> {
+    const node = this.#node;
+    if (node === null) throw new ServerDown();
+    const handler = node.handlers.get(method);
+    if (handler === undefined) throw new ProtocolError(-32601, `Method not found: ${method}`);
+    const { inputResponses, ...rest } = params;
+    const ctx = {
+      mcpReq: {
+        envelope: { [CLIENT_CAPABILITIES_META_KEY]: { extensions: { [TASKS_EXTENSION]: {} } } },
+        inputResponses: inputResponses as Record<string, unknown> | undefined,
+      },
+      http: { authInfo: { clientId: principal, token: 'sim', scopes: [] } },
+    };
+    return handler(method === 'tasks/update' ? rest : params, ctx);
+  }
+
+  async close(): Promise<void> {
+    this.#node?.scope.kill();
+    this.#node?.view.kill();
+    for (const node of this.#stalled) node.scope.kill();
+    await this.#real.close();
+  }
+}

@@ -1,0 +1,166 @@
+/**
+ * Deliberately broken variants of the executor and the server, for the tests that prove the gate
+ * catches bugs. Each is an explicit test-only hook (a wrapped `next()` or a wrapped store) handed to
+ * `runSeries`; the real code paths are never edited.
+ */
+import { digestOf } from '../core/digest.js';
+import { isTerminusError } from '../core/errors.js';
+import type { LateOutcome, TaskRecord } from '../core/task.js';
+import { next as realNext } from '../executor/machine.js';
+import type { Fence, TaskStore } from '../store/port.js';
+import type { Invariant } from './checks.js';
+import type { FaultClass } from './faults.js';
+import type { NextFn } from './client/interpreter.js';
+import type { SeriesHooks } from './series.js';
+import type { ServerFacts } from './server/facts.js';
+
+export interface BrokenVariant {
+  readonly name: string;
+  /** The invariant the gate must name when it catches this variant. */
+  readonly breaks: Invariant;
+  /** The faults that provoke it (swarm series restricted to these). */
+  readonly faults: readonly FaultClass[];
+  readonly hooks: SeriesHooks;
+}
+
+/** Executor: accepts completed/failed as soon as the status says so, without fetching the result. */
+const acceptWithoutFetch: NextFn = (record, event, now, random) => {
+  if (record.state === 'FETCHING_RESULT' && event.type === 'wake' && record.wakeAt === event.dueAt) {
+    const status =
+      record.lastServerStatus === 'failed'
+        ? 'failed'
+        : record.lastServerStatus === 'cancelled'
+          ? 'cancelled'
+          : 'completed';
+    const payload =
+      status === 'completed' ? { content: [] } : status === 'failed' ? { code: -32000, message: 'assumed' } : null;
+    return realNext(
+      record,
+      {
+        type: 'result_fetched',
+        epoch: event.epoch,
+        status,
+        payload,
+        digest: digestOf(payload),
+        truncated: false,
+        malformed: false,
+      },
+      now,
+      random,
+    );
+  }
+  const step = realNext(record, event, now, random);
+  if (step.outcome === 'applied' && step.effects.some((e) => e.type === 'fetch_result')) {
+    return {
+      ...step,
+      record: { ...step.record, wakeAt: now },
+      effects: [
+        ...step.effects.filter((e) => e.type !== 'fetch_result'),
+        { type: 'schedule_wake', atMs: now, purpose: 'retry' },
+      ],
+    };
+  }
+  return step;
+};
+
+/** Executor: on a lost submission, resubmits at once under a new key instead of looking the old one up. */
+const resubmitOnUnknown: NextFn = (record, event, now, random) => {
+  if (event.type === 'submit_lost' && record.state === 'SUBMITTING') {
+    const key = `${record.submissionKey}-again${record.priorSubmissionKeys.length + 1}`;
+    return {
+      outcome: 'applied',
+      record: {
+        ...record,
+        submissionKey: key,
+        priorSubmissionKeys: [...record.priorSubmissionKeys, record.submissionKey],
+        attempts: { ...record.attempts, submit: 0 },
+        updatedAt: now,
+      },
+      effects: [{ type: 'send_submit', submissionKey: key }],
+    };
+  }
+  return realNext(record, event, now, random);
+};
+
+/** Executor: polls every 20 ms whatever the server interval and the policy floor say. */
+const ignoreQpsCap: NextFn = (record, event, now, random) => {
+  const step = realNext(record, event, now, random);
+  if (step.outcome !== 'applied') return step;
+  const poll = step.effects.find((e) => e.type === 'schedule_wake' && e.purpose === 'poll');
+  if (poll === undefined) return step;
+  const atMs = now + 20;
+  return {
+    ...step,
+    record: { ...step.record, wakeAt: atMs },
+    effects: step.effects.map((e) => (e === poll ? { type: 'schedule_wake', atMs, purpose: 'poll' } : e)),
+  };
+};
+
+/** Server: a late completion after a won cancel shows through every read as the task's outcome. */
+function lateCompletionWins(store: TaskStore): TaskStore {
+  const late = new Map<string, LateOutcome>();
+  const show = (task: TaskRecord): TaskRecord => {
+    const outcome = late.get(task.id);
+    if (outcome === undefined) return task;
+    return outcome.error === undefined
+      ? { ...task, status: 'completed', result: (outcome.result as Record<string, unknown>) ?? { content: [] } }
+      : { ...task, status: 'failed', error: outcome.error };
+  };
+  return {
+    ...store,
+    get: async (owner, id, now) => {
+      const task = await store.get(owner, id, now);
+      return task === null ? null : show(task);
+    },
+    finish: async (fence, outcome, now) => {
+      const result = await store.finish(fence, outcome, now);
+      if (result.outcome === 'late') late.set(fence.taskId, result.late);
+      return result;
+    },
+  };
+}
+
+/** Server: a write from a stale epoch is re-fenced with the current lease instead of refused. */
+function acceptStaleEpoch(store: TaskStore, facts: ServerFacts): TaskStore {
+  const refence = async <T>(fence: Fence, now: number, write: (f: Fence) => Promise<T>): Promise<T> => {
+    try {
+      return await write(fence);
+    } catch (error) {
+      const owner = facts.tasks.get(fence.taskId)?.owner;
+      if (!isTerminusError(error, 'lease_lost') || owner === undefined) throw error;
+      const task = await store.get(owner, fence.taskId, now);
+      if (task === null || task.leaseOwner === null) throw error;
+      return write({ taskId: fence.taskId, workerId: task.leaseOwner, epoch: task.epoch });
+    }
+  };
+  return {
+    ...store,
+    heartbeat: (fence, leaseMs, now) => refence(fence, now, (f) => store.heartbeat(f, leaseMs, now)),
+    progress: (fence, value, now) => refence(fence, now, (f) => store.progress(f, value, now)),
+    checkpoint: (fence, data, now) => refence(fence, now, (f) => store.checkpoint(f, data, now)),
+    finish: (fence, outcome, now) => refence(fence, now, (f) => store.finish(f, outcome, now)),
+  };
+}
+
+export const BROKEN_VARIANTS: readonly BrokenVariant[] = [
+  {
+    name: 'accept completed without fetching the result',
+    breaks: 'C2',
+    faults: [],
+    hooks: { next: acceptWithoutFetch },
+  },
+  {
+    name: 'late completion overwrites a won cancel',
+    breaks: 'S4',
+    faults: ['cancel_complete_race'],
+    hooks: { store: lateCompletionWins },
+  },
+  {
+    name: 'resubmit with a new key on SUBMISSION_UNKNOWN',
+    breaks: 'C5',
+    faults: ['submit_response_lost'],
+    hooks: { next: resubmitOnUnknown },
+  },
+  { name: 'ignore the QPS cap', breaks: 'C6', faults: [], hooks: { next: ignoreQpsCap } },
+  { name: 'accept a stale-epoch write', breaks: 'S3', faults: ['stale_epoch'], hooks: { store: acceptStaleEpoch } },
+];

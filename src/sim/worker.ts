@@ -1,0 +1,51 @@
+/**
+ * Worker-thread entry: runs the seeds it is given and posts one summary per series.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { FaultClass } from './faults.js';
+import { runSeries } from './series.js';
+import { summarize, type SeriesSummary } from './summary.js';
+
+interface Job {
+  readonly seeds: readonly number[];
+  readonly faults?: readonly FaultClass[];
+}
+
+const job = workerData as Job;
+const port = parentPort;
+if (port === null) throw new Error('sim worker must run in a worker thread');
+for (const seed of job.seeds) {
+  let summary: SeriesSummary;
+  try {
+    summary = summarize(await runSeries({ seed, ...(job.faults === undefined ? {} : { faults: job.faults }) }));
+  } catch (error) {
+    summary = crashed(seed, error);
+  }
+  port.postMessage(summary);
+}
+
+function crashed(seed: number, error: unknown): SeriesSummary {
+  return {
+    seed,
+    plan: [],
+    violations: [],
+    metrics: {
+      operations: 0,
+      divergences: 0,
+      secondOperations: 0,
+      duplicateSubmissions: 0,
+      polls: 0,
+      idealPolls: 0,
+      maxPollsPerSecond: 0,
+      cancelConfirmMs: [],
+      unknownReconcileMs: [],
+      outboxRows: 0,
+      outboxTraced: 0,
+    },
+    faultsFired: {},
+    statesReached: {},
+    traceDigest: '',
+    virtualMs: 0,
+    error: error instanceof Error ? (error.stack ?? error.message) : String(error),
+  };
+}
