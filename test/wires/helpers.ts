@@ -57,7 +57,10 @@ const workArgs = z.object({
 /** The test tools: `work` (optional), `needs_task` (required), `inline_only` (forbidden). */
 export function testTools(gates: Gates): TaskToolDefinition<z.infer<typeof workArgs>>[] {
   const handler: TaskToolDefinition<z.infer<typeof workArgs>>['handler'] = async (args, ctx) => {
-    if (args.mode === 'block') await gates.wait(args.key ?? 'default', ctx.signal);
+    if (args.mode === 'block') {
+      await ctx.progress(1, 2, 'halfway');
+      await gates.wait(args.key ?? 'default', ctx.signal);
+    }
     if (args.mode === 'tool_error') return { content: [{ type: 'text', text: 'tool says no' }], isError: true };
     if (args.mode === 'rpc_error') throw new ToolRpcError(-32010, 'backend refused', { backend: 'x' });
     if (args.mode === 'ask') {
@@ -101,7 +104,7 @@ export interface WireServer {
 
 /** `createTerminusServer` with every registered wire, on 127.0.0.1 port 0, with bearer auth. */
 export async function startWireServer(
-  options: { disabled?: readonly WireName[]; store?: TaskStore } = {},
+  options: { disabled?: readonly WireName[]; store?: TaskStore; sessionIdleMs?: number } = {},
 ): Promise<WireServer> {
   const gates = new Gates();
   const store = options.store ?? createMemoryTaskStore();
@@ -114,7 +117,10 @@ export async function startWireServer(
     leaseMs: 3000,
   });
   engine.start();
-  const registry = createWireRegistry({ disabled: options.disabled ?? [] });
+  const registry = createWireRegistry({
+    disabled: options.disabled ?? [],
+    ...(options.sessionIdleMs === undefined ? {} : { sessionIdleMs: options.sessionIdleMs }),
+  });
   const server = createTerminusServer({ engine: registry.guard(engine), wires: registry.adapters });
   const http = await server.serveHttp({ port: 0, authenticate });
   return {
@@ -273,6 +279,35 @@ export class LegacySession {
       body: JSON.stringify({ jsonrpc: '2.0', method, params }),
     });
     await response.text();
+  }
+
+  /** Opens the session's GET stream; `messages` fills as frames arrive until `stop()`. */
+  async openStream(): Promise<{ readonly messages: Json[]; stop(): void }> {
+    const abort = new AbortController();
+    const response = await fetch(this.#url, {
+      method: 'GET',
+      headers: { ...this.#headers(), accept: 'text/event-stream' },
+      signal: abort.signal,
+    });
+    if (response.status !== 200 || response.body === null) throw new Error(`GET stream: ${response.status}`);
+    const messages: Json[] = [];
+    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    void (async () => {
+      let buffer = '';
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) return;
+          buffer += value;
+          const frames = buffer.split('\n\n');
+          buffer = frames.pop() ?? '';
+          messages.push(...sseMessages(frames.join('\n\n')));
+        }
+      } catch {
+        // stopped
+      }
+    })();
+    return { messages, stop: () => abort.abort() };
   }
 
   async close(): Promise<void> {

@@ -160,3 +160,20 @@ describe('2025-11-25 tasks over raw JSON-RPC', () => {
     expect(got.result?.taskId).toBe(created.result.task.taskId);
   });
 });
+
+describe('sessionful leg housekeeping', () => {
+  test('T-29: an idle session is closed and then answers 404; the client can re-initialize', async () => {
+    const idle = await startWireServer({ sessionIdleMs: 150 });
+    try {
+      const session = await LegacySession.open(idle.url, ALICE);
+      await new Promise((r) => setTimeout(r, 400)); // well past the idle time and the 37 ms sweep
+      const gone = await session.request('tools/list');
+      expect(gone.status).toBe(404);
+      expect(gone.error?.message).toBe('Session not found');
+      const again = await LegacySession.open(idle.url, ALICE);
+      expect((await again.request('tools/list')).status).toBe(200);
+    } finally {
+      await idle.close();
+    }
+  });
+});

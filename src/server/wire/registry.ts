@@ -39,6 +39,8 @@ export interface WireRegistry {
 export interface WireRegistryOptions {
   /** Wires that refuse new submissions (`terminus serve --disable-wire`). */
   readonly disabled?: readonly WireName[];
+  /** Idle timeout of 2025-era HTTP sessions (see `createLegacySessionLeg`); default 1 h. */
+  readonly sessionIdleMs?: number;
 }
 
 /** Parses a `--disable-wire` value; throws a RangeError naming the valid wires. */
@@ -57,7 +59,13 @@ export function createWireRegistry(options: WireRegistryOptions = {}): WireRegis
   const table: readonly (readonly [WireAdapter, readonly string[]])[] = [
     [tasksExtensionWire, ['2026-07-28']],
     // SEP-1391 shares the 2025 era's tools/call and tools/list through the 2025 wire's extension hook.
-    [createRev20251125Wire({ extensions: [sep1391ToolExtension] }), ['2025-11-25']],
+    [
+      createRev20251125Wire({
+        extensions: [sep1391ToolExtension],
+        ...(options.sessionIdleMs === undefined ? {} : { sessionIdleMs: options.sessionIdleMs }),
+      }),
+      ['2025-11-25'],
+    ],
     [sep1391Wire, ['2025-06-18', '2025-11-25']],
     [aip151Wire, ['google.longrunning/v1']],
   ];

@@ -14,9 +14,13 @@ import { listLegacyTools } from './tools-list.js';
  *
  * `extensions` (SEP-1391) share the era's `tools/call` and `tools/list` and see each request first.
  */
-export function createRev20251125Wire(
-  options: { readonly extensions?: readonly LegacyToolExtension[] } = {},
-): WireAdapter {
+export interface Rev20251125Options {
+  readonly extensions?: readonly LegacyToolExtension[];
+  /** Idle timeout of the sessionful HTTP leg's sessions; default 1 h. */
+  readonly sessionIdleMs?: number;
+}
+
+export function createRev20251125Wire(options: Rev20251125Options = {}): WireAdapter {
   const extensions = options.extensions ?? [];
   return {
     name: 'mcp-2025-11-25',
@@ -56,6 +60,7 @@ export function createRev20251125Wire(
         engine: deps.engine,
         logger: deps.logger,
         canList: (authInfo) => typeof authInfo?.clientId === 'string' && authInfo.clientId.length > 0,
+        ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
       }),
   };
 }

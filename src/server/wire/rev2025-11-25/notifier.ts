@@ -3,13 +3,15 @@ import type { Logger } from '../../../core/ports.js';
 import { isTerminal, type TaskRecord, type TaskStatus } from '../../../core/task.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
 import { encodeTask, projectStatus } from './encode.js';
-import type { SessionHooks } from './session-hooks.js';
+import type { FollowOptions, SessionHooks } from './session-hooks.js';
 
 interface Followed {
   readonly owner: string;
   readonly progressToken: string | number | undefined;
+  readonly options: FollowOptions;
   lastStatus: TaskStatus;
-  lastProgressAt: number;
+  /** The last progress sent, as JSON: a status change alone sends no progress. */
+  lastProgress: string;
   /** Serialises pushes per task, so notifications leave in the order of the changes. */
   chain: Promise<void>;
 }
@@ -27,14 +29,16 @@ export function createStatusNotifier(
   logger: Logger,
 ): SessionHooks & { close(): void } {
   const followed = new Map<string, Followed>();
+  const schedule = (taskId: string, entry: Followed): void => {
+    entry.chain = entry.chain
+      .then(() => push(taskId, entry))
+      .catch((error: unknown) => {
+        logger.debug('task notification not sent', { taskId, error: String(error) });
+      });
+  };
   const unsubscribe = engine.events.subscribe((event) => {
     const entry = followed.get(event.taskId);
-    if (entry === undefined) return;
-    entry.chain = entry.chain
-      .then(() => push(event.taskId, entry))
-      .catch((error: unknown) => {
-        logger.debug('task notification not sent', { taskId: event.taskId, error: String(error) });
-      });
+    if (entry !== undefined) schedule(event.taskId, entry);
   });
 
   async function push(taskId: string, entry: Followed): Promise<void> {
@@ -44,9 +48,9 @@ export function createStatusNotifier(
       entry.progressToken !== undefined &&
       task.progress !== null &&
       !isTerminal(task.status) &&
-      task.updatedAt > entry.lastProgressAt
+      JSON.stringify(task.progress) !== entry.lastProgress
     ) {
-      entry.lastProgressAt = task.updatedAt;
+      entry.lastProgress = JSON.stringify(task.progress);
       const { done, total, message } = task.progress;
       await server.notification({
         method: 'notifications/progress',
@@ -55,10 +59,11 @@ export function createStatusNotifier(
           progress: done,
           ...(total === undefined ? {} : { total }),
           ...(message === undefined ? {} : { message }),
+          ...entry.options.progressParams,
         },
       });
     }
-    if (status !== entry.lastStatus) {
+    if (status !== entry.lastStatus && entry.options.statusNotifications !== false) {
       entry.lastStatus = status;
       await server.notification({ method: 'notifications/tasks/status', params: { ...encodeTask(task) } });
     }
@@ -66,14 +71,18 @@ export function createStatusNotifier(
   }
 
   return {
-    taskCreated(task: TaskRecord, progressToken) {
-      followed.set(task.id, {
+    taskCreated(task: TaskRecord, progressToken, options = {}) {
+      const entry: Followed = {
         owner: task.owner,
         progressToken,
+        options,
         lastStatus: projectStatus(task),
-        lastProgressAt: task.updatedAt,
+        lastProgress: JSON.stringify(task.progress),
         chain: Promise.resolve(),
-      });
+      };
+      followed.set(task.id, entry);
+      // Catches up with changes made between the commit and now (the runner may be that fast).
+      schedule(task.id, entry);
     },
     close() {
       unsubscribe();

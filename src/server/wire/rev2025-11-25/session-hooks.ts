@@ -7,7 +7,14 @@ import type { TaskRecord } from '../../../core/task.js';
  * progress. Per-request servers (the stateless leg) have none.
  */
 export interface SessionHooks {
-  taskCreated(task: TaskRecord, progressToken: string | number | undefined): void;
+  taskCreated(task: TaskRecord, progressToken: string | number | undefined, options?: FollowOptions): void;
+}
+
+export interface FollowOptions {
+  /** Push `notifications/tasks/status` (a 2025-11-25 message); default true. */
+  readonly statusNotifications?: boolean;
+  /** Extra params on each `notifications/progress`, e.g. SEP-1391's `_operation` (L-12). */
+  readonly progressParams?: Record<string, unknown>;
 }
 
 const hooks = new WeakMap<Server, SessionHooks>();

@@ -42,17 +42,39 @@ export interface LegacySessionLegOptions {
   readonly logger: Logger;
   /** Decides whether to advertise `tasks.list` to the session's caller (T-77). */
   readonly canList: (authInfo: AuthInfo | undefined) => boolean;
+  /**
+   * A session that received no request for this long is closed (its streams end; the client gets
+   * 404 and re-initializes, as the transport rules say). Default 1 h; bounds memory held for
+   * clients that never send DELETE.
+   */
+  readonly idleMs?: number;
 }
+
+const DEFAULT_IDLE_MS = 3_600_000;
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly server: Server;
   readonly principal: string | undefined;
   readonly close: () => void;
+  lastSeen: number;
 }
 
 export function createLegacySessionLeg(options: LegacySessionLegOptions): LegacySessionLeg {
   const sessions = new Map<string, Session>();
+  const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  const sweep = setInterval(
+    () => {
+      const now = Date.now();
+      for (const session of [...sessions.values()]) {
+        if (now - session.lastSeen < idleMs) continue;
+        session.close();
+        session.server.close().catch(() => undefined);
+      }
+    },
+    Math.max(10, Math.min(60_000, idleMs / 4)),
+  );
+  sweep.unref();
   const stateless = legacyStatelessFallback(options.factory, (error) =>
     options.logger.debug('legacy stateless request rejected', { error: error.message }),
   );
@@ -86,10 +108,19 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
         notifier.close();
         if (id !== undefined) sessions.delete(id);
       },
+      lastSeen: Date.now(),
     };
     session.transport.onclose = session.close;
     await server.connect(session.transport);
-    return session.transport.handleRequest(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
+    try {
+      return await session.transport.handleRequest(request, {
+        parsedBody,
+        ...(authInfo === undefined ? {} : { authInfo }),
+      });
+    } finally {
+      // Idle time counts from the answer: a slow first initialize must not look idle.
+      session.lastSeen = Date.now();
+    }
   }
 
   return {
@@ -98,6 +129,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
       if (sessionId !== null) {
         const session = sessions.get(sessionId);
         if (session === undefined || session.principal !== authInfo?.clientId) return sessionNotFound();
+        session.lastSeen = Date.now();
         return session.transport.handleRequest(request, {
           parsedBody,
           ...(authInfo === undefined ? {} : { authInfo }),
@@ -107,6 +139,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
       return stateless(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
     },
     async close() {
+      clearInterval(sweep);
       const open = [...sessions.values()];
       sessions.clear();
       await Promise.allSettled(

@@ -17,7 +17,8 @@ export const sep1391Wire: WireAdapter = {
 
 export const sep1391ToolExtension: LegacyToolExtension = {
   projectTools,
-  callTool: (request, ctx, server, deps) => (claims(request, server, deps) ? callAsync(request, ctx, deps) : undefined),
+  callTool: (request, ctx, server, deps) =>
+    claims(request, server, deps) ? callAsync(request, ctx, server, deps) : undefined,
 };
 
 export { CANCEL_METHOD, RESULT_METHOD, SEP1391_CAPABILITY, STATUS_METHOD } from './constants.js';

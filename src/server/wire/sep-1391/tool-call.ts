@@ -4,7 +4,8 @@ import type { WireDeps } from '../adapter.js';
 import { isAsyncClient } from './client.js';
 import { DEFAULT_KEEP_ALIVE_S, REASONS } from './constants.js';
 import { decodeAsyncCall, hasOperation } from './decode.js';
-import { encodeAccepted } from './encode.js';
+import { encodeAccepted, tokenOf } from './encode.js';
+import { sessionOf } from '../rev2025-11-25/session-hooks.js';
 import { invalidParams, toProtocolError } from './errors.js';
 
 /**
@@ -29,6 +30,7 @@ export function claims(request: JSONRPCRequest, server: Server, deps: WireDeps):
 export async function callAsync(
   request: JSONRPCRequest,
   ctx: ServerContext,
+  server: Server,
   deps: WireDeps,
 ): Promise<Record<string, unknown>> {
   const call = decodeAsyncCall(request.params);
@@ -48,6 +50,11 @@ export async function callAsync(
       wire: 'sep-1391',
       keepAliveMs: (call.keepAliveS ?? DEFAULT_KEEP_ALIVE_S) * 1000,
       ...(call.token === undefined ? {} : { submissionKey: call.token }),
+    });
+    // L-12: progress of the operation keeps flowing on the session, tagged with its token.
+    sessionOf(server)?.taskCreated(task, call.progressToken, {
+      statusNotifications: false,
+      progressParams: { _operation: { token: tokenOf(task) } },
     });
     return encodeAccepted(task);
   } catch (error) {
