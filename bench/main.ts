@@ -11,6 +11,7 @@ import { describeMachine, fsyncRate } from './lib/machine.js';
 import { renderMarkdown, type BenchReport, type Row, type Target } from './lib/report.js';
 import { openBenchEnv } from './lib/variants.js';
 import type { FigureContext, FigureResult } from './figures/context.js';
+import { runAcceptanceHttp } from './figures/acceptance-http.js';
 import { runAcceptance } from './figures/acceptance.js';
 import { runGetLatency } from './figures/get-latency.js';
 import { runMemory } from './figures/memory.js';
@@ -25,6 +26,7 @@ const RUNNERS: readonly { readonly figures: readonly FigureId[]; readonly run: F
   { figures: [1, 5], run: runSubmissions },
   { figures: [2], run: runGetLatency },
   { figures: [3], run: runAcceptance },
+  { figures: [3], run: runAcceptanceHttp },
   { figures: [4], run: runPolls },
   { figures: [6], run: runMemory },
   { figures: [7], run: runRecovery },
