@@ -157,6 +157,15 @@ export class OperationDriver {
         );
         return null;
       }
+      if (base.state !== this.record.state) {
+        this.ctx.logger.debug('operation moved', {
+          operationId: base.id,
+          callNodeId: base.callNodeId,
+          from: base.state,
+          to: this.record.state,
+          event: event.type,
+        });
+      }
       this.perform(result.effects);
       this.afterStep(result);
       return result;
