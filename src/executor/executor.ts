@@ -72,7 +72,15 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     approvalGate: options.approvalGate ?? (async () => ({ action: 'cancel' })),
     ...(options.validateResult === undefined ? {} : { validateResult: options.validateResult }),
     resubmitNeverCreated: options.resubmitNeverCreated ?? true,
-    onReceipt: () => outbox.notify(),
+    onReceipt: (receipt) => {
+      outbox.notify();
+      // Settled: later look-ups go to the ledger, so a long-lived executor does not keep every driver.
+      const driver = drivers.get(receipt.callNodeId);
+      if (driver !== undefined) {
+        drivers.delete(receipt.callNodeId);
+        wireOf.delete(driver);
+      }
+    },
   };
 
   function refuseIfNotOpen(): void {
