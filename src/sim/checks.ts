@@ -184,6 +184,7 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
         (e) =>
           e.kind === 'send' &&
           e.method === 'tasks/get' &&
+          e.at >= throttled.at &&
           e.id > throttled.id &&
           e.at < throttled.at + (throttled.retryAfterMs ?? 0),
       );

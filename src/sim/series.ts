@@ -135,11 +135,15 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
       const record = recordOf(op);
       if (
         method === 'tasks/cancel' &&
-        (record === undefined || record.state !== 'CANCEL_REQUESTED' || record.cancelGeneration < 1)
+        // C8: the generation was bumped and CANCEL_REQUESTED recorded before this send. The state may
+        // have moved on since (a terminal status seen while the send waited for a token).
+        (record === undefined ||
+          record.cancelGeneration < 1 ||
+          !record.history.some((h) => h.to === 'CANCEL_REQUESTED'))
       ) {
         sendViolations.push({
           invariant: 'C8',
-          detail: `${op ?? '?'}: cancel sent while the ledger says ${record?.state ?? 'nothing'}`,
+          detail: `${op ?? '?'}: cancel sent before CANCEL_REQUESTED was recorded (ledger: ${record?.state ?? 'nothing'})`,
         });
       }
       if (method === 'tasks/get' && record?.state === 'INPUT_REQUIRED') {
