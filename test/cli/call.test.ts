@@ -273,9 +273,10 @@ describe('terminus call', () => {
     const ran = await terminus(['call', '--url', 'http://127.0.0.1:9/mcp', 'build_report', '--ledger', file], {
       cwd: dir.path,
     });
-    expect(ran.code).toBe(1);
+    expect(ran.code, ran.stderr).toBe(1);
     expect(ran.stderr).toMatch(/cannot reach http:\/\/127\.0\.0\.1:9\/mcp/);
     const listed = await terminus(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path });
+    expect(listed.code, listed.stderr).toBe(0);
     expect(onlyJson(listed.stdout)).toEqual({ operations: [] });
   });
 });
