@@ -363,6 +363,32 @@ if (PG_URL === '') {
       expect(rows[0]).toEqual({ n: RACES, keys: RACES });
     }, 60_000);
 
+    it('terminus call --ledger postgres://...: the receipt is in the PostgreSQL ledger, and ops show finds it from another process', async () => {
+      // The ledger CLI has no schema option: this uses the default schema `terminus` of the test database.
+      const node = cluster.nodes[1]!;
+      const args = JSON.stringify({ steps: 2, stepMs: 10, label: 'executor' });
+      const call = runCli(
+        ['call', 'count_effects', '--url', node.url, '--args', args, '--ledger', PG_URL, '--json'],
+        cluster.cwd,
+      );
+      expect(await exitCode(call.child), Buffer.concat(call.stderr).toString()).toBe(0);
+      const out = JSON.parse(Buffer.concat(call.stdout).toString());
+      expect(out).toMatchObject({
+        status: 'completed',
+        operation: { state: 'ACCEPTED' },
+        receipt: { status: 'completed' },
+      });
+      const taskId = out.receipt.taskId as string;
+      expect((await getTask(cluster.nodes[2]!, taskId)).status).toBe('completed');
+
+      const show = runCli(['ops', 'show', taskId, '--ledger', PG_URL, '--json'], cluster.cwd);
+      expect(await exitCode(show.child), Buffer.concat(show.stderr).toString()).toBe(0);
+      expect(JSON.parse(Buffer.concat(show.stdout).toString())).toMatchObject({
+        operation: { taskId, state: 'ACCEPTED' },
+        receipt: { id: out.receipt.id, taskId },
+      });
+    }, 60_000);
+
     it('SIGTERM: the node exits 0 and releases its leases; another node re-runs its task at the next epoch', async () => {
       const id = await submitTask(cluster.nodes[0]!, 'hold', { seconds: 120 });
       const holder = await holderOf(cluster, id);
