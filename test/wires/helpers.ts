@@ -229,8 +229,12 @@ export class LegacySession {
     return headers;
   }
 
+  /** The JSON-RPC id of the last request sent. */
+  lastRequestId = 0;
+
   async request(method: string, params: Record<string, unknown> = {}): Promise<RpcReply> {
     const id = nextId++;
+    this.lastRequestId = id;
     const response = await fetch(this.#url, {
       method: 'POST',
       headers: this.#headers(),

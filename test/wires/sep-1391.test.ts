@@ -142,4 +142,39 @@ describe('SEP-1391 async tools', () => {
     expect(answer.error?.code).toBe(-32602);
     expect(answer.error?.data?.reason).toBe('sync_tool');
   });
+
+  test('L-22: notifications/cancelled naming the original tools/call id cancels the operation', async () => {
+    const session = await LegacySession.open(server.url, ALICE, ASYNC);
+    const call = await session.request('tools/call', {
+      name: 'work',
+      arguments: { mode: 'block', key: 'sep-n' },
+      operation: { token: 'op-notified' },
+    });
+    expect(call.result.operation.token).toBe('op-notified');
+    await session.notify('notifications/cancelled', { requestId: session.lastRequestId, reason: 'user' });
+    const status = await eventually(
+      () => session.request('tools/async/status', { token: 'op-notified' }),
+      (r) => r.error !== undefined,
+    );
+    expect(status.error?.data?.status).toBe('canceled');
+    server.gates.release('sep-n');
+  });
+
+  test('T-61: notifications/cancelled never cancels a 2025-11-25 task', async () => {
+    const session = await LegacySession.open(server.url, ALICE, ASYNC);
+    const created = await session.request('tools/call', {
+      name: 'work',
+      arguments: { mode: 'block', key: 'sep-t61' },
+      task: {},
+    });
+    await session.notify('notifications/cancelled', { requestId: session.lastRequestId });
+    // A marker task created after the notification and completed proves the notification was processed.
+    const marker = await session.request('tools/call', { name: 'work', arguments: {}, task: {} });
+    await eventually(
+      () => session.request('tasks/get', { taskId: marker.result.task.taskId }),
+      (r) => r.result?.status === 'completed',
+    );
+    expect((await session.request('tasks/get', { taskId: created.result.task.taskId })).result.status).toBe('working');
+    server.gates.release('sep-t61');
+  });
 });

@@ -8,6 +8,11 @@ import type { TaskRecord } from '../../../core/task.js';
  */
 export interface SessionHooks {
   taskCreated(task: TaskRecord, progressToken: string | number | undefined, options?: FollowOptions): void;
+  /**
+   * SEP-1391 L-22: a later `notifications/cancelled` naming this `tools/call` request id cancels the
+   * task. Only where the connection can see its own notifications (the sessionful HTTP leg).
+   */
+  cancelOnNotification?(requestId: string | number, task: TaskRecord): void;
 }
 
 export interface FollowOptions {

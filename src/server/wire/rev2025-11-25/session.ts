@@ -88,7 +88,11 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     const server = built instanceof Server ? built : built.server;
     if (options.canList(authInfo)) server.registerCapabilities({ tasks: { list: {} } });
     const notifier = createStatusNotifier(server, options.engine, options.logger);
-    attachSession(server, notifier);
+    const cancels = new CancelByRequestId(options.engine, options.logger);
+    attachSession(server, {
+      taskCreated: (task, token, follow) => notifier.taskCreated(task, token, follow),
+      cancelOnNotification: (requestId, task) => cancels.track(requestId, task),
+    });
     let id: string | undefined;
     const session: Session = {
       transport: new WebStandardStreamableHTTPServerTransport({
@@ -112,6 +116,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     };
     session.transport.onclose = session.close;
     await server.connect(session.transport);
+    cancels.intercept(session.transport);
     try {
       return await session.transport.handleRequest(request, {
         parsedBody,
@@ -162,4 +167,48 @@ function isInitialize(body: unknown): boolean {
 function sessionNotFound(): Response {
   const body = { jsonrpc: '2.0', id: null, error: { code: -32001, message: 'Session not found' } };
   return new Response(JSON.stringify(body), { status: 404, headers: { 'content-type': 'application/json' } });
+}
+
+/** Most `tools/call` ids remembered per session for L-22; older ones are forgotten first. */
+const MAX_TRACKED_CALLS = 1000;
+
+/**
+ * SEP-1391 cancels an async operation with `notifications/cancelled` naming the original
+ * `tools/call` id (L-22). The SDK's own handler only aborts in-flight requests, and replacing it
+ * would lose that; so this watches the session transport's inbound messages (public
+ * `Transport.onmessage`) and cancels the tracked task, then lets the SDK see the message as usual.
+ * 2025-11-25 tasks are never tracked: that spec forbids cancelling tasks this way (T-61).
+ */
+class CancelByRequestId {
+  readonly #calls = new Map<string | number, { owner: string; taskId: string }>();
+  readonly #engine: TaskEngine;
+  readonly #logger: Logger;
+
+  constructor(engine: TaskEngine, logger: Logger) {
+    this.#engine = engine;
+    this.#logger = logger;
+  }
+
+  track(requestId: string | number, task: { owner: string; id: string }): void {
+    this.#calls.set(requestId, { owner: task.owner, taskId: task.id });
+    if (this.#calls.size > MAX_TRACKED_CALLS) this.#calls.delete(this.#calls.keys().next().value as string | number);
+  }
+
+  intercept(transport: WebStandardStreamableHTTPServerTransport): void {
+    const inner = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const { method, params } = message as { method?: unknown; params?: { requestId?: unknown } };
+      const requestId = params?.requestId;
+      if (method === 'notifications/cancelled' && (typeof requestId === 'string' || typeof requestId === 'number')) {
+        const call = this.#calls.get(requestId);
+        if (call !== undefined) {
+          this.#calls.delete(requestId);
+          this.#engine.cancel(call.owner, call.taskId).catch((error: unknown) => {
+            this.#logger.debug('cancel by notification failed', { taskId: call.taskId, error: String(error) });
+          });
+        }
+      }
+      inner?.(message, extra);
+    };
+  }
 }

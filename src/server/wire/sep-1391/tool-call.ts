@@ -52,10 +52,12 @@ export async function callAsync(
       ...(call.token === undefined ? {} : { submissionKey: call.token }),
     });
     // L-12: progress of the operation keeps flowing on the session, tagged with its token.
-    sessionOf(server)?.taskCreated(task, call.progressToken, {
+    const session = sessionOf(server);
+    session?.taskCreated(task, call.progressToken, {
       statusNotifications: false,
       progressParams: { _operation: { token: tokenOf(task) } },
     });
+    session?.cancelOnNotification?.(request.id, task);
     return encodeAccepted(task);
   } catch (error) {
     throw toProtocolError(error);
