@@ -19,6 +19,7 @@ import type { ToolOperation } from '../executor/operation.js';
 import { WireFailure } from '../executor/wire-port.js';
 import { cliConnector, stdioDescriptor, urlDescriptor } from './call-connect.js';
 import { openLedgerOrExit } from './open-ledger.js';
+import { redact } from './open-store.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
 import { ProgressDisplay } from './render.js';
 
@@ -394,7 +395,7 @@ class CallSession {
     }
     if (outcome.message !== undefined) process.stderr.write(`  ${outcome.message}\n`);
     if (outcome.status === 'detached' || outcome.status === 'unknown') {
-      process.stderr.write(`  ledger: ${this.flags.ledger}\n`);
+      process.stderr.write(`  ledger: ${redact(this.flags.ledger)}\n`);
     }
   }
 }
