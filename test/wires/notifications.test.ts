@@ -16,7 +16,7 @@ const progressOf = (messages: Json[], token: string) =>
   messages.filter((m) => m.method === 'notifications/progress' && m.params.progressToken === token);
 
 describe('session notifications', () => {
-  test('T-31 T-47 T-54: progress keeps the original progressToken after CreateTaskResult; status pushes follow', async () => {
+  test('T-31 T-42 T-47 T-54: progress keeps the original progressToken after CreateTaskResult; status pushes follow', async () => {
     const session = await LegacySession.open(server.url, ALICE);
     const stream = await session.openStream();
     try {
@@ -32,6 +32,7 @@ describe('session notifications', () => {
         (found) => found.length > 0,
       );
       expect(progress[0].params).toMatchObject({ progress: 1, total: 2, message: 'halfway' });
+      expect(progress[0].params._meta).toEqual({ 'io.modelcontextprotocol/related-task': { taskId } }); // T-42
       server.gates.release('n-2025');
       const statuses = await eventually(
         () =>

@@ -5,7 +5,7 @@ import type { Preflight } from '../../preflight.js';
 import type { WireDeps } from '../adapter.js';
 import { REASONS } from './constants.js';
 import { decodeToolCall } from './decode.js';
-import { encodeCreateTaskResult } from './encode.js';
+import { encodeCreateTaskResult, relatedTask } from './encode.js';
 import { invalidParams, taskForbiddenError, taskRequiredError, toProtocolError } from './errors.js';
 import { sessionOf } from './session-hooks.js';
 
@@ -44,7 +44,8 @@ export async function callToolLegacy(
       wire: 'mcp-2025-11-25',
       ...(call.task.ttlMs === undefined ? {} : { ttlMs: call.task.ttlMs }),
     });
-    sessionOf(server)?.taskCreated(task, call.progressToken);
+    // T-42: progress of the task is a message related to it, so it carries the related-task `_meta`.
+    sessionOf(server)?.taskCreated(task, call.progressToken, { progressParams: { _meta: relatedTask(task.id) } });
     return { ...encodeCreateTaskResult(task) };
   } catch (error) {
     throw toProtocolError(error);
