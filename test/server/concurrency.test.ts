@@ -21,17 +21,16 @@ afterAll(async () => {
 describe('concurrency', () => {
   it('X-09 X-55 1,000 tasks created in parallel get 1,000 distinct ids, each readable right after its create', async () => {
     const N = 1000;
-    const creates = await Promise.all(
-      Array.from({ length: N }, (_, i) =>
-        rpc(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: `n${i}` } }),
-      ),
+    const creates = await inFlight(N, (i) =>
+      rpc(server.url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 0, label: `n${i}` } }),
     );
     const failures = creates.filter((a) => a.result?.resultType !== 'task');
     expect(failures).toEqual([]);
     const ids = new Set(creates.map((a) => a.result.taskId as string));
     expect(ids.size).toBe(N);
 
-    const reads = await Promise.all([...ids].map((taskId) => rpc(server.url, 'tasks/get', { taskId })));
+    const list = [...ids];
+    const reads = await inFlight(N, (i) => rpc(server.url, 'tasks/get', { taskId: list[i] }));
     expect(reads.filter((r) => r.error !== undefined)).toEqual([]);
 
     let stored = 0;
@@ -44,3 +43,21 @@ describe('concurrency', () => {
     expect(stored).toBe(N);
   }, 120_000);
 });
+
+/**
+ * Runs `count` requests with at most 100 in flight. One socket per request: 1,000 connects at the
+ * same instant time out on a loaded 2-core machine before the server sees them (seen in CI runs),
+ * which tests the kernel's accept queue, not the store. 100 at once still fills every group commit.
+ */
+async function inFlight<T>(count: number, send: (i: number) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(count);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < count) {
+      const i = next++;
+      out[i] = await send(i);
+    }
+  };
+  await Promise.all(Array.from({ length: 100 }, lane));
+  return out;
+}
