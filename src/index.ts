@@ -112,6 +112,8 @@ export {
   createStdioConnection,
   createTasksExtWire,
   createRev20251125Wire,
+  createSep1391Wire,
+  createAip151Wire,
   RpcErrorFailure,
   RPC_CODES,
 } from './executor/adapters/index.js';
@@ -122,6 +124,8 @@ export type {
   WireChoice,
   HttpConnectionOptions,
   StdioConnectionOptions,
+  Sep1391WireOptions,
+  Aip151WireOptions,
   RpcConnection,
   Era as ClientEra,
 } from './executor/adapters/index.js';

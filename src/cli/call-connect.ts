@@ -120,7 +120,7 @@ export interface CliConnectorOptions extends TargetOptions {
 
 export function cliConnector(options: CliConnectorOptions): Connector {
   return async (server: string, wire?: WireName) => {
-    const choice: WireChoice = wire === 'mcp-tasks-ext' || wire === 'mcp-2025-11-25' ? wire : options.wire;
+    const choice: WireChoice = wire ?? options.wire;
     const connected = await connectServer(targetOf(server, options), {
       clock: options.clock,
       wire: choice,

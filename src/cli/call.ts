@@ -55,7 +55,7 @@ export function registerCall(program: Command): void {
     .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL', DEFAULT_LEDGER_PATH)
     .addOption(
       new Option('--wire <wire>', 'wire for the submission')
-        .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25'])
+        .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'])
         .default('auto'),
     )
     .option('--budget <seconds>', 'stop waiting after this long (the task keeps running)', parseSeconds)

@@ -1,9 +1,17 @@
 /**
- * Picks the client wire for a server and connects it. `auto` (the default): the Tasks extension if
- * `server/discover` advertises it (2026-07-28), else the 2025-11-25 tasks if `initialize` advertises
- * `tasks.requests.tools.call`, else `WireUnavailableError`. A forced wire skips the probe of the
- * other one (the ledger stores which wire created each operation, and a resumed operation is driven
- * by that wire, whatever the server advertises now).
+ * Picks the client wire for a server and connects it. `auto` (the default) takes the best wire the
+ * server offers, in this order (most capable first: push hints, input rounds, key lookup, the full
+ * status vocabulary):
+ *
+ * 1. `mcp-tasks-ext`: `server/discover` advertises the Tasks extension (2026-07-28);
+ * 2. `mcp-2025-11-25`: `initialize` advertises `tasks.requests.tools.call`;
+ * 3. `sep-1391`: after an `initialize` declaring the SEP-1391 flag, `tools/list` shows a tool with
+ *    `invocationMode: "async"` (SEP-1391 has no capability of its own);
+ * 4. `aip-151` (HTTP targets only): `GET /v1/operations` on the same origin answers a list.
+ *
+ * else `WireUnavailableError`. A forced wire skips the probes (the ledger stores which wire created
+ * each operation, and a resumed operation is driven by that wire, whatever the server advertises
+ * now). `skip` takes wires out of `auto` (the executor's `disabledWires`).
  */
 import type { Clock } from '../../core/ports.js';
 import type { WireName } from '../../core/task.js';
@@ -16,9 +24,12 @@ import { createRev20251125Wire } from './rev2025-11-25/index.js';
 import { isRecord } from './rpc-error.js';
 import { createStdioConnection, type StdioConnectionOptions } from './stdio-channel.js';
 import { createTasksExtWire } from './tasks-ext/index.js';
+import { createSep1391Wire, SEP_1391_CAPABILITY } from './sep-1391/index.js';
+import { createAip151Wire } from './aip-151/index.js';
+import { createAipHttp } from './aip-151/http.js';
 
-/** The MCP wires this client speaks. */
-export type ClientWireName = Extract<WireName, 'mcp-tasks-ext' | 'mcp-2025-11-25'>;
+/** The wires this client speaks: every wire the server side has. */
+export type ClientWireName = WireName;
 export type WireChoice = 'auto' | ClientWireName;
 
 /** Where a server is: an HTTP endpoint, a command to spawn (stdio), or a ready connection. */
@@ -37,6 +48,8 @@ export interface ConnectOptions {
   /** Per-request timeout (ms); default 30 000. */
   readonly timeoutMs?: number;
   readonly clientInfo?: ClientInfo;
+  /** Wires `auto` must not pick (a forced wire is used as asked). */
+  readonly skip?: readonly WireName[];
 }
 
 /** The server advertises no task wire this client speaks (or not the forced one). */
@@ -53,13 +66,69 @@ export class WireUnavailableError extends Error {
  * const wire2 = await connectServer({ command: 'node', args: ['dist/cli/main.js', 'serve', '--stdio'] }, { clock });
  */
 export async function connectServer(target: ServerTarget, options: ConnectOptions): Promise<ClientWire> {
+  const choice = options.wire ?? 'auto';
+  if (choice === 'aip-151') return connectAip(target, options);
   const connection = await open(target, options);
   try {
     return await negotiate(connection, options);
   } catch (error) {
     await connection.close();
+    const aipNext = choice === 'auto' && !(options.skip ?? []).includes('aip-151') && 'url' in target;
+    if (aipNext && noMcpWire(error) && (await offersOperations(target, options))) return connectAip(target, options);
     throw error;
   }
+}
+
+/** No MCP task wire there: none advertised, or no MCP endpoint answering at all. */
+function noMcpWire(error: unknown): boolean {
+  return (
+    error instanceof WireUnavailableError ||
+    (error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found'))
+  );
+}
+
+type HttpTarget = Extract<ServerTarget, { readonly url: string }>;
+
+/** `GET /v1/operations` (ListOperations) on the MCP endpoint's origin answers a list. */
+async function offersOperations(target: HttpTarget, options: ConnectOptions): Promise<boolean> {
+  const http = createAipHttp({
+    baseUrl: new URL(target.url).origin,
+    clock: options.clock,
+    timeoutMs: options.timeoutMs ?? 30_000,
+    ...(target.headers === undefined ? {} : { headers: target.headers }),
+    ...(target.fetch === undefined ? {} : { fetch: target.fetch }),
+  });
+  try {
+    const answer = await http('GET', '/v1/operations?pageSize=1', undefined);
+    return isRecord(answer) && (answer.operations === undefined || Array.isArray(answer.operations));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * AIP-151 on the MCP endpoint's origin (our server serves `/v1` beside `/mcp` on one port), with
+ * key lookups through `terminus/tasks/lookup` on the MCP endpoint itself (same owner, see the adapter).
+ */
+function connectAip(target: ServerTarget, options: ConnectOptions): ClientWire {
+  if (!('url' in target)) throw new WireUnavailableError('aip-151 needs an HTTP target (an http(s) URL)');
+  const lookup = createHttpConnection({
+    url: target.url,
+    clock: options.clock,
+    ...(target.headers === undefined ? {} : { headers: target.headers }),
+    ...(target.fetch === undefined ? {} : { fetch: target.fetch }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+    ...(options.clientInfo === undefined ? {} : { clientInfo: options.clientInfo }),
+  });
+  return createAip151Wire({
+    baseUrl: new URL(target.url).origin,
+    clock: options.clock,
+    lookup: lookup.request,
+    close: () => lookup.close(),
+    ...(target.headers === undefined ? {} : { headers: target.headers }),
+    ...(target.fetch === undefined ? {} : { fetch: target.fetch }),
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  });
 }
 
 async function open(target: ServerTarget, options: ConnectOptions): Promise<RpcConnection> {
@@ -76,25 +145,45 @@ async function open(target: ServerTarget, options: ConnectOptions): Promise<RpcC
 /** Negotiates on an open connection and returns the adapter; the adapter's `close` closes the connection. */
 export async function negotiate(connection: RpcConnection, options: ConnectOptions): Promise<ClientWire> {
   const choice = options.wire ?? 'auto';
+  const auto = (wire: WireName): boolean => choice === 'auto' && !(options.skip ?? []).includes(wire);
   const close = () => connection.close();
+  if (choice === 'aip-151') throw new WireUnavailableError('aip-151 is HTTP, not an MCP connection: use connectServer');
   if (choice === 'mcp-tasks-ext') {
     connection.era = 'modern';
     return createTasksExtWire({ channel: connection.request, close });
   }
-  if (choice === 'auto') {
+  if (auto('mcp-tasks-ext')) {
     connection.era = 'modern';
     if (await advertisesExtension(connection)) return createTasksExtWire({ channel: connection.request, close });
   }
   connection.era = 'legacy';
-  const capabilities = await initialize(connection, options.clientInfo ?? DEFAULT_CLIENT_INFO);
-  if (choice === 'auto' && !legacyTaskCalls(capabilities)) {
-    throw new WireUnavailableError('server advertises neither the Tasks extension nor 2025-11-25 task tool calls');
+  // The SEP-1391 flag only changes what tools/list shows; a 2025 task call (`params.task`) stays 2025.
+  const sep = choice === 'sep-1391' || auto('sep-1391');
+  const capabilities = await initialize(connection, options.clientInfo ?? DEFAULT_CLIENT_INFO, sep);
+  if (choice === 'mcp-2025-11-25' || (auto('mcp-2025-11-25') && legacyTaskCalls(capabilities))) {
+    return createRev20251125Wire({
+      channel: connection.request,
+      onNotification: (listener) => connection.onNotification(listener),
+      close,
+    });
   }
-  return createRev20251125Wire({
-    channel: connection.request,
-    onNotification: (listener) => connection.onNotification(listener),
-    close,
-  });
+  if (choice === 'sep-1391' || (auto('sep-1391') && (await offersAsyncTools(connection)))) {
+    return createSep1391Wire({ channel: connection.request, close });
+  }
+  throw new WireUnavailableError(
+    'server advertises neither the Tasks extension, 2025-11-25 task tool calls, nor SEP-1391 async tools',
+  );
+}
+
+/** SEP-1391 has no capability: a server speaking it marks its async tools `invocationMode: "async"` (L-01). */
+async function offersAsyncTools(connection: RpcConnection): Promise<boolean> {
+  try {
+    const { tools } = await connection.request('tools/list', {});
+    return Array.isArray(tools) && tools.some((tool) => isRecord(tool) && tool.invocationMode === 'async');
+  } catch (error) {
+    if (error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found')) return false;
+    throw error;
+  }
 }
 
 /** `server/discover` (2026-07-28). An error answer means a server of an older revision: false. */
@@ -109,10 +198,14 @@ async function advertisesExtension(connection: RpcConnection): Promise<boolean> 
   }
 }
 
-async function initialize(connection: RpcConnection, clientInfo: ClientInfo): Promise<Record<string, unknown>> {
+async function initialize(
+  connection: RpcConnection,
+  clientInfo: ClientInfo,
+  sep1391: boolean,
+): Promise<Record<string, unknown>> {
   const result = await connection.request('initialize', {
     protocolVersion: LEGACY_PROTOCOL_VERSION,
-    capabilities: { elicitation: {} },
+    capabilities: { elicitation: {}, ...(sep1391 ? { experimental: { [SEP_1391_CAPABILITY]: {} } } : {}) },
     clientInfo: { ...clientInfo },
   });
   connection.legacyVersion =
