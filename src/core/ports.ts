@@ -5,9 +5,14 @@
  */
 
 export interface Clock {
-  /** Milliseconds since the epoch. */
+  /**
+   * Milliseconds since the epoch, as an integer. MUST NOT return a fraction: `now` is stored in
+   * STRICT INTEGER columns (the SQLite store rejects 1.5) and compared for equality (timer `dueAt`).
+   * A virtual clock stays integral only if every `sleep` is: callers that compute a delay with
+   * jitter round it (`Math.round` / `Math.ceil`) where the jitter is computed.
+   */
   now(): number;
-  /** Resolves after `ms`; rejects with the signal's reason when aborted first. */
+  /** Resolves after `ms` (an integer; callers round computed delays); rejects with the signal's reason when aborted first. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 

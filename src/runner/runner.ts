@@ -119,6 +119,8 @@ export class Runner {
   #interval(): number {
     const base = this.#settings.claimIntervalMs;
     const random = this.#settings.random;
-    return random === undefined ? base : base * (0.75 + 0.5 * random.next());
+    // Rounded: a fractional sleep makes a virtual clock's `now()` fractional, and `now` is written to
+    // STRICT INTEGER columns (Clock.now() is integer ms).
+    return random === undefined ? base : Math.round(base * (0.75 + 0.5 * random.next()));
   }
 }
