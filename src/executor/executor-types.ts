@@ -57,6 +57,12 @@ export interface ExecutorOptions {
   readonly rolloutPercent?: number;
   /** A proven never-created submission is resubmitted under a fresh key (default true), else left NEVER_CREATED. */
   readonly resubmitNeverCreated?: boolean;
+  /**
+   * Wires that take no new submissions: `submit` of a new call node whose connector answers one of
+   * them rejects with `ExecutorError('wire_disabled')` before anything is written. Operations already
+   * created on them keep being resumed, polled, fetched and cancelled until they end.
+   */
+  readonly disabledWires?: readonly WireName[];
 }
 
 export interface SubmitInput {
@@ -169,6 +175,7 @@ export const EXECUTOR_ERROR_CODES = [
   'superseded',
   'ledger_error',
   'no_server',
+  'wire_disabled',
 ] as const;
 export type ExecutorErrorCode = (typeof EXECUTOR_ERROR_CODES)[number];
 

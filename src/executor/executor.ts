@@ -59,6 +59,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
   const wires = new Map<string, Promise<ClientWire>>();
   const wireOf = new Map<OperationDriver, ClientWire>();
   const submitting = new Map<string, Promise<OperationHandle>>();
+  const disabledWires = new Set(options.disabledWires ?? []);
   let state: 'open' | 'rolled_back' | 'closed' = 'open';
 
   const ctx: DriverContext = {
@@ -148,6 +149,12 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     const live = drivers.get(input.callNodeId);
     if (live !== undefined && !live.isStopped && live.record.requestDigest === digest) return liveHandle(live, epoch);
     const wire = await getWire(input.server);
+    if (disabledWires.has(wire.wire) && (await ledger.loadByCallNode(input.callNodeId)) === null) {
+      throw new ExecutorError(
+        'wire_disabled',
+        `the ${wire.wire} wire takes no new submissions here; operations already on it still run to their end`,
+      );
+    }
     const now = clock.now();
     const budgetMs =
       input.budgetMs !== undefined ? input.budgetMs : (options.defaultBudgetMs ?? EXECUTOR_DEFAULTS.defaultBudgetMs);
