@@ -304,7 +304,8 @@ export class OperationDriver {
           );
           break;
         case 'stop_waiting':
-          this.timer?.abort();
+          // A cancel still being confirmed keeps its timer (the record says so: wakeAt is set).
+          if (this.record.wakeAt === null) this.timer?.abort();
           this.fail(new ExecutorError('waiting_stopped', `stopped waiting (${effect.reason}); the task is untouched`));
           this.status.push(this.record, true);
           this.status.end();

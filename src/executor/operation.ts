@@ -180,6 +180,12 @@ export interface ToolOperation {
   readonly wakeAt: number | null;
   /** Set when local waiting stopped (budget, local timeout, disconnect: C9); the server task is untouched. */
   readonly waitingStoppedAt: number | null;
+  /**
+   * Earliest instant the server allows another request: the end of the newest 429/503 Retry-After
+   * (C6). Kept on the record so every path (a cancel ack, an input ack, a resume after a crash)
+   * honours it, not only the retry timer. Optional: records written before it existed have none.
+   */
+  readonly notBefore?: number | null;
   /** Ledger revision for compare-and-set; owned by the ledger, never by `next()`. */
   readonly revision: number;
 }
@@ -250,6 +256,7 @@ export function newOperation(input: NewOperationInput): ToolOperation {
     },
     wakeAt: null,
     waitingStoppedAt: null,
+    notBefore: null,
     revision: 0,
   };
 }

@@ -16,17 +16,19 @@ export function effectiveInterval(record: ToolOperation): number {
 }
 
 /**
- * Next poll: the interval plus up to `jitterRatio` of it, pulled in to the expiry (so a terminal task
- * is read before the server may purge it, but never sooner than the minimum interval), and never
- * past the deadline: a poll that would land after it becomes a `deadline` wake instead.
+ * Next poll: the interval plus up to `jitterRatio` of it, pulled in to an expiry still ahead (so a
+ * terminal task is read before the server may purge it, but never sooner than the minimum interval),
+ * never before the server's Retry-After (`notBefore`), and never past the deadline: a poll that would
+ * land after it becomes a `deadline` wake instead. Once the expiry has passed the server's interval
+ * applies again: a task still working is never deleted by its TTL (S7), so there is nothing to race.
  */
 export function nextPoll(record: ToolOperation, now: number, random: number): WakePlan {
   const interval = effectiveInterval(record);
   let at = now + interval + Math.floor(interval * record.policy.jitterRatio * clampUnit(random));
-  if (record.expiresAt !== null && at > record.expiresAt) {
+  if (record.expiresAt !== null && record.expiresAt > now && at > record.expiresAt) {
     at = Math.max(record.expiresAt, now + record.policy.minPollIntervalMs);
   }
-  return boundByDeadline(record, now, { atMs: at, purpose: 'poll' });
+  return boundByDeadline(record, now, { atMs: notBefore(record, at), purpose: 'poll' });
 }
 
 /**
@@ -44,12 +46,47 @@ export function nextRetry(
   const exponent = Math.min(Math.max(failures - 1, 0), 30);
   const backoff = Math.min(backoffMaxMs, backoffBaseMs * 2 ** exponent);
   const delay = Math.max(backoff + Math.floor(backoff * jitterRatio * clampUnit(random)), retryAfterMs ?? 0);
-  return boundByDeadline(record, now, { atMs: now + delay, purpose: 'retry' });
+  return boundByDeadline(record, now, { atMs: notBefore(record, now + delay), purpose: 'retry' });
 }
 
-/** An immediate wake (start a fetch, re-read after a hint), still subject to the deadline. */
+/**
+ * Resend of a cancel (or the status read confirming it) after a lost or throttled answer: a short,
+ * fixed cadence instead of the poll back-off. The back-off grows to `backoffMaxMs` (60 s), which is
+ * what pushed cancel confirmation p99 to ~19 s in the gate; a cancel is one request per operation, so
+ * capping its retry at 1 s keeps it at 1 request/s (the 250 ms poll floor allows 4/s) while a lost ack (a 2 s
+ * transport timeout) costs about 2.5 s, not 2 s + 2^n x 500 ms. Retry-After still wins.
+ */
+export function nextCancelRetry(
+  record: ToolOperation,
+  now: number,
+  random: number,
+  failures: number,
+  retryAfterMs?: number,
+): WakePlan {
+  const { backoffBaseMs, backoffMaxMs, jitterRatio } = record.policy;
+  const exponent = Math.min(Math.max(failures - 1, 0), 1);
+  const backoff = Math.min(backoffMaxMs, CANCEL_RETRY_MAX_MS, backoffBaseMs * 2 ** exponent);
+  const delay = Math.max(backoff + Math.floor(backoff * jitterRatio * clampUnit(random)), retryAfterMs ?? 0);
+  return boundByDeadline(record, now, { atMs: notBefore(record, now + delay), purpose: 'retry' });
+}
+
+const CANCEL_RETRY_MAX_MS = 1_000;
+
+/** An immediate wake (start a fetch, re-read after a hint), still subject to Retry-After and the deadline. */
 export function immediate(record: ToolOperation, now: number): WakePlan {
-  return boundByDeadline(record, now, { atMs: now, purpose: 'retry' });
+  return boundByDeadline(record, now, { atMs: notBefore(record, now), purpose: 'retry' });
+}
+
+/** `at`, or the end of the server's Retry-After if that is later (C6). */
+export function notBefore(record: ToolOperation, at: number): number {
+  const until = record.notBefore ?? null;
+  return until !== null && until > at ? until : at;
+}
+
+/** True while a Retry-After is running: no request may leave before `record.notBefore` (C6). */
+export function throttled(record: ToolOperation, now: number): boolean {
+  const until = record.notBefore ?? null;
+  return until !== null && until > now;
 }
 
 export function deadlineReached(record: ToolOperation, now: number): boolean {

@@ -6,7 +6,7 @@ import { canTransition } from './transitions.js';
 import type { Effect } from './effects.js';
 import type { OperationEventType } from './events.js';
 import type { Evidence, LocalState, ToolOperation } from './operation.js';
-import type { WakePlan } from './schedule.js';
+import { deadlineReached, type WakePlan } from './schedule.js';
 
 /** Why an event changed nothing although it may legitimately arrive (late, duplicated, reordered). */
 export type IgnoreReason =
@@ -67,6 +67,15 @@ export function rejected(record: ToolOperation, reason: RejectReason): StepResul
   return { outcome: 'rejected', record, effects: [], reason };
 }
 
+/**
+ * A cancel already requested is delivered and confirmed even after the caller stopped waiting (a
+ * disconnect or local timeout, C9): the request is owed to the server (C8), and the caller finds the
+ * receipt when it re-attaches. The wait budget still bounds it: past the deadline nothing is driven.
+ */
+export function drivesDetached(record: ToolOperation, now: number): boolean {
+  return record.state === 'CANCEL_REQUESTED' && !deadlineReached(record, now);
+}
+
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** A working copy of one step. */
@@ -120,9 +129,12 @@ export class Draft {
     return evidence;
   }
 
-  /** Arms the single timer, unless local waiting was stopped (C9): then nothing is scheduled. */
+  /**
+   * Arms the single timer, unless local waiting was stopped (C9): then nothing is scheduled, except
+   * for a cancel still being confirmed (`drivesDetached`).
+   */
   wake(plan: WakePlan): this {
-    if (this.record.waitingStoppedAt !== null) {
+    if (this.record.waitingStoppedAt !== null && !drivesDetached(this.record, this.now)) {
       this.record.wakeAt = null;
       return this;
     }

@@ -22,6 +22,8 @@ export function onCancelRequested(d: Draft, ev: EventOf<'cancel_requested'>): St
   if (taskId === null) return rejected(r, 'no_task_id');
   const generation = r.cancelGeneration + 1;
   // An explicit cancel re-attaches a caller that had stopped waiting: the cancel needs confirming.
+  // The caller's cancel goes out at once even inside a Retry-After: it is one request, not a poll
+  // nor a retry. Its resends and the status reads confirming it wait for the Retry-After (C6).
   d.set({ cancelGeneration: generation, waitingStoppedAt: null, input: closeRound(r.input) })
     .clearWake()
     .countAttempt('cancel')

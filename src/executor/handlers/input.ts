@@ -40,6 +40,8 @@ export function onInputAnswered(d: Draft, ev: EventOf<'input_answered'>): StepRe
   if (!(ev.key in r.input.pending)) return rejected(r, 'unknown_input_key');
   const taskId = r.taskId;
   if (taskId === null) return rejected(r, 'no_task_id');
+  // The gate's reply goes out at once, like a cancel: one request, not a poll nor a retry. A lost
+  // reply is resent by the timer, which waits for any Retry-After (C6).
   d.set({ input: { ...r.input, unsent: { ...r.input.unsent, [ev.key]: ev.reply } } }).countAttempt('input');
   return d.emit({ type: 'send_input', taskId, round: ev.round, responses: { [ev.key]: ev.reply } }).done();
 }

@@ -5,7 +5,7 @@
 import type { TerminalStatus } from '../../core/task.js';
 import type { Acceptance } from '../effects.js';
 import type { InputState, ReceiptStatus, ToolOperation, Evidence, WireStatus } from '../operation.js';
-import { immediate, nextPoll } from '../schedule.js';
+import { immediate, nextPoll, throttled } from '../schedule.js';
 import { rejected, type Draft, type StepResult } from '../step.js';
 
 export function acceptanceOf(
@@ -69,7 +69,12 @@ export function toUnknown(d: Draft, kind: Evidence['kind'], detail: string, look
     .clearWake()
     .moveTo('UNKNOWN')
     .emit({ type: 'record_unknown', evidence });
-  if (lookup) reconcileByKey(d);
+  if (!lookup) return d.done();
+  // Inside a Retry-After the lookup waits for its end (C6); the wake in UNKNOWN issues it.
+  if (throttled(d.record, d.now) && d.record.attempts.reconcile < d.record.policy.maxReconcileLookups) {
+    return d.wake(immediate(d.record, d.now)).done();
+  }
+  reconcileByKey(d);
   return d.done();
 }
 

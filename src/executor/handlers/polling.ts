@@ -4,9 +4,9 @@
  */
 import { isTerminal } from '../../core/task.js';
 import type { EventOf, RetriedRequest } from '../events.js';
-import type { LocalState } from '../operation.js';
-import { deadlineReached, immediate, nextPoll, nextRetry } from '../schedule.js';
-import { ignored, rejected, type Draft, type StepResult } from '../step.js';
+import type { LocalState, ToolOperation } from '../operation.js';
+import { deadlineReached, immediate, nextCancelRetry, nextPoll, nextRetry, notBefore, throttled } from '../schedule.js';
+import { drivesDetached, ignored, rejected, type Draft, type StepResult } from '../step.js';
 import { isSettled } from '../transitions.js';
 import { hasFreshInput, openRound } from './input.js';
 import {
@@ -24,13 +24,24 @@ import {
 import { lateAnswer } from './submission.js';
 
 const POLLED: readonly LocalState[] = ['WORKING', 'INPUT_REQUIRED', 'CANCEL_REQUESTED'];
+/** States whose wake puts a request on the wire. */
+const SENDS_ON_WAKE: readonly LocalState[] = [
+  'WORKING',
+  'CANCEL_REQUESTED',
+  'TERMINAL_OBSERVED',
+  'FETCHING_RESULT',
+  'SUBMISSION_UNKNOWN',
+  'UNKNOWN',
+];
 
 export function onWake(d: Draft, ev: EventOf<'wake'>): StepResult {
   const r = d.base;
   if (r.wakeAt === null || ev.dueAt !== r.wakeAt) return ignored(r, 'superseded_wake');
-  if (r.waitingStoppedAt !== null) return ignored(r, 'waiting_stopped');
+  if (r.waitingStoppedAt !== null && !drivesDetached(r, d.now)) return ignored(r, 'waiting_stopped');
   d.clearWake();
   if (deadlineReached(r, d.now)) return stopWaiting(d, 'budget');
+  // A timer armed before a Retry-After arrived (C6): wait for the end of it instead of sending now.
+  if (throttled(r, d.now) && sendsOnWake(r)) return d.wake(immediate(d.record, d.now)).done();
   const taskId = r.taskId;
   switch (r.state) {
     case 'WORKING':
@@ -38,8 +49,10 @@ export function onWake(d: Draft, ev: EventOf<'wake'>): StepResult {
     case 'CANCEL_REQUESTED':
       if (r.cancelAckedGeneration >= r.cancelGeneration) return issuePoll(d);
       if (taskId === null) return rejected(r, 'no_task_id');
-      d.countAttempt('cancel');
-      return d.emit({ type: 'send_cancel', taskId, generation: r.cancelGeneration }).done();
+      d.countAttempt('cancel').emit({ type: 'send_cancel', taskId, generation: r.cancelGeneration });
+      // A resend: the earlier cancel may have landed and only its ack was lost. A status read beside
+      // it confirms `cancelled` at once instead of after another ack (a lost one costs a 2 s timeout).
+      return r.attempts.cancel > 0 ? issuePoll(d) : d.done();
     case 'INPUT_REQUIRED':
       // Polling is paused (C10); the only timer here resends replies the server has not acked.
       if (Object.keys(r.input.unsent).length === 0 || taskId === null) return ignored(r, 'polling_paused');
@@ -58,6 +71,16 @@ export function onWake(d: Draft, ev: EventOf<'wake'>): StepResult {
     default:
       return lateAnswer(d);
   }
+}
+
+/** An unacknowledged cancel with no timer armed: the send is on the wire and its answer will come. */
+function cancelInFlight(r: ToolOperation): boolean {
+  return r.state === 'CANCEL_REQUESTED' && r.cancelAckedGeneration < r.cancelGeneration && r.wakeAt === null;
+}
+
+function sendsOnWake(r: ToolOperation): boolean {
+  if (r.state === 'INPUT_REQUIRED') return Object.keys(r.input.unsent).length > 0;
+  return SENDS_ON_WAKE.includes(r.state);
 }
 
 function issuePoll(d: Draft): StepResult {
@@ -94,7 +117,11 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
     if (r.state === 'CANCEL_REQUESTED' && ev.status === 'cancelled') return acceptCancelled(d);
     return observeTerminal(d, ev.status);
   }
-  if (r.state === 'CANCEL_REQUESTED') return d.wake(nextPoll(d.record, d.now, d.random)).done();
+  if (r.state === 'CANCEL_REQUESTED') {
+    // While the cancel send is owed, its answer (or failure) owns the timer: no second cadence.
+    if (r.cancelAckedGeneration < r.cancelGeneration) return d.done();
+    return d.wake(nextPoll(d.record, d.now, d.random)).done();
+  }
   if (ev.status === 'input_required' && openRound(d, ev.inputRequests)) return d.done();
   if (r.state === 'INPUT_REQUIRED' && ev.status === 'working') {
     // The server no longer waits on this round (answered elsewhere or withdrawn).
@@ -113,9 +140,11 @@ export function onNotification(d: Draft, ev: EventOf<'notification'>): StepResul
   if (r.state !== 'WORKING' && r.state !== 'CANCEL_REQUESTED') return lateAnswer(d);
   if (isStaleServerEpoch(r, ev.serverEpoch)) return ignored(r, 'stale_server_epoch');
   const news = ev.status !== undefined && ev.status !== r.lastServerStatus;
-  const canAdvance = r.wakeAt !== null && r.wakeAt > d.now && r.attempts.consecutiveFailures === 0;
+  // Brought forward at most to the end of a running Retry-After (C6).
+  const at = notBefore(r, d.now);
+  const canAdvance = r.wakeAt !== null && r.wakeAt > at && r.attempts.consecutiveFailures === 0;
   if (!news || !canAdvance) return ignored(r, 'no_news');
-  return d.wake({ atMs: d.now, purpose: 'poll' }).done();
+  return d.wake({ atMs: at, purpose: 'poll' }).done();
 }
 
 const RETRIED_IN: Partial<Record<LocalState, readonly RetriedRequest[]>> = {
@@ -129,10 +158,22 @@ const RETRIED_IN: Partial<Record<LocalState, readonly RetriedRequest[]>> = {
 
 export function onRequestFailed(d: Draft, ev: EventOf<'request_failed'>): StepResult {
   const r = d.base;
-  if (!(RETRIED_IN[r.state] ?? []).includes(ev.request)) return lateAnswer(d);
+  const until = ev.retryAfterMs !== undefined && ev.retryAfterMs > 0 ? d.now + Math.ceil(ev.retryAfterMs) : null;
+  if (!(RETRIED_IN[r.state] ?? []).includes(ev.request)) {
+    // A late 429/503 still says when the server takes requests again (C6): keep that, nothing else.
+    if (until === null || isSettled(r.state) || notBefore(r, until) === (r.notBefore ?? null)) return lateAnswer(d);
+    return d.set({ notBefore: until }).done();
+  }
   d.countAttempt('consecutiveFailures');
+  // Kept on the record: every later request, whatever path sends it, waits for it (C6).
+  if (until !== null) d.set({ notBefore: notBefore(r, until) });
+  // The status read sent beside a cancel resend failed while the cancel is still out: its answer
+  // (or failure) owns the timer (an unacknowledged cancel with no timer armed is in flight).
+  if (ev.request === 'poll' && cancelInFlight(r)) return d.done();
   const failures = d.record.attempts.consecutiveFailures;
-  return d.wake(nextRetry(d.record, d.now, d.random, failures, ev.retryAfterMs)).done();
+  // A cancel is confirmed on a short fixed cadence, not the poll back-off (cancel p99 target < 5 s).
+  const retry = r.state === 'CANCEL_REQUESTED' ? nextCancelRetry : nextRetry;
+  return d.wake(retry(d.record, d.now, d.random, failures, ev.retryAfterMs)).done();
 }
 
 export function onNotFound(d: Draft, ev: EventOf<'not_found'>): StepResult {
@@ -160,9 +201,15 @@ export function onBudgetExhausted(d: Draft, ev: EventOf<'budget_exhausted'>): St
   return stopWaiting(d, ev.reason);
 }
 
-/** C9: local waiting stops; the server task is left alone (no cancel effect, no state change). */
+/**
+ * C9: local waiting stops; the server task is left alone (no cancel effect, no state change). A
+ * cancel the caller already asked for is not waiting but a request owed to the server (C8): a
+ * disconnect or local timeout releases the caller, while the executor keeps delivering and
+ * confirming the cancel until the wait budget ends (see `drivesDetached`).
+ */
 function stopWaiting(d: Draft, reason: 'budget' | 'local_timeout' | 'disconnect'): StepResult {
-  d.set({ waitingStoppedAt: d.now }).clearWake();
+  d.set({ waitingStoppedAt: d.now });
+  if (reason === 'budget' || !drivesDetached(d.record, d.now)) d.clearWake();
   return d.emit({ type: 'stop_waiting', reason }).done();
 }
 
@@ -180,23 +227,32 @@ export function onRollback(d: Draft, ev: EventOf<'rollback'>): StepResult {
   return resume(d);
 }
 
-/** Re-issues whatever the state is waiting for; answers to requests sent before are still accepted. */
+/**
+ * Re-issues whatever the state is waiting for; answers to requests sent before are still accepted.
+ * A Retry-After still running (kept on the record across the crash) defers every request to a timer
+ * at its end (C6).
+ */
 function resume(d: Draft): StepResult {
   const r = d.base;
   d.set({ waitingStoppedAt: null });
+  const hold = throttled(r, d.now);
   switch (r.state) {
     case 'SUBMITTING':
       if (r.attempts.submit === 0) return d.emit({ type: 'send_submit', submissionKey: r.submissionKey }).done();
       // The submission may have reached the server: only the key can tell (C5).
       d.addEvidence('submit_lost', 'restarted after the submission was sent');
-      d.moveTo('SUBMISSION_UNKNOWN').countAttempt('lookup').clearWake();
+      d.moveTo('SUBMISSION_UNKNOWN').clearWake();
+      if (hold) return d.wake(immediate(d.record, d.now)).done();
+      d.countAttempt('lookup');
       return d.emit({ type: 'lookup_key', submissionKey: r.submissionKey }).done();
     case 'SUBMISSION_UNKNOWN':
+      if (hold) return d.wake(immediate(d.record, d.now)).done();
       d.countAttempt('lookup');
       return d.emit({ type: 'lookup_key', submissionKey: r.submissionKey }).done();
     case 'NOT_FOUND_SAFE':
       return d.emit({ type: 'offer_resubmit', priorSubmissionKey: r.submissionKey }).done();
     case 'UNKNOWN':
+      if (hold && r.attempts.reconcile < r.policy.maxReconcileLookups) return d.wake(immediate(d.record, d.now)).done();
       reconcileByKey(d);
       return d.done();
     case 'INPUT_REQUIRED': {
@@ -204,6 +260,7 @@ function resume(d: Draft): StepResult {
       const unanswered = Object.fromEntries(Object.entries(pending).filter(([key]) => !(key in unsent)));
       if (Object.keys(unanswered).length > 0) d.emit({ type: 'ask_approval', round, requests: unanswered });
       if (Object.keys(unsent).length > 0 && r.taskId !== null) {
+        if (hold) return d.wake(immediate(d.record, d.now)).done();
         d.countAttempt('input').emit({ type: 'send_input', taskId: r.taskId, round, responses: unsent });
       }
       return d.done();
