@@ -145,7 +145,7 @@ export async function runRecovery(ctx: FigureContext): Promise<FigureResult> {
         variant: variant.label,
         setting,
         value: time,
-        note: `process start + initialize ${fmt(startup.median)} ms of it (tsx); lost: ${fmt(lost.median)}`,
+        note: `process start + initialize ${fmt(startup.median)} ms of it; lost: ${fmt(lost.median)}`,
       });
       if (variant.id === 'sqlite' && size === Math.max(...config.recovery)) {
         const seconds = time.median / 1000;

@@ -62,7 +62,7 @@ const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'com
   memoryOpen: 100_000,
   memoryLedger: 2000,
   recovery: [1000, 10_000],
-  recoveryRounds: 2,
+  recoveryRounds: 3,
 };
 
 const QUICK: typeof FULL = {
@@ -140,10 +140,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     memoryOpen: num(values['memory-open'], base.memoryOpen),
     memoryLedger: num(values['memory-ledger'], base.memoryLedger),
     recovery: values.recovery === undefined ? base.recovery : list(values.recovery),
-    recoveryRounds: num(
-      values['recovery-rounds'],
-      values.quick === true ? 1 : Math.min(3, num(values.rounds, base.rounds)),
-    ),
+    recoveryRounds: num(values['recovery-rounds'], base.recoveryRounds),
     command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
   };
 }

@@ -1,6 +1,7 @@
 /**
- * Server processes of the harness: spawned with tsx from the repository root, on 127.0.0.1 port 0
- * (HTTP, the address read from the first stdout line) or on stdio, and always reaped.
+ * Server processes of the harness: spawned from the repository root (bundled, or under tsx: see
+ * `entries.ts`), on 127.0.0.1 port 0 (HTTP, the address read from the first stdout line) or on
+ * stdio, and always reaped.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
