@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { OperationEvent } from '../../src/executor/events.js';
 import type { ToolOperation } from '../../src/executor/operation.js';
-import { cancellingRecord, effectsOf, ev, fresh, run, step, T0, workingRecord } from './fixtures.js';
+import { cancellingRecord, effectsOf, ev, fetchingRecord, fresh, run, step, T0, workingRecord } from './fixtures.js';
 
 const RETRY_AFTER = 30_000;
 
@@ -202,5 +202,35 @@ describe('C9 + C8: a disconnect after a cancel releases the caller, not the canc
     const late = step(detached, lost, T0 + 6_000, 0);
     expect(late.record.wakeAt).toBeNull();
     expect(effectsOf(late.effects, 'schedule_wake')).toEqual([]);
+  });
+});
+
+describe('liveness: an answer ends the lost-request streak (gate seed 1147)', () => {
+  it('C2 + C6: an unverifiable result after a long partition refetches on its own back-off, not the 60 s cap', () => {
+    let r = fetchingRecord();
+    // A partition: eight fetches lost in a row push the streak to the 60 s cap.
+    for (let i = 0; i < 8; i++) {
+      const failed = step(
+        r,
+        { type: 'request_failed', epoch: 0, request: 'fetch', code: 'timeout' },
+        r.updatedAt + 2_000,
+        0,
+      );
+      r = step(failed.record, ev.wake, failed.record.wakeAt!).record;
+    }
+    expect(r.attempts.consecutiveFailures).toBe(8);
+    const truncated = step(r, (x) => ev.result(x, 'completed', { truncated: true }), r.updatedAt + 50, 0);
+    expect(truncated.record.attempts.consecutiveFailures).toBe(0);
+    expect(truncated.record.wakeAt! - (r.updatedAt + 50)).toBeLessThanOrEqual(1_000);
+    // Repeated unverifiable results still back off exponentially, on their own count.
+    let u = truncated.record;
+    const gaps: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      u = step(u, ev.wake, u.wakeAt!).record;
+      const again = step(u, (x) => ev.result(x, 'completed', { truncated: true }), u.updatedAt + 10, 0);
+      gaps.push(again.record.wakeAt! - (u.updatedAt + 10));
+      u = again.record;
+    }
+    expect(gaps).toEqual([1_000, 2_000, 4_000]);
   });
 });

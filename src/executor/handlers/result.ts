@@ -20,12 +20,15 @@ export function onResultFetched(d: Draft, ev: EventOf<'result_fetched'>): StepRe
   if (taskId === null) return rejected(r, 'no_task_id');
 
   if (!isVerified(ev)) {
-    d.countAttempt('unverifiedResults').countAttempt('consecutiveFailures');
-    const { unverifiedResults, consecutiveFailures } = d.record.attempts;
+    // An unverifiable result is still an answer: the lost-request streak ends (a long partition had
+    // pushed it to the 60 s cap, and three more faults after it outlived the 180 s liveness bound,
+    // seed 1147). Refetches back off on their own count instead.
+    d.resetFailures().countAttempt('unverifiedResults');
+    const { unverifiedResults } = d.record.attempts;
     if (unverifiedResults >= r.policy.maxFetchAttempts) {
       return toUnknown(d, 'result_unverifiable', `${unverifiedResults} unverifiable results`, false);
     }
-    return d.wake(nextRetry(d.record, d.now, d.random, consecutiveFailures)).done();
+    return d.wake(nextRetry(d.record, d.now, d.random, unverifiedResults)).done();
   }
   if (ev.status !== r.lastServerStatus) {
     const detail = `status ${String(r.lastServerStatus)} but result ${ev.status}`;
