@@ -5,6 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/system.js';
 import { connectServer } from '../../src/executor/adapters/index.js';
+import type { ApprovalRequest } from '../../src/executor/executor-types.js';
 import { openExecutor, startServer, waitFor, type TestServer } from './executor-helpers.js';
 
 let both: TestServer;
@@ -113,6 +114,65 @@ describe('executor over the 2025-11-25 tasks', () => {
         'FETCHING_RESULT',
         'ACCEPTED',
       ]);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  it('input round: the elicitation sent on the open tasks/result reaches the gate, the reply the tool', async () => {
+    const asked: ApprovalRequest[] = [];
+    const { executor, ledger } = await openExecutor(legacyOnly.url, {
+      approvalGate: async (request) => {
+        asked.push(request);
+        return { action: 'accept', content: { confirm: true } };
+      },
+    });
+    try {
+      const op = await executor.submit({
+        callNodeId: 'l-input',
+        server: 's',
+        tool: 'confirm_delete',
+        args: { filename: 'b.txt' },
+      });
+      const receipt = await op.result();
+      expect(receipt.status).toBe('completed');
+      expect(receipt.payload).toEqual({ content: [{ type: 'text', text: 'Deleted b.txt' }] });
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatchObject({ round: 1, callNodeId: 'l-input', tool: 'confirm_delete' });
+      expect(asked[0]?.request).toMatchObject({ method: 'elicitation/create', params: { message: 'Delete b.txt?' } });
+      // The related-task tag is framing, not part of the question shown to the gate.
+      expect(JSON.stringify(asked[0]?.request)).not.toContain('related-task');
+      const record = await ledger.loadByCallNode('l-input');
+      expect(record?.history.map((h) => h.to)).toEqual([
+        'WORKING',
+        'INPUT_REQUIRED',
+        'WORKING',
+        'TERMINAL_OBSERVED',
+        'FETCHING_RESULT',
+        'ACCEPTED',
+      ]);
+      expect(record?.input.answeredKeys).toEqual([asked[0]?.key]);
+    } finally {
+      await executor.close();
+    }
+  });
+
+  it('input round with two questions: each is answered once and both answers reach the tool', async () => {
+    const asked: ApprovalRequest[] = [];
+    const { executor } = await openExecutor(legacyOnly.url, {
+      approvalGate: async (request) => {
+        asked.push(request);
+        const message = JSON.stringify(request.request);
+        return { action: 'accept', content: { name: message.includes('First') ? 'ada' : 'bob', confirm: true } };
+      },
+    });
+    try {
+      const op = await executor.submit({ callNodeId: 'l-multi', server: 's', tool: 'multi_input', args: {} });
+      const receipt = await op.result();
+      expect(receipt.status).toBe('completed');
+      expect(receipt.payload).toEqual({ content: [{ type: 'text', text: 'Answers: ada, bob' }] });
+      expect(new Set(asked.map((a) => a.key)).size).toBe(asked.length);
+      expect(asked).toHaveLength(2);
     } finally {
       await executor.close();
     }

@@ -9,6 +9,8 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { EVERYTHING, killAll, MAIN, onlyJson, start, tempDir, tsNode } from '../cli/helpers.js';
 
 const SLOW = 180_000;
+/** Budget 8 s plus start-up and slack: past this the budget did not stop the wait. */
+const UNANSWERED_MS = 45_000;
 const dir = tempDir('terminus-everything-');
 const server = `'${process.execPath}' '${EVERYTHING}' stdio`;
 let n = 0;
@@ -16,7 +18,8 @@ let n = 0;
 afterEach(() => killAll());
 afterAll(() => dir.remove());
 
-function call(args: object, input: string, extra: string[] = []) {
+/** `input` undefined leaves stdin open and unwritten: a prompt then waits for ever. */
+function call(args: object, input: string | undefined, extra: string[] = []) {
   n += 1;
   return start(
     tsNode(
@@ -51,11 +54,9 @@ describe('server-everything simulate-research-query over stdio', () => {
     SLOW,
   );
 
-  // KNOWN GAP (reported): the 2025-11-25 client adapter never calls tasks/result while the task is
-  // input_required, so the queued elicitation/create never reaches the approval gate; the task stays
-  // input_required until the wait budget stops local waiting (exit 3). `it.fails` keeps this test
-  // honest: it turns red the day the side channel works, and must then become a plain `it`.
-  it.fails(
+  // The queued elicitation/create reaches the prompt through the tasks/result side channel: the
+  // adapter opens tasks/result on input_required and answers the request on the same pipe.
+  it(
     'with ambiguous: true the clarification is asked through the prompt and reaches the report',
     async () => {
       const ran = await call({ topic: 'python', ambiguous: true }, 'y\n1\n', ['--budget', '20']);
@@ -68,17 +69,34 @@ describe('server-everything simulate-research-query over stdio', () => {
   );
 
   it(
-    'with ambiguous: true and no answer channel, the budget stops local waiting only (C9): exit 3, in the ledger',
+    'with ambiguous: true and stdin at its end, the prompt answers cancel (never a made-up value) and the server goes on',
     async () => {
-      const ran = await call({ topic: 'python', ambiguous: true }, '', ['--budget', '8']);
+      const ran = await call({ topic: 'python', ambiguous: true }, '');
+      expect(ran.stderr).toMatch(/could have multiple interpretations/);
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(JSON.stringify(onlyJson(ran.stdout).result)).toContain('User cancelled - using default interpretation');
+    },
+    SLOW,
+  );
+
+  // KNOWN GAP (reported): now that the question reaches the prompt, the operation waits in
+  // INPUT_REQUIRED, where the machine arms no timer (polling is paused while the gate is asked), so
+  // the wait budget is never checked and the call waits for the gate for ever. `it.fails` (bounded
+  // by UNANSWERED_MS) keeps this honest: it turns red once the budget holds in INPUT_REQUIRED too.
+  it.fails(
+    'with ambiguous: true and nobody answering the prompt, the budget stops local waiting only (C9): exit 3, in the ledger',
+    async () => {
+      const ran = await call({ topic: 'python', ambiguous: true }, undefined, ['--budget', '8']);
       expect(ran.code, ran.stderr).toBe(3);
       const out = onlyJson(ran.stdout);
       expect(out).toMatchObject({ status: 'detached', receipt: null });
       expect((out.operation as { taskId: string | null }).taskId).toMatch(/^[0-9a-f]{32}$/);
       expect(ran.stderr).toMatch(/server: input_required/);
+      // The question did reach the prompt; only the answer is missing.
+      expect(ran.stderr).toMatch(/could have multiple interpretations/);
       // Never a cancel: a local stop is not a server cancel.
       expect(ran.stderr).not.toMatch(/Cancelling/);
     },
-    SLOW,
+    UNANSWERED_MS,
   );
 });

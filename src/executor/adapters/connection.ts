@@ -19,7 +19,55 @@ export interface RpcConnection {
   notify(method: string, params: Record<string, unknown>): Promise<void>;
   /** Notifications the server pushes (where the transport can carry them); returns an unsubscribe. */
   onNotification(listener: NotificationListener): () => void;
+  /** Requests the server sends to the client (stdio, the SSE stream of a POST); returns an unsubscribe. */
+  onRequest?(handler: ServerRequestHandler): () => void;
   close(): Promise<void>;
+}
+
+/** A request the server sent to the client (`elicitation/create`, `sampling/createMessage`). */
+export interface ServerRequest {
+  readonly id: string | number;
+  readonly method: string;
+  readonly params: Record<string, unknown>;
+}
+
+/** How the owner of a server request answers it; each resolves once the answer was written. */
+export interface ServerRequestReply {
+  result(value: Record<string, unknown>): Promise<void>;
+  error(code: number, message: string, data?: unknown): Promise<void>;
+}
+
+/**
+ * Returns true when it takes the request (it MUST then answer it through `reply`, now or later),
+ * false to leave it to the next handler; a request nobody takes is answered `-32601`.
+ */
+export type ServerRequestHandler = (request: ServerRequest, reply: ServerRequestReply) => boolean;
+
+export type ServerRequestHook = (handler: ServerRequestHandler) => () => void;
+
+/**
+ * The request hook of the connection a channel belongs to. A wire adapter is handed only the
+ * channel function (`RpcChannel`); this lets it reach the hook without widening what every caller
+ * passes (channels without one, the simulation's, say, have none).
+ */
+const requestHooks = new WeakMap<RpcChannel, ServerRequestHook>();
+
+export function registerRequestHook(channel: RpcChannel, hook: ServerRequestHook): void {
+  requestHooks.set(channel, hook);
+}
+
+export function requestHookOf(channel: RpcChannel): ServerRequestHook | undefined {
+  return requestHooks.get(channel);
+}
+
+/** Offers a server request to each handler in turn; false when none took it. */
+export function dispatchServerRequest(
+  handlers: Iterable<ServerRequestHandler>,
+  request: ServerRequest,
+  reply: ServerRequestReply,
+): boolean {
+  for (const handler of handlers) if (handler(request, reply)) return true;
+  return false;
 }
 
 /** Parses `Retry-After` (delta seconds or an HTTP date) into milliseconds from `now`. */

@@ -6,6 +6,11 @@
  * Failure mapping (wire port): HTTP 429/503 -> `throttled` (Retry-After honoured); no answer
  * (connection refused or dropped, timeout, stream ended early, 5xx without a JSON-RPC body) -> `lost`;
  * unparsable, truncated or schema-invalid JSON -> `malformed`; a JSON-RPC error -> `RpcErrorFailure`.
+ *
+ * An event-stream answer is read frame by frame: a server request on it (the 2025-11-25
+ * `elicitation/create` of an input round, sent on the `tasks/result` stream that waits for the task)
+ * goes to the `onRequest` handlers and its answer is POSTed back on the session, while the stream
+ * keeps waiting for the request's own answer; nobody taking it answers `-32601`.
  */
 import type { Clock } from '../../core/ports.js';
 import { WireFailure } from '../wire-port.js';
@@ -14,8 +19,12 @@ import {
   mcpNameOf,
   parseRetryAfter,
   type Era,
+  dispatchServerRequest,
+  registerRequestHook,
   type NotificationListener,
   type RpcConnection,
+  type ServerRequestHandler,
+  type ServerRequestReply,
 } from './connection.js';
 import { DEFAULT_CLIENT_INFO, MODERN_PROTOCOL_VERSION, withEnvelope, type ClientInfo } from './envelope.js';
 import { isRecord, malformed, RpcErrorFailure } from './rpc-error.js';
@@ -42,8 +51,14 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
   const timeoutMs = options.timeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
   const clientInfo = options.clientInfo ?? DEFAULT_CLIENT_INFO;
   const listeners = new Set<NotificationListener>();
+  const handlers = new Set<ServerRequestHandler>();
   let nextId = 1;
   let sessionId: string | undefined;
+
+  const onRequest = (handler: ServerRequestHandler): (() => void) => {
+    handlers.add(handler);
+    return () => handlers.delete(handler);
+  };
 
   const connection: RpcConnection = {
     era: options.era ?? 'modern',
@@ -60,7 +75,7 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
         if (name !== undefined) headers['mcp-name'] = headerSafe(name);
       }
       Object.assign(headers, requestOptions.headers ?? {});
-      const response = await post(body, headers, requestOptions.signal);
+      const response = await post(body, headers, requestOptions.signal, id);
       return readAnswer(response, id);
     },
 
@@ -76,10 +91,14 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
       return () => listeners.delete(listener);
     },
 
+    onRequest,
+
     close: async () => {
       listeners.clear();
+      handlers.clear();
     },
   };
+  registerRequestHook(connection.request, onRequest);
 
   function baseHeaders(modern: boolean): Record<string, string> {
     const headers: Record<string, string> = {
@@ -93,7 +112,13 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
     return headers;
   }
 
-  async function post(body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
+  /** `answerId`: read an event-stream answer frame by frame until the answer with this id. */
+  async function post(
+    body: unknown,
+    headers: Record<string, string>,
+    signal?: AbortSignal,
+    answerId?: number,
+  ): Promise<Response> {
     const abort = new AbortController();
     const onAbort = (): void => abort.abort(signal?.reason);
     if (signal?.aborted === true) onAbort();
@@ -117,9 +142,18 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
       const session = response.headers.get('mcp-session-id');
       if (session !== null && session !== '') sessionId = session;
       // Read the body inside the timeout: a stream cut half-way is `lost` or `malformed`, never a hang.
+      const eventStream = (response.headers.get('content-type') ?? '').includes('text/event-stream');
+      if (eventStream && answerId !== undefined && response.body !== null && response.status < 300) {
+        const answer = await readEventStream(response.body, answerId);
+        const json = { 'content-type': 'application/json' };
+        // No answer: an empty event stream, which `readAnswer` reports as `lost`.
+        if (answer === undefined) return new Response('', { status: response.status, headers: response.headers });
+        return new Response(JSON.stringify(answer), { status: response.status, headers: json });
+      }
       const text = await response.text();
       return new Response(text, { status: response.status, headers: response.headers });
     } catch (error) {
+      if (error instanceof WireFailure) throw error;
       const why = timedOut ? 'timed out' : signal?.aborted === true ? 'aborted locally' : 'connection failed';
       throw new WireFailure('lost', `${why}: ${errorText(error)}`, { cause: error });
     } finally {
@@ -160,26 +194,84 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
 
   function fromEventStream(text: string, id: number): unknown {
     for (const frame of text.split(/\r?\n\r?\n/)) {
-      const data = frame
-        .split(/\r?\n/)
-        .filter((line) => line.startsWith('data:'))
-        .map((line) => line.slice(5).trimStart())
-        .join('\n');
-      if (data === '') continue;
-      let message: unknown;
-      try {
-        message = JSON.parse(data);
-      } catch (error) {
-        throw malformed('unparsable event-stream frame', error);
-      }
-      if (!isRecord(message)) continue;
-      if (message.id === id && ('result' in message || 'error' in message)) return message;
-      if (typeof message.method === 'string' && message.id === undefined) {
-        const params = isRecord(message.params) ? message.params : {};
-        for (const listener of listeners) listener(message.method, params);
-      }
+      const message = onFrame(frame, id);
+      if (message !== undefined) return message;
     }
     return undefined;
+  }
+
+  /** Reads frames as they arrive; resolves with the answer to `id` (then stops reading), or undefined at the end. */
+  async function readEventStream(body: ReadableStream<Uint8Array>, id: number): Promise<unknown> {
+    const reader = body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        buffer += done ? decoder.decode() : decoder.decode(value, { stream: true });
+        const frames = buffer.split(/\r?\n\r?\n/);
+        // The last piece is incomplete until the stream ends (then it is read as it is: a cut frame is malformed).
+        buffer = done ? '' : (frames.pop() ?? '');
+        for (const frame of frames) {
+          const message = onFrame(frame, id);
+          if (message !== undefined) return message;
+        }
+        if (done) return undefined;
+      }
+    } finally {
+      reader.cancel().catch(() => undefined);
+    }
+  }
+
+  /** One event-stream frame: the answer to `id` is returned; notifications and server requests are handed on. */
+  function onFrame(frame: string, id: number): unknown {
+    const data = frame
+      .split(/\r?\n/)
+      .filter((line) => line.startsWith('data:'))
+      .map((line) => line.slice(5).trimStart())
+      .join('\n');
+    if (data === '') return undefined;
+    let message: unknown;
+    try {
+      message = JSON.parse(data);
+    } catch (error) {
+      throw malformed('unparsable event-stream frame', error);
+    }
+    if (!isRecord(message)) return undefined;
+    if (message.id === id && ('result' in message || 'error' in message)) return message;
+    if (typeof message.method !== 'string') return undefined;
+    const params = isRecord(message.params) ? message.params : {};
+    if (message.id === undefined) {
+      for (const listener of listeners) listener(message.method, params);
+    } else if (typeof message.id === 'string' || typeof message.id === 'number') {
+      serverRequest(message.id, message.method, params);
+    }
+    return undefined;
+  }
+
+  /** A request the server sent on a stream: offered to the handlers, answered by a POST on the session. */
+  function serverRequest(requestId: string | number, method: string, params: Record<string, unknown>): void {
+    const answer = async (message: Record<string, unknown>): Promise<void> => {
+      const modern = connection.era === 'modern';
+      const response = await post({ jsonrpc: '2.0', id: requestId, ...message }, baseHeaders(modern), undefined);
+      await response.body?.cancel();
+      if (response.status >= 300) {
+        throw new WireFailure(
+          response.status === 404 ? 'not_found' : 'rejected',
+          `HTTP ${response.status} to an answer`,
+          {
+            httpStatus: response.status,
+          },
+        );
+      }
+    };
+    const reply: ServerRequestReply = {
+      result: (value) => answer({ result: value }),
+      error: (code, text, data) => answer({ error: { code, message: text, ...(data === undefined ? {} : { data }) } }),
+    };
+    const taken = method !== 'ping' && dispatchServerRequest(handlers, { id: requestId, method, params }, reply);
+    if (taken) return;
+    (method === 'ping' ? reply.result({}) : reply.error(-32601, `Method not found: ${method}`)).catch(() => undefined);
   }
 
   return connection;

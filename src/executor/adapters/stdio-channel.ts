@@ -4,14 +4,22 @@
  * era: the opening message pins it on the server (SDK `serveStdio`), so negotiation probes with
  * `server/discover` and falls back to `initialize`.
  *
- * Server-to-client requests are answered here: `ping` with `{}`, anything else `-32601` (2025-11-25
- * input rounds over the side channel are a documented gap). A closed process fails every pending
- * request as `lost`.
+ * Server-to-client requests: `ping` is answered `{}`; others go to the `onRequest` handlers (the
+ * 2025-11-25 adapter takes the task-tagged `elicitation/create` of an input round) and whatever no
+ * handler takes is answered `-32601`. A closed process fails every pending request as `lost`.
  */
 import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
 import type { Clock } from '../../core/ports.js';
 import { WireFailure } from '../wire-port.js';
-import type { Era, NotificationListener, RpcConnection } from './connection.js';
+import {
+  dispatchServerRequest,
+  registerRequestHook,
+  type Era,
+  type NotificationListener,
+  type RpcConnection,
+  type ServerRequestHandler,
+  type ServerRequestReply,
+} from './connection.js';
 import { DEFAULT_CLIENT_INFO, withEnvelope, type ClientInfo } from './envelope.js';
 import { toResult } from './http-channel.js';
 import { isRecord } from './rpc-error.js';
@@ -48,6 +56,7 @@ export async function createStdioConnection(options: StdioConnectionOptions): Pr
   const timeoutMs = options.timeoutMs ?? 30_000;
   const pending = new Map<number, Pending>();
   const listeners = new Set<NotificationListener>();
+  const handlers = new Set<ServerRequestHandler>();
   let nextId = 1;
   let closed = false;
 
@@ -56,14 +65,34 @@ export async function createStdioConnection(options: StdioConnectionOptions): Pr
     pending.clear();
   };
 
+  const send = async (message: Record<string, unknown>): Promise<void> => {
+    if (closed) throw new WireFailure('lost', 'server process closed');
+    try {
+      await transport.send(message as never);
+    } catch (error) {
+      throw new WireFailure('lost', 'could not write to the server process', { cause: error });
+    }
+  };
+
+  const onRequest = (handler: ServerRequestHandler): (() => void) => {
+    handlers.add(handler);
+    return () => handlers.delete(handler);
+  };
+
   transport.onmessage = (message) => {
     const m = message as Record<string, unknown>;
-    if (typeof m.method === 'string' && m.id !== undefined) {
-      const reply =
-        m.method === 'ping'
-          ? { jsonrpc: '2.0', id: m.id, result: {} }
-          : { jsonrpc: '2.0', id: m.id, error: { code: -32601, message: `Method not found: ${m.method}` } };
-      transport.send(reply as never).catch(() => undefined);
+    if (typeof m.method === 'string' && (typeof m.id === 'number' || typeof m.id === 'string')) {
+      const id = m.id;
+      const reply: ServerRequestReply = {
+        result: (value) => send({ jsonrpc: '2.0', id, result: value }),
+        error: (code, text, data) =>
+          send({ jsonrpc: '2.0', id, error: { code, message: text, ...(data === undefined ? {} : { data }) } }),
+      };
+      const params = isRecord(m.params) ? m.params : {};
+      const taken = m.method !== 'ping' && dispatchServerRequest(handlers, { id, method: m.method, params }, reply);
+      if (taken) return;
+      const answer = m.method === 'ping' ? reply.result({}) : reply.error(-32601, `Method not found: ${m.method}`);
+      answer.catch(() => undefined);
       return;
     }
     if (typeof m.method === 'string') {
@@ -83,15 +112,6 @@ export async function createStdioConnection(options: StdioConnectionOptions): Pr
   };
   transport.onerror = () => undefined;
   await transport.start();
-
-  const send = async (message: Record<string, unknown>): Promise<void> => {
-    if (closed) throw new WireFailure('lost', 'server process closed');
-    try {
-      await transport.send(message as never);
-    } catch (error) {
-      throw new WireFailure('lost', 'could not write to the server process', { cause: error });
-    }
-  };
 
   const connection: RpcConnection = {
     era: options.era ?? 'modern',
@@ -131,11 +151,14 @@ export async function createStdioConnection(options: StdioConnectionOptions): Pr
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
+    onRequest,
     close: async () => {
       listeners.clear();
+      handlers.clear();
       failAll('connection closed');
       await transport.close();
     },
   };
+  registerRequestHook(connection.request, onRequest);
   return connection;
 }

@@ -14,16 +14,21 @@
  * means the error was about the call. Messages are never parsed.
  *
  * No key lookup exists on this wire: `lookupKey` tries ours and answers `unsupported` on `-32601`.
- * Input rounds (side-channel requests on `tasks/result`) are not supported: `sendInput` rejects.
+ *
+ * Input rounds (reference 1.11) go through the side channel (`side-channel.ts`) when the connection
+ * can carry server requests: a poll that sees `input_required` keeps a `tasks/result` open, and
+ * reports the task-tagged requests that arrived on it as `inputRequests` (keyed by their JSON-RPC
+ * id); `sendInput` answers them. Without a request hook, `sendInput` rejects as before.
  */
 import type { ClientWire, RpcChannel, WireStatusAnswer } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
-import type { NotificationListener } from '../connection.js';
+import { requestHookOf, type NotificationListener, type ServerRequestHook } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
 import { isRpcError, RPC_CODES, type RpcErrorFailure } from '../rpc-error.js';
 import { decodeLookup } from '../tasks-ext/codec.js';
 import { decodeSnapshot, isWireStatus, LEGACY_FIELDS } from '../snapshot.js';
 import { decodeCreate, decodeResult, decodeResultError, decodeStatus } from './codec.js';
+import { SideChannel } from './side-channel.js';
 
 export const REV_2025_ADAPTER_VERSION = 'rev2025-11-25-client/1';
 
@@ -33,11 +38,16 @@ export interface Rev20251125WireOptions {
   readonly defaultTtlMs?: number;
   /** Where `notifications/tasks/status` arrive (stdio, sessionful HTTP); hints only. */
   readonly onNotification?: (listener: NotificationListener) => () => void;
+  /** Where server requests arrive (input rounds); default: the hook of the connection `channel` belongs to. */
+  readonly onRequest?: ServerRequestHook;
   readonly close?: () => Promise<void>;
 }
 
 export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWire {
   const { channel } = options;
+  const onRequest = options.onRequest ?? requestHookOf(channel);
+  const side = onRequest === undefined ? undefined : new SideChannel(channel);
+  const unhook = side === undefined ? undefined : onRequest?.(side.accept);
 
   const notFound = (error: RpcErrorFailure): WireFailure =>
     new WireFailure('not_found', error.message, { rpcCode: error.rpcCode, cause: error });
@@ -79,7 +89,13 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
 
     async getStatus(taskId, signal) {
       try {
-        return decodeStatus(await channel('tasks/get', { taskId }, { signal }), taskId);
+        const snapshot = decodeStatus(await channel('tasks/get', { taskId }, { signal }), taskId);
+        if (side === undefined || snapshot.status !== 'input_required') return snapshot;
+        // T-52: the requests arrive on a tasks/result call; the ones already here are reported now,
+        // later ones with a later poll.
+        side.open(taskId, signal);
+        const inputRequests = side.requests(taskId);
+        return inputRequests === undefined ? snapshot : { ...snapshot, inputRequests };
       } catch (error) {
         if (isRpcError(error, RPC_CODES.invalidParams)) throw notFound(error);
         throw error;
@@ -87,8 +103,10 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
     },
 
     async fetchResult(taskId, signal) {
+      // The answer the side channel's blocked call received, if any, is decoded like a fetched one.
+      const kept = side?.takeFinal(taskId);
       try {
-        return decodeResult(await channel('tasks/result', { taskId }, { signal }));
+        return decodeResult(kept ?? (await channel('tasks/result', { taskId }, { signal })));
       } catch (error) {
         if (!isRpcError(error)) throw error;
         if (error.rpcCode === RPC_CODES.invalidParams) {
@@ -119,8 +137,11 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
       }
     },
 
-    sendInput: async () => {
-      throw new WireFailure('rejected', 'input rounds are not supported on the 2025-11-25 client adapter');
+    async sendInput(taskId, responses) {
+      if (side === undefined) {
+        throw new WireFailure('rejected', 'this connection cannot carry server requests (no input rounds)');
+      }
+      await side.answer(taskId, responses);
     },
 
     ...(options.onNotification === undefined
@@ -140,6 +161,8 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
         }),
 
     close: async () => {
+      unhook?.();
+      side?.close();
       await options.close?.();
     },
   };

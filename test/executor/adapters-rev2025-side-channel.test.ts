@@ -1,0 +1,177 @@
+/**
+ * The bookkeeping of the 2025-11-25 input side channel (`side-channel.ts`) and its use by the
+ * adapter, on a scripted channel: which server requests are taken, how they are keyed, that a key is
+ * answered once, and that the blocked `tasks/result` answer only serves the next fetch.
+ */
+import { describe, expect, it } from 'vitest';
+import type { ServerRequestHandler, ServerRequestReply } from '../../src/executor/adapters/connection.js';
+import { createRev20251125Wire } from '../../src/executor/adapters/rev2025-11-25/index.js';
+import { SideChannel } from '../../src/executor/adapters/rev2025-11-25/side-channel.js';
+import { RpcErrorFailure } from '../../src/executor/adapters/rpc-error.js';
+import type { RpcChannel } from '../../src/executor/wire-port.js';
+
+const TAG = 'io.modelcontextprotocol/related-task';
+
+interface Call {
+  readonly method: string;
+  readonly params: Record<string, unknown>;
+  resolve(result: Record<string, unknown>): void;
+  reject(error: unknown): void;
+}
+
+/** `tasks/result` calls stay open until the test settles them; `tasks/get` answers `status`. */
+function scripted(status: () => string) {
+  const calls: Call[] = [];
+  const channel: RpcChannel = (method, params) => {
+    if (method === 'tasks/get') {
+      const t = '2026-01-01T00:00:00Z';
+      return Promise.resolve({ taskId: params.taskId, status: status(), createdAt: t, lastUpdatedAt: t, ttl: null });
+    }
+    return new Promise((resolve, reject) => calls.push({ method, params, resolve, reject }));
+  };
+  return { channel, calls };
+}
+
+function replies() {
+  const written: { id: string | number; value: Record<string, unknown> }[] = [];
+  let failNext = false;
+  const reply = (id: string | number): ServerRequestReply => ({
+    result: async (value) => {
+      if (failNext) {
+        failNext = false;
+        throw new Error('pipe closed');
+      }
+      written.push({ id, value });
+    },
+    error: async () => undefined,
+  });
+  return { written, reply, failOnce: () => (failNext = true) };
+}
+
+const elicit = (taskId: string | undefined, extra: Record<string, unknown> = {}) => ({
+  message: 'Which one?',
+  requestedSchema: { type: 'object', properties: {} },
+  ...(taskId === undefined ? {} : { _meta: { [TAG]: { taskId }, ...extra } }),
+});
+
+const flush = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('SideChannel bookkeeping', () => {
+  it('takes only task-tagged elicitation/sampling requests, keyed by JSON-RPC id, without the tag', () => {
+    const side = new SideChannel(scripted(() => 'working').channel);
+    const { reply } = replies();
+    expect(side.accept({ id: 1, method: 'elicitation/create', params: elicit(undefined) }, reply(1))).toBe(false);
+    expect(side.accept({ id: 2, method: 'roots/list', params: elicit('t1') }, reply(2))).toBe(false);
+    expect(side.accept({ id: 3, method: 'elicitation/create', params: elicit('t1', { other: 1 }) }, reply(3))).toBe(
+      true,
+    );
+    expect(side.accept({ id: 'x', method: 'sampling/createMessage', params: elicit('t1') }, reply('x'))).toBe(true);
+    expect(side.requests('t1')).toEqual({
+      '3': {
+        method: 'elicitation/create',
+        params: { message: 'Which one?', requestedSchema: { type: 'object', properties: {} }, _meta: { other: 1 } },
+      },
+      x: { method: 'sampling/createMessage', params: { message: 'Which one?', requestedSchema: expect.anything() } },
+    });
+    expect(side.requests('t2')).toBeUndefined();
+  });
+
+  it('answers a key once, tagged with the task; replays, unknown keys and concurrent resends write nothing more', async () => {
+    const side = new SideChannel(scripted(() => 'working').channel);
+    const { reply, written } = replies();
+    side.accept({ id: 7, method: 'elicitation/create', params: elicit('t1') }, reply(7));
+    const answer = { action: 'accept', content: { pick: 'a' } };
+    await Promise.all([side.answer('t1', { '7': answer }), side.answer('t1', { '7': answer })]);
+    await side.answer('t1', { '7': { action: 'decline' } });
+    await side.answer('t1', { '99': answer });
+    await side.answer('t-unknown', { '7': answer });
+    expect(written).toEqual([{ id: 7, value: { ...answer, _meta: { [TAG]: { taskId: 't1' } } } }]);
+    expect(side.requests('t1')).toBeUndefined();
+    // The same id delivered again after its answer is not asked again.
+    side.accept({ id: 7, method: 'elicitation/create', params: elicit('t1') }, reply(7));
+    expect(side.requests('t1')).toBeUndefined();
+  });
+
+  it('a failed write leaves the key pending and the retry writes it', async () => {
+    const side = new SideChannel(scripted(() => 'working').channel);
+    const { reply, written, failOnce } = replies();
+    side.accept({ id: 1, method: 'elicitation/create', params: elicit('t1') }, reply(1));
+    failOnce();
+    await expect(side.answer('t1', { '1': { action: 'cancel' } })).rejects.toThrow('pipe closed');
+    expect(Object.keys(side.requests('t1') ?? {})).toEqual(['1']);
+    await side.answer('t1', { '1': { action: 'cancel' } });
+    expect(written).toHaveLength(1);
+  });
+
+  it('keeps one tasks/result open; its success is kept once, an error answer is not kept and the next open asks again', async () => {
+    const { channel, calls } = scripted(() => 'input_required');
+    const side = new SideChannel(channel);
+    side.open('t1');
+    side.open('t1');
+    expect(calls.map((c) => c.method)).toEqual(['tasks/result']);
+    calls[0]!.reject(new RpcErrorFailure(-32603, 'transient', undefined));
+    await flush();
+    expect(side.takeFinal('t1')).toBeUndefined();
+    side.open('t1');
+    expect(calls).toHaveLength(2);
+    const result = { content: [{ type: 'text', text: 'done' }], _meta: { [TAG]: { taskId: 't1' } } };
+    calls[1]!.resolve(result);
+    await flush();
+    side.open('t1');
+    expect(calls).toHaveLength(2);
+    expect(side.takeFinal('t1')).toEqual(result);
+    expect(side.takeFinal('t1')).toBeUndefined();
+  });
+});
+
+describe('rev2025-11-25 adapter with a request hook', () => {
+  it('input_required opens tasks/result, reports its requests, answers them, and the kept answer serves the fetch', async () => {
+    let status = 'input_required';
+    const { channel, calls } = scripted(() => status);
+    let handler: ServerRequestHandler | undefined;
+    const wire = createRev20251125Wire({
+      channel,
+      onRequest: (h) => {
+        handler = h;
+        return () => (handler = undefined);
+      },
+    });
+    const { reply, written } = replies();
+    expect((await wire.getStatus('t1')).inputRequests).toBeUndefined();
+    expect(calls.map((c) => c.method)).toEqual(['tasks/result']);
+    expect(handler!({ id: 4, method: 'elicitation/create', params: elicit('t1') }, reply(4))).toBe(true);
+    const snapshot = await wire.getStatus('t1');
+    expect(snapshot).toMatchObject({
+      status: 'input_required',
+      inputRequests: { '4': { method: 'elicitation/create' } },
+    });
+    await wire.sendInput('t1', { '4': { action: 'accept', content: {} } });
+    await wire.sendInput('t1', { '4': { action: 'accept', content: {} } });
+    expect(written).toHaveLength(1);
+    status = 'completed';
+    calls[0]!.resolve({ content: [{ type: 'text', text: 'ok' }], _meta: { [TAG]: { taskId: 't1' } } });
+    await flush();
+    expect(await wire.getStatus('t1')).not.toHaveProperty('inputRequests');
+    expect(await wire.fetchResult('t1')).toEqual({
+      status: 'completed',
+      result: { content: [{ type: 'text', text: 'ok' }] },
+    });
+    expect(calls).toHaveLength(1);
+    // A refetch (the first was malformed, say) asks the server again.
+    const again = wire.fetchResult('t1');
+    await flush();
+    expect(calls).toHaveLength(2);
+    calls[1]!.resolve({ content: [] });
+    await expect(again).resolves.toMatchObject({ status: 'completed' });
+    await wire.close();
+    expect(handler).toBeUndefined();
+  });
+
+  it('without a request hook sendInput still rejects and input_required opens nothing', async () => {
+    const { channel, calls } = scripted(() => 'input_required');
+    const wire = createRev20251125Wire({ channel });
+    await wire.getStatus('t1');
+    expect(calls).toHaveLength(0);
+    await expect(wire.sendInput('t1', { a: {} })).rejects.toMatchObject({ kind: 'rejected' });
+  });
+});
