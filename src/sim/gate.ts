@@ -1,6 +1,11 @@
 /**
- * The acceptance gate: folds series summaries into the table of DESIGN.md ("our target" column),
- * plus the invariant, liveness and coverage rows. Every row can fail; the gate passes only when all do.
+ * The acceptance gate: folds series summaries into the table of DESIGN.md, plus the invariant,
+ * liveness and coverage rows. Every row can fail; the gate passes only when all do.
+ *
+ * Where DESIGN.md has two columns, the row's threshold is the seed's gate (the acceptance figures the
+ * issue names: cancel confirmation p99 < 60 s, UNKNOWN reconciliation p99 < 15 min) and decides the
+ * exit status; our stricter target (< 5 s, < 60 s) is measured against the same figure and printed
+ * as met or MISSED beside it, so a miss is visible in every run without being hidden in the pass.
  */
 import { INVARIANTS, QPS_CAP } from './checks.js';
 import { FAULT_CLASSES } from './faults.js';
@@ -25,6 +30,8 @@ export interface GateRow {
   readonly threshold: string;
   readonly measured: string;
   readonly pass: boolean;
+  /** DESIGN.md's stricter "our target", where it differs from the gate threshold. */
+  readonly target?: { readonly threshold: string; readonly met: boolean };
 }
 
 export interface GateReport {
@@ -85,18 +92,24 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
     ),
     row('poll rate per operation', `<= ${QPS_CAP}/s`, `max ${peak}/s`, peak <= QPS_CAP),
     row('polls per task vs ideal', '<= 1.20x', `${ratio.toFixed(3)}x (${polls}/${ideal})`, ratio <= 1.2),
-    row(
-      'cancel confirmation p99',
-      '< 5 s',
-      `${(p99(cancel) / 1000).toFixed(2)} s (n=${cancel.length})`,
-      p99(cancel) < 5_000,
-    ),
-    row(
-      'UNKNOWN reconciliation p99',
-      '< 60 s',
-      `${(p99(unknown) / 1000).toFixed(2)} s (n=${unknown.length})`,
-      p99(unknown) < 60_000,
-    ),
+    {
+      ...row(
+        'cancel confirmation p99',
+        '< 60 s',
+        `${(p99(cancel) / 1000).toFixed(2)} s (n=${cancel.length})`,
+        p99(cancel) < 60_000,
+      ),
+      target: { threshold: '< 5 s', met: p99(cancel) < 5_000 },
+    },
+    {
+      ...row(
+        'UNKNOWN reconciliation p99',
+        '< 15 min',
+        `${(p99(unknown) / 1000).toFixed(2)} s (n=${unknown.length})`,
+        p99(unknown) < 15 * 60_000,
+      ),
+      target: { threshold: '< 60 s', met: p99(unknown) < 60_000 },
+    },
     row(
       'downstream advances traceable to a receipt',
       '100%',
@@ -149,7 +162,11 @@ export function formatGate(report: GateReport): string {
   const line = (cells: string[], mark: string) =>
     `${cells.map((c, i) => c.padEnd(widths[i] ?? 10)).join('  ')}  ${mark}`;
   const out = [line(['figure', 'threshold', 'measured'], 'result'), '-'.repeat(126)];
-  for (const r of report.rows) out.push(line([r.figure, r.threshold, r.measured], r.pass ? 'pass' : 'FAIL'));
+  for (const r of report.rows) {
+    const target =
+      r.target === undefined ? '' : `  (our target ${r.target.threshold}: ${r.target.met ? 'met' : 'MISSED'})`;
+    out.push(line([r.figure, r.threshold, r.measured], (r.pass ? 'pass' : 'FAIL') + target));
+  }
   out.push('-'.repeat(126));
   out.push(`${report.series} series in ${(report.wallMs / 1000).toFixed(1)} s: ${report.pass ? 'PASS' : 'FAIL'}`);
   return out.join('\n');
