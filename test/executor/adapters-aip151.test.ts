@@ -144,7 +144,7 @@ describe('AIP-151 failure mapping (scripted fetch)', () => {
     createAip151Wire({
       baseUrl: 'http://aip.invalid',
       clock: systemClock,
-      fetch: (() => Promise.resolve().then(respond)),
+      fetch: () => Promise.resolve().then(respond),
     });
   const json = (status: number, body: unknown, headers: Record<string, string> = {}) =>
     new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });

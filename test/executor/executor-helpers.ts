@@ -192,10 +192,7 @@ export async function openExecutor(
   const executor = await createExecutor({
     ledger,
     connect: (_server, forced) =>
-      connectServer(
-        { url },
-        { clock: systemClock, wire: (forced as WireChoice | undefined) ?? wire ?? 'auto', timeoutMs: 10_000 },
-      ),
+      connectServer({ url }, { clock: systemClock, wire: forced ?? wire ?? 'auto', timeoutMs: 10_000 }),
     clock: systemClock,
     random: systemRandom,
     ids: systemIds,
