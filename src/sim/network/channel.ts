@@ -68,7 +68,7 @@ export class SimNetwork {
     return (method, params, options) => {
       if (!alive()) return new Promise(() => {});
       return new Promise((resolve, reject) => {
-        this.#call(principal, method, params, options?.signal).then(
+        this.#call(principal, method, params, options?.signal, alive).then(
           (value) => alive() && resolve(value),
           (error: unknown) => alive() && reject(error as Error),
         );
@@ -121,6 +121,7 @@ export class SimNetwork {
     method: string,
     params: Record<string, unknown>,
     signal: AbortSignal | undefined,
+    alive: () => boolean,
   ): Promise<Record<string, unknown>> {
     const { scope, trace, log } = this.#o;
     const id = ++this.#seq;
@@ -151,7 +152,11 @@ export class SimNetwork {
       };
       const fail = (error: Error, kind: 'timeout' | 'unavailable' | 'throttled' | 'malformed', extra = {}): void =>
         done(() => {
-          log.add({ at: scope.now(), id, op, method, kind, ...(taskId === undefined ? {} : { taskId }), ...extra });
+          // Only what a live process received is logged: an answer that reaches a crashed executor
+          // binds nobody (a Retry-After it carried was never seen by the next incarnation).
+          if (alive()) {
+            log.add({ at: scope.now(), id, op, method, kind, ...(taskId === undefined ? {} : { taskId }), ...extra });
+          }
           reject(error);
         });
       const timeout = scope.at(scope.now() + REQUEST_TIMEOUT_MS, () =>
@@ -205,7 +210,7 @@ export class SimNetwork {
             done(() => {
               // The wire: JSON out, JSON in.
               const copy = JSON.parse(JSON.stringify(answer)) as Body;
-              log.add(answerEvent(scope.now(), id, op, method, taskId, copy));
+              if (alive()) log.add(answerEvent(scope.now(), id, op, method, taskId, copy));
               if ('error' in copy) reject(new RpcErrorFailure(copy.error.code, copy.error.message, copy.error.data));
               else {
                 if (taskId !== undefined && copy.result.taskId !== undefined && copy.result.taskId !== taskId) {
