@@ -126,6 +126,12 @@ export interface Attempts {
   readonly reconcile: number;
   /** Consecutive throttled or lost requests; drives the back-off, reset by any answer. */
   readonly consecutiveFailures: number;
+  /**
+   * Consecutive 429/503 answers. A throttle is an answer from a reachable server, so its back-off
+   * restarts from the base after an outage instead of continuing the outage's (capped at 60 s).
+   * Optional: records written before it existed read as 0.
+   */
+  readonly consecutiveThrottles?: number;
 }
 
 /** The ledger record of one long-running tool call. Times are epoch ms from the injected clock. */

@@ -33,7 +33,10 @@ export function nextPoll(record: ToolOperation, now: number, random: number): Wa
 
 /**
  * Retry after `failures` consecutive throttled or lost requests: base * 2^(failures-1) capped, plus
- * jitter, and never before the server's Retry-After.
+ * jitter, and never before the server's Retry-After. When the server names its Retry-After, that
+ * (at least the base back-off) is the wait: the server said when it takes requests again, and a
+ * back-off grown to its 60 s cap by an earlier outage would otherwise hold a healed operation back
+ * for a minute per throttled answer (gate seeds 4489, 6919, 7083 failed liveness that way).
  */
 export function nextRetry(
   record: ToolOperation,
@@ -43,7 +46,7 @@ export function nextRetry(
   retryAfterMs?: number,
 ): WakePlan {
   const { backoffBaseMs, backoffMaxMs, jitterRatio } = record.policy;
-  const exponent = Math.min(Math.max(failures - 1, 0), 30);
+  const exponent = retryAfterMs === undefined ? Math.min(Math.max(failures - 1, 0), 30) : 0;
   const backoff = Math.min(backoffMaxMs, backoffBaseMs * 2 ** exponent);
   const delay = Math.max(backoff + Math.floor(backoff * jitterRatio * clampUnit(random)), retryAfterMs ?? 0);
   return boundByDeadline(record, now, { atMs: notBefore(record, now + delay), purpose: 'retry' });

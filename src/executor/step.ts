@@ -112,13 +112,13 @@ export class Draft {
   }
 
   countAttempt(kind: keyof ToolOperation['attempts'], by = 1): this {
-    this.record.attempts = { ...this.record.attempts, [kind]: this.record.attempts[kind] + by };
+    this.record.attempts = { ...this.record.attempts, [kind]: (this.record.attempts[kind] ?? 0) + by };
     return this;
   }
 
   resetFailures(): this {
-    if (this.record.attempts.consecutiveFailures !== 0) {
-      this.record.attempts = { ...this.record.attempts, consecutiveFailures: 0 };
+    if (this.record.attempts.consecutiveFailures !== 0 || (this.record.attempts.consecutiveThrottles ?? 0) !== 0) {
+      this.record.attempts = { ...this.record.attempts, consecutiveFailures: 0, consecutiveThrottles: 0 };
     }
     return this;
   }

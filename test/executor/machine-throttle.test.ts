@@ -234,3 +234,49 @@ describe('liveness: an answer ends the lost-request streak (gate seed 1147)', ()
     expect(gaps).toEqual([1_000, 2_000, 4_000]);
   });
 });
+
+describe('liveness: a throttled answer after an outage backs off on its own streak (gate seeds 4489, 6961, 7083)', () => {
+  /** WORKING after `n` lost status reads in a row: the outage back-off has grown to its cap. */
+  function afterOutage(n: number): { record: ToolOperation; at: number } {
+    let record = run(workingRecord(), [ev.wake]).record;
+    let at = T0 + 1_000;
+    for (let i = 0; i < n; i++) {
+      const lost = step(record, { type: 'request_failed', epoch: 0, request: 'poll', code: 'timeout' }, at, 0);
+      expect(lost.outcome).toBe('applied');
+      record = lost.record;
+      at = (record.wakeAt ?? at) + 1;
+    }
+    return { record, at };
+  }
+
+  it('C6: the outage itself still backs off exponentially to the cap', () => {
+    const { record, at } = afterOutage(10);
+    const lost = step(record, { type: 'request_failed', epoch: 0, request: 'poll', code: 'timeout' }, at, 0);
+    expect((lost.record.wakeAt ?? 0) - at).toBeGreaterThanOrEqual(record.policy.backoffMaxMs);
+  });
+
+  it('C6: a 503 without Retry-After right after the outage waits the base back-off, not the outage cap', () => {
+    const { record, at } = afterOutage(10);
+    const throttled = step(record, { type: 'request_failed', epoch: 0, request: 'poll', code: 503 }, at, 0);
+    expect(throttled.outcome).toBe('applied');
+    const wait = (throttled.record.wakeAt ?? 0) - at;
+    expect(wait).toBeGreaterThanOrEqual(record.policy.backoffBaseMs);
+    expect(wait).toBeLessThan(record.policy.backoffMaxMs);
+  });
+
+  it('C6: repeated 503s without Retry-After still grow exponentially on their own streak', () => {
+    const { record, at } = afterOutage(10);
+    const first = step(record, { type: 'request_failed', epoch: 0, request: 'poll', code: 503 }, at, 0);
+    const at2 = (first.record.wakeAt ?? at) + 1;
+    const second = step(first.record, { type: 'request_failed', epoch: 0, request: 'poll', code: 503 }, at2, 0);
+    expect((second.record.wakeAt ?? 0) - at2).toBeGreaterThan((first.record.wakeAt ?? 0) - at);
+  });
+
+  it('C6: a 429 with Retry-After after the outage waits the Retry-After, never less', () => {
+    const { record, at } = afterOutage(10);
+    const throttled = step(record, throttledPoll(1_100), at, 0);
+    const wait = (throttled.record.wakeAt ?? 0) - at;
+    expect(wait).toBeGreaterThanOrEqual(1_100);
+    expect(wait).toBeLessThan(record.policy.backoffMaxMs);
+  });
+});

@@ -165,12 +165,16 @@ export function onRequestFailed(d: Draft, ev: EventOf<'request_failed'>): StepRe
     return d.set({ notBefore: until }).done();
   }
   d.countAttempt('consecutiveFailures');
+  const throttle = typeof ev.code === 'number';
+  const throttles = throttle ? (r.attempts.consecutiveThrottles ?? 0) + 1 : 0;
+  d.set({ attempts: { ...d.record.attempts, consecutiveThrottles: throttles } });
   // Kept on the record: every later request, whatever path sends it, waits for it (C6).
   if (until !== null) d.set({ notBefore: notBefore(r, until) });
   // The status read sent beside a cancel resend failed while the cancel is still out: its answer
   // (or failure) owns the timer (an unacknowledged cancel with no timer armed is in flight).
   if (ev.request === 'poll' && cancelInFlight(r)) return d.done();
-  const failures = d.record.attempts.consecutiveFailures;
+  // A throttle backs off on its own streak (the server answered); a lost request on the outage's.
+  const failures = throttle ? throttles : d.record.attempts.consecutiveFailures;
   // A cancel is confirmed on a short fixed cadence, not the poll back-off (cancel p99 target < 5 s).
   const retry = r.state === 'CANCEL_REQUESTED' ? nextCancelRetry : nextRetry;
   return d.wake(retry(d.record, d.now, d.random, failures, ev.retryAfterMs)).done();
