@@ -5,6 +5,7 @@
  * wire adapter, which knows the method, maps it (STYLE.md: callers branch on codes, never messages).
  */
 import { WireFailure } from '../wire-port.js';
+export { isRecord } from '../../core/json.js';
 
 export const RPC_CODES = {
   invalidRequest: -32600,
@@ -35,10 +36,6 @@ export class RpcErrorFailure extends WireFailure {
 
 export function isRpcError(error: unknown, code?: number): error is RpcErrorFailure {
   return error instanceof RpcErrorFailure && (code === undefined || error.rpcCode === code);
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The answer could not be read as the method's result: retry the read, never accept it. */

@@ -1,6 +1,7 @@
 import { TASK_STATUSES, WIRES, type TaskStatus, type WireName } from '../../../core/task.js';
 import { DEFAULT_PAGE_SIZE, DEFAULT_WAIT_MS, MAX_PAGE_SIZE, MAX_REQUEST_ID_LENGTH, MAX_WAIT_MS } from './constants.js';
 import { invalidArgument, operationNotFound } from './errors.js';
+import { isRecord } from '../../../core/json.js';
 
 /**
  * Decoding: HTTP paths, queries and JSON bodies -> engine command inputs. Pure; a bad input is an
@@ -110,10 +111,6 @@ export function decodeDuration(value: unknown): number {
 export interface RunInput {
   readonly args: Record<string, unknown>;
   readonly requestId: string | undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Parses a JSON body; an absent body is `{}`. */

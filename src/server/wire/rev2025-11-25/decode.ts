@@ -1,5 +1,7 @@
 import { REASONS } from './constants.js';
 import { invalidParams, taskNotFoundError } from './errors.js';
+import { isRecord } from '../../../core/json.js';
+export { isRecord } from '../../../core/json.js';
 
 /**
  * Decoding: 2025-11-25 params -> engine command inputs. Pure; every bad parameter is a `-32602`
@@ -24,10 +26,6 @@ export interface LegacyToolCall {
 
 export interface ListInput {
   readonly cursor: string | undefined;
-}
-
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function paramsObject(params: unknown): Record<string, unknown> {

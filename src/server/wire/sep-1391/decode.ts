@@ -1,5 +1,6 @@
 import { MAX_TOKEN_LENGTH, REASONS } from './constants.js';
 import { invalidParams, invalidToken } from './errors.js';
+import { isRecord } from '../../../core/json.js';
 
 /** Decoding: SEP-1391 params -> engine command inputs. Pure; bad parameters are `-32602`. */
 
@@ -11,10 +12,6 @@ export interface AsyncCall {
   /** Requested retention after completion, seconds (L-08). */
   readonly keepAliveS: number | undefined;
   readonly progressToken: string | number | undefined;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function paramsObject(params: unknown): Record<string, unknown> {

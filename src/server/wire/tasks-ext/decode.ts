@@ -1,5 +1,6 @@
 import { INVALID_PARAMS_REASONS, MAX_SUBMISSION_KEY_LENGTH, SUBMISSION_KEY_META } from './constants.js';
 import { invalidParams, taskNotFoundError } from './errors.js';
+import { isRecord } from '../../../core/json.js';
 
 /**
  * Decoding: wire params -> engine command inputs. Pure, changes nothing; every bad parameter is a
@@ -26,10 +27,6 @@ export interface UpdateInput extends TaskRef {
 
 export interface LookupInput {
   readonly submissionKey: string;
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 function paramsObject(params: unknown): Record<string, unknown> {
