@@ -1,7 +1,7 @@
 import { taskNotFound } from '../../core/errors.js';
 import { isExpired, isTerminal, type TaskRecord } from '../../core/task.js';
 import type { CancelOutcome, ListQuery, TaskPage } from '../port.js';
-import { clampLimit, decodeCursor, encodeCursor, newerThan } from './cursor.js';
+import { clampLimit, decodeCursor, encodeCursor, newerThan } from '../cursor.js';
 import { copy, put, visible, type MemoryState } from './state.js';
 
 export function get(state: MemoryState, owner: string, id: string, now: number): TaskRecord | null {

@@ -1,5 +1,5 @@
 import type { TaskRecord } from '../../core/task.js';
-import { clampLimit, decodeCursor, encodeCursor } from '../memory/cursor.js';
+import { clampLimit, decodeCursor, encodeCursor } from '../cursor.js';
 import type { ListQuery, TaskPage } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { toRecord, type TaskRow } from './row.js';

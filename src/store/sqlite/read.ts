@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { TaskRecord } from '../../core/task.js';
-import { clampLimit, decodeCursor, encodeCursor } from '../memory/cursor.js';
+import { clampLimit, decodeCursor, encodeCursor } from '../cursor.js';
 import type { ListQuery, TaskPage } from '../port.js';
 import { statement, toRecord, type TaskRow } from './row.js';
 

@@ -1,4 +1,4 @@
-import { TerminusError } from '../../core/errors.js';
+import { TerminusError } from '../core/errors.js';
 
 /** Position after the last task of a page; pages run newest first by `(createdAt, id)`. */
 export interface ListPosition {
