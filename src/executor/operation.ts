@@ -168,6 +168,13 @@ export interface ToolOperation {
   readonly cancelGeneration: number;
   /** The generation the server last acknowledged; below `cancelGeneration` means a send is owed. */
   readonly cancelAckedGeneration: number;
+  /**
+   * When the cancel now on the wire went out (CANCEL_REQUESTED only): set at each send, null once
+   * it was answered or failed, and after a restart (nothing is in flight then). While it is set the
+   * status cadence goes on beside it, so a lost ack never holds the confirmation for a request
+   * timeout. Optional: records written before it existed have none (read as null).
+   */
+  readonly cancelSentAt?: number | null;
   /** Executor epoch that owns the record; rollback raises it and older events are stale. */
   readonly executionEpoch: number;
   readonly expiresAt: number | null;
@@ -235,6 +242,7 @@ export function newOperation(input: NewOperationInput): ToolOperation {
     input: { round: 0, pending: {}, unsent: {}, answeredKeys: [] },
     cancelGeneration: 0,
     cancelAckedGeneration: 0,
+    cancelSentAt: null,
     executionEpoch: input.executionEpoch,
     expiresAt: null,
     resultDigest: null,

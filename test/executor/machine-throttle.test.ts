@@ -142,18 +142,51 @@ describe('cancel confirmation: a lost cancel ack is retried promptly (DESIGN.md 
     expect(effectsOf(confirmed.effects, 'accept_terminal')[0]!.acceptance.status).toBe('cancelled');
   });
 
-  it('C8: a `working` status beside an unacknowledged cancel leaves the timer to the cancel answer', () => {
-    const failed = step(cancellingRecord(), lost, T0 + 3_000, 0);
-    const resent = step(failed.record, ev.wake, failed.record.wakeAt!).record;
-    const working = step(resent, (r) => ev.status(r, 'working'));
-    expect(working.outcome).toBe('applied');
+  it('C8: while the cancel is on the wire the status cadence goes on, and `cancelled` confirms without the ack', () => {
+    const c = cancellingRecord();
+    expect(c.cancelSentAt).not.toBeNull();
+    // One poll interval later the ack has not come (lost, or a slow server): read the status.
+    const read = step(c, ev.wake, c.wakeAt!);
+    expect(requests(read.effects)).toEqual(['poll_status']);
+    const working = step(read.record, (r) => ev.status(r, 'working'), c.wakeAt! + 40, 0);
+    expect(working.record.wakeAt).toBe(c.wakeAt! + 40 + 1_000);
+    const again = step(working.record, ev.wake, working.record.wakeAt!);
+    expect(requests(again.effects)).toEqual(['poll_status']);
+    const confirmed = step(again.record, (r) => ev.status(r, 'cancelled'));
+    expect(confirmed.record.state).toBe('CANCELLED_ACCEPTED');
+    // The lost ack's timeout arrives afterwards and changes nothing.
+    expect(step(confirmed.record, lost).outcome).not.toBe('applied');
+  });
+
+  it('C8: a failed cancel is resent on its own timer; a status read from before leaves that timer alone', () => {
+    const c = cancellingRecord();
+    const read = step(c, ev.wake, c.wakeAt!).record;
+    const failed = step(read, lost, c.updatedAt + 2_000, 0);
+    expect(failed.record.cancelSentAt).toBeNull();
+    const armed = failed.record.wakeAt!;
+    expect(armed).not.toBeNull();
+    const working = step(failed.record, (r) => ev.status(r, 'working'), c.updatedAt + 2_010);
+    expect(working.record.wakeAt).toBe(armed);
     expect(effectsOf(working.effects, 'schedule_wake')).toEqual([]);
-    expect(working.record.wakeAt).toBeNull();
-    // A failed status read beside it does not arm a second cadence either.
-    const pollLost = step(resent, { type: 'request_failed', epoch: 0, request: 'poll', code: 'timeout' });
-    expect(pollLost.record.wakeAt).toBeNull();
-    // The cancel's answer (here: lost again) re-arms the single timer.
-    expect(step(working.record, lost, working.record.updatedAt + 2_000).record.wakeAt).not.toBeNull();
+    // A status read failing after the cancel did never pushes the resend back.
+    const pollLost = step(
+      failed.record,
+      { type: 'request_failed', epoch: 0, request: 'poll', code: 'timeout' },
+      armed - 50,
+      0.99,
+    );
+    expect(pollLost.record.wakeAt).toBe(armed);
+    const resent = step(pollLost.record, ev.wake, armed);
+    expect(requests(resent.effects)).toEqual(['send_cancel', 'poll_status']);
+    expect(resent.record.cancelSentAt).toBe(armed);
+  });
+
+  it('C8: after a restart nothing is on the wire: the resumed wake resends the cancel', () => {
+    const c = cancellingRecord();
+    const resumed = step({ ...c, wakeAt: null }, { type: 'resumed', epoch: 0 }, c.updatedAt + 100);
+    expect(resumed.record.cancelSentAt).toBeNull();
+    const woke = step(resumed.record, ev.wake, resumed.record.wakeAt!);
+    expect(effectsOf(woke.effects, 'send_cancel')).toHaveLength(1);
   });
 
   it('C8: the first cancel send goes alone (no status read before the server had a chance to act)', () => {

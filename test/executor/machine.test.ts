@@ -246,9 +246,13 @@ describe('C5: a doubtful submission is resolved by its key, never by a new one',
 
 describe('C8: cancel is a compare-and-set request recorded before it is sent', () => {
   it('C8: bumps the generation, enters CANCEL_REQUESTED and sends that generation in the same step', () => {
-    const result = step(workingRecord(), (r) => ev.cancel(r, 0));
-    expect(result.record).toMatchObject({ state: 'CANCEL_REQUESTED', cancelGeneration: 1, wakeAt: null });
+    const w = workingRecord();
+    const now = w.updatedAt + 10;
+    const result = step(w, (r) => ev.cancel(r, 0), now, 0);
+    expect(result.record).toMatchObject({ state: 'CANCEL_REQUESTED', cancelGeneration: 1, cancelSentAt: now });
     expect(result.effects).toContainEqual({ type: 'send_cancel', taskId: 'task-1', generation: 1 });
+    // The status read that confirms it is one poll interval away (1 s here), not behind the ack.
+    expect(result.record.wakeAt).toBe(now + 1_000);
   });
 
   it('C8: a stale expectedGeneration is rejected and changes nothing', () => {

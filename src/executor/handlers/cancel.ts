@@ -24,11 +24,15 @@ export function onCancelRequested(d: Draft, ev: EventOf<'cancel_requested'>): St
   // An explicit cancel re-attaches a caller that had stopped waiting: the cancel needs confirming.
   // The caller's cancel goes out at once even inside a Retry-After: it is one request, not a poll
   // nor a retry. Its resends and the status reads confirming it wait for the Retry-After (C6).
-  d.set({ cancelGeneration: generation, waitingStoppedAt: null, input: closeRound(r.input) })
-    .clearWake()
+  // The status cadence goes on beside the send: the first read one poll interval later confirms a
+  // cancel whose ack is lost or slow, instead of waiting out the request timeout (30 s over HTTP).
+  d.set({ cancelGeneration: generation, cancelSentAt: d.now, waitingStoppedAt: null, input: closeRound(r.input) })
     .countAttempt('cancel')
     .moveTo('CANCEL_REQUESTED');
-  return d.emit({ type: 'send_cancel', taskId, generation }).done();
+  return d
+    .emit({ type: 'send_cancel', taskId, generation })
+    .wake(nextPoll(d.record, d.now, d.random))
+    .done();
 }
 
 export function onCancelAcked(d: Draft, ev: EventOf<'cancel_acked'>): StepResult {
@@ -40,7 +44,10 @@ export function onCancelAcked(d: Draft, ev: EventOf<'cancel_acked'>): StepResult
   if (ev.status === 'completed' || ev.status === 'failed') return observeTerminal(d, ev.status);
   if (ev.generation < r.cancelGeneration) return ignored(r, 'stale_generation');
   // Empty ack (2026 extension): eventually consistent, keep polling until a terminal status shows.
-  d.set({ cancelAckedGeneration: Math.max(r.cancelAckedGeneration, ev.generation) }).resetFailures();
+  d.set({
+    cancelAckedGeneration: Math.max(r.cancelAckedGeneration, ev.generation),
+    cancelSentAt: null,
+  }).resetFailures();
   return d.wake(nextPoll(d.record, d.now, d.random)).done();
 }
 
@@ -52,7 +59,10 @@ export function onCancelRejectedTerminal(d: Draft, ev: EventOf<'cancel_rejected_
   if (ev.status !== undefined) return observeTerminal(d, ev.status);
   if (ev.generation < r.cancelGeneration) return ignored(r, 'stale_generation');
   // Terminal but not which: stop resending and read the status now.
-  d.set({ cancelAckedGeneration: Math.max(r.cancelAckedGeneration, ev.generation) }).resetFailures();
+  d.set({
+    cancelAckedGeneration: Math.max(r.cancelAckedGeneration, ev.generation),
+    cancelSentAt: null,
+  }).resetFailures();
   return d.wake(immediate(d.record, d.now)).done();
 }
 

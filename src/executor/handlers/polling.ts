@@ -47,11 +47,14 @@ export function onWake(d: Draft, ev: EventOf<'wake'>): StepResult {
     case 'WORKING':
       return issuePoll(d);
     case 'CANCEL_REQUESTED':
-      if (r.cancelAckedGeneration >= r.cancelGeneration) return issuePoll(d);
+      // Acknowledged, or still on the wire: read the status (a lost ack costs no request timeout).
+      if (r.cancelAckedGeneration >= r.cancelGeneration || cancelOnWire(r)) return issuePoll(d);
       if (taskId === null) return rejected(r, 'no_task_id');
-      d.countAttempt('cancel').emit({ type: 'send_cancel', taskId, generation: r.cancelGeneration });
+      d.set({ cancelSentAt: d.now })
+        .countAttempt('cancel')
+        .emit({ type: 'send_cancel', taskId, generation: r.cancelGeneration });
       // A resend: the earlier cancel may have landed and only its ack was lost. A status read beside
-      // it confirms `cancelled` at once instead of after another ack (a lost one costs a 2 s timeout).
+      // it confirms `cancelled` at once instead of after another ack.
       return r.attempts.cancel > 0 ? issuePoll(d) : d.done();
     case 'INPUT_REQUIRED':
       // Polling is paused (C10); the only timer here resends replies the server has not acked.
@@ -73,9 +76,9 @@ export function onWake(d: Draft, ev: EventOf<'wake'>): StepResult {
   }
 }
 
-/** An unacknowledged cancel with no timer armed: the send is on the wire and its answer will come. */
-function cancelInFlight(r: ToolOperation): boolean {
-  return r.state === 'CANCEL_REQUESTED' && r.cancelAckedGeneration < r.cancelGeneration && r.wakeAt === null;
+/** An unacknowledged cancel whose send is on the wire (its answer or failure will come). */
+function cancelOnWire(r: ToolOperation): boolean {
+  return r.cancelAckedGeneration < r.cancelGeneration && (r.cancelSentAt ?? null) !== null;
 }
 
 function sendsOnWake(r: ToolOperation): boolean {
@@ -118,8 +121,8 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
     return observeTerminal(d, ev.status);
   }
   if (r.state === 'CANCEL_REQUESTED') {
-    // While the cancel send is owed, its answer (or failure) owns the timer: no second cadence.
-    if (r.cancelAckedGeneration < r.cancelGeneration) return d.done();
+    // A failed cancel's resend timer is armed: it carries the next status read, no second cadence.
+    if (r.cancelAckedGeneration < r.cancelGeneration && !cancelOnWire(r)) return d.done();
     return d.wake(nextPoll(d.record, d.now, d.random)).done();
   }
   if (ev.status === 'input_required' && openRound(d, ev.inputRequests)) return d.done();
@@ -170,14 +173,17 @@ export function onRequestFailed(d: Draft, ev: EventOf<'request_failed'>): StepRe
   d.set({ attempts: { ...d.record.attempts, consecutiveThrottles: throttles } });
   // Kept on the record: every later request, whatever path sends it, waits for it (C6).
   if (until !== null) d.set({ notBefore: notBefore(r, until) });
-  // The status read sent beside a cancel resend failed while the cancel is still out: its answer
-  // (or failure) owns the timer (an unacknowledged cancel with no timer armed is in flight).
-  if (ev.request === 'poll' && cancelInFlight(r)) return d.done();
+  if (ev.request === 'cancel') d.set({ cancelSentAt: null });
   // A throttle backs off on its own streak (the server answered); a lost request on the outage's.
   const failures = throttle ? throttles : d.record.attempts.consecutiveFailures;
+  if (r.state !== 'CANCEL_REQUESTED')
+    return d.wake(nextRetry(d.record, d.now, d.random, failures, ev.retryAfterMs)).done();
   // A cancel is confirmed on a short fixed cadence, not the poll back-off (cancel p99 target < 5 s).
-  const retry = r.state === 'CANCEL_REQUESTED' ? nextCancelRetry : nextRetry;
-  return d.wake(retry(d.record, d.now, d.random, failures, ev.retryAfterMs)).done();
+  // The cancel and a status read fail apart: the second failure never pushes back the timer the
+  // first one armed (its wake sends whatever is owed, after any Retry-After: C6).
+  const plan = nextCancelRetry(d.record, d.now, d.random, failures, ev.retryAfterMs);
+  if (r.wakeAt !== null && r.wakeAt > d.now && r.wakeAt <= plan.atMs) return d.done();
+  return d.wake(plan).done();
 }
 
 export function onNotFound(d: Draft, ev: EventOf<'not_found'>): StepResult {
@@ -238,7 +244,8 @@ export function onRollback(d: Draft, ev: EventOf<'rollback'>): StepResult {
  */
 function resume(d: Draft): StepResult {
   const r = d.base;
-  d.set({ waitingStoppedAt: null });
+  // Nothing sent before the restart is still on the wire for this process.
+  d.set({ waitingStoppedAt: null, cancelSentAt: null });
   const hold = throttled(r, d.now);
   switch (r.state) {
     case 'SUBMITTING':
