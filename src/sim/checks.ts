@@ -65,6 +65,12 @@ export interface SeriesMetrics {
   readonly idealPolls: number;
   readonly maxPollsPerSecond: number;
   readonly cancelConfirmMs: readonly number[];
+  /**
+   * The same stretches less the time no client could use: inside a Retry-After the server sent for
+   * the operation (C6), while the server or the executor was down, and while an expiry partition
+   * cut the operation's task off. What remains is the executor's own share of the confirmation.
+   */
+  readonly cancelConfirmOwnMs: readonly number[];
   readonly unknownReconcileMs: readonly number[];
   readonly outboxRows: number;
   readonly outboxTraced: number;
@@ -79,6 +85,8 @@ export interface CheckInput {
   readonly ledgerFacts: LedgerFacts;
   readonly log: WireLog;
   readonly principal: string;
+  /** Series start (the plan's process faults are timed from it) and end, virtual ms. */
+  readonly start: number;
   readonly now: number;
   readonly fired: ReadonlyMap<FaultClass, number>;
 }
@@ -104,6 +112,10 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
   let idealPolls = 0;
   let maxPollsPerSecond = 0;
   const cancelConfirmMs: number[] = [];
+  const cancelConfirmOwnMs: number[] = [];
+  const downtime: Span[] = input.plan.process
+    .filter((p) => p.fault !== 'stale_epoch')
+    .map((p) => ({ from: input.start + p.at, until: input.start + p.at + p.duration }));
   const unknownReconcileMs: number[] = [];
   const byOp = groupByOp(log.events);
 
@@ -214,7 +226,18 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       for (const key of acked) if (!(key in final.inputResponses)) add('S9', `${node}: acknowledged reply ${key} lost`);
     }
 
-    cancelConfirmMs.push(...cancelTimes(record, now));
+    const cancel = cancelSpan(record, now);
+    if (cancel !== null) {
+      const imposed = [
+        ...downtime,
+        ...events.flatMap((e) =>
+          e.kind === 'throttled' && e.retryAfterMs !== undefined ? [{ from: e.at, until: e.at + e.retryAfterMs }] : [],
+        ),
+        ...log.partitions.filter((p) => p.op === node),
+      ];
+      cancelConfirmMs.push(cancel.until - cancel.from);
+      cancelConfirmOwnMs.push(cancel.until - cancel.from - coveredWithin(imposed, cancel));
+    }
     unknownReconcileMs.push(...doubtTimes(record, now));
   }
 
@@ -241,6 +264,7 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       idealPolls,
       maxPollsPerSecond,
       cancelConfirmMs,
+      cancelConfirmOwnMs,
       unknownReconcileMs,
       outboxRows: rows.length,
       outboxTraced: traced,
@@ -385,11 +409,32 @@ function cleanPolls(
  * or the terminal status that beat it (fetching that result is result retrieval, not confirmation).
  * A cancel still open at the end counts until the end.
  */
-function cancelTimes(record: ToolOperation, now: number): number[] {
+function cancelSpan(record: ToolOperation, now: number): Span | null {
   const asked = record.history.find((h) => h.to === 'CANCEL_REQUESTED');
-  if (asked === undefined) return [];
+  if (asked === undefined) return null;
   const done = record.history.find((h) => h.at >= asked.at && (RECEIPTED.has(h.to) || h.to === 'TERMINAL_OBSERVED'));
-  return [(done?.at ?? now) - asked.at];
+  return { from: asked.at, until: done?.at ?? now };
+}
+
+interface Span {
+  readonly from: number;
+  readonly until: number;
+}
+
+/** How much of `window` the union of `spans` covers. */
+function coveredWithin(spans: readonly Span[], window: Span): number {
+  const clipped = spans
+    .map((s) => ({ from: Math.max(s.from, window.from), until: Math.min(s.until, window.until) }))
+    .filter((s) => s.until > s.from)
+    .sort((a, b) => a.from - b.from);
+  let total = 0;
+  let end = -Infinity;
+  for (const s of clipped) {
+    const from = Math.max(s.from, end);
+    if (s.until > from) total += s.until - from;
+    end = Math.max(end, s.until);
+  }
+  return total;
 }
 
 /** Each stretch in SUBMISSION_UNKNOWN/UNKNOWN, until the doubt is settled (or the end). */

@@ -6,6 +6,9 @@
  * issue names: cancel confirmation p99 < 60 s, UNKNOWN reconciliation p99 < 15 min) and decides the
  * exit status; our stricter target (< 5 s, < 60 s) is measured against the same figure and printed
  * as met or MISSED beside it, so a miss is visible in every run without being hidden in the pass.
+ * Cancel confirmation has a second row that does decide: our < 5 s target on the executor's share
+ * (the time left once the Retry-Afters it must honour, downtime and expiry partitions are taken
+ * out), the part a slower executor would lengthen.
  */
 import { INVARIANTS, QPS_CAP } from './checks.js';
 import { FAULT_CLASSES } from './faults.js';
@@ -58,6 +61,7 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
   let rows = 0;
   let traced = 0;
   const cancel: number[] = [];
+  const cancelOwn: number[] = [];
   const unknown: number[] = [];
   const byInvariant = new Map<string, number>();
   const faults = new Map<string, number>();
@@ -77,6 +81,7 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
     rows += m.outboxRows;
     traced += m.outboxTraced;
     cancel.push(...m.cancelConfirmMs);
+    cancelOwn.push(...m.cancelConfirmOwnMs);
     unknown.push(...m.unknownReconcileMs);
     for (const [f, n] of Object.entries(s.faultsFired)) faults.set(f, (faults.get(f) ?? 0) + (n ?? 0));
     for (const [st, n] of Object.entries(s.statesReached)) states.set(st, (states.get(st) ?? 0) + n);
@@ -101,6 +106,14 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
       ),
       target: { threshold: '< 5 s', met: p99(cancel) < 5_000 },
     },
+    // Our target again, on the part of each confirmation the executor controls: the raw figure also
+    // holds the Retry-Afters it must honour (C6), downtime and expiry partitions.
+    row(
+      'cancel confirmation p99, executor share',
+      '< 5 s (our target)',
+      `${(p99(cancelOwn) / 1000).toFixed(2)} s (n=${cancelOwn.length})`,
+      p99(cancelOwn) < 5_000,
+    ),
     {
       ...row(
         'UNKNOWN reconciliation p99',

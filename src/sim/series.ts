@@ -318,6 +318,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     ledgerFacts,
     log,
     principal: `auth:${PRINCIPAL}`,
+    start,
     now: endAt,
     fired,
   });

@@ -38,6 +38,7 @@ function crashed(seed: number, error: unknown): SeriesSummary {
       idealPolls: 0,
       maxPollsPerSecond: 0,
       cancelConfirmMs: [],
+      cancelConfirmOwnMs: [],
       unknownReconcileMs: [],
       outboxRows: 0,
       outboxTraced: 0,

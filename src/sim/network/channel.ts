@@ -282,7 +282,10 @@ export class SimNetwork {
       memory.terminalAnswers++;
       if (memory.terminalAnswers === 1) {
         const partition = this.#fire('not_found_after_expiry', op);
-        if (partition !== null) memory.partitionUntil = this.#o.scope.now() + partition.arg;
+        if (partition !== null) {
+          memory.partitionUntil = this.#o.scope.now() + partition.arg;
+          this.#o.log.partitions.push({ op, from: this.#o.scope.now(), until: memory.partitionUntil });
+        }
       } else {
         if (this.#fire('result_lost', op) !== null) return 'lost';
         if (this.#fire('result_truncated', op) !== null) return 'truncated';

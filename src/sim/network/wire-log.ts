@@ -30,6 +30,8 @@ export class WireLog {
   readonly s8Leaks: string[] = [];
   /** Client-visible answers that named another task than the one asked about. */
   misdirected = 0;
+  /** Expiry partitions: the client was cut off from one operation's task from `from` until `until`. */
+  readonly partitions: { readonly op: string | null; readonly from: number; readonly until: number }[] = [];
 
   add(event: WireEvent): void {
     this.events.push(event);
