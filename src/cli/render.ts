@@ -79,12 +79,15 @@ export class ProgressDisplay {
 
   update(patch: ProgressView): void {
     this.view = { ...this.view, ...patch };
+    if (this.interactive) this.draw();
+    else if (!this.quiet) this.writeLine();
+  }
+
+  /** Non-terminal output: one line per change; a change made during a prompt is written after it. */
+  private writeLine(): void {
     const line = describeView(this.view);
-    if (this.interactive) {
-      this.draw();
-    } else if (line !== this.lastLine && !this.quiet) {
-      this.out.write(`[${formatElapsed(this.now() - this.startedAt)}] ${line}\n`);
-    }
+    if (line === this.lastLine) return;
+    this.out.write(`[${formatElapsed(this.now() - this.startedAt)}] ${line}\n`);
     this.lastLine = line;
   }
 
@@ -104,6 +107,7 @@ export class ProgressDisplay {
   resume(): void {
     this.quiet = false;
     if (this.interactive) this.draw();
+    else this.writeLine();
   }
 
   stop(): void {

@@ -317,12 +317,44 @@ describe('C10: input_required pauses polling and goes through the approval gate'
     expect(record.state).toBe('INPUT_REQUIRED');
     const last = steps.at(-1)!.effects;
     expect(effectsOf(last, 'ask_approval')).toEqual([{ type: 'ask_approval', round: 1, requests }]);
-    expect(effectsOf(last, 'schedule_wake')).toEqual([]);
-    expect(record.wakeAt).toBeNull();
+    // No poll: the one timer is the wait budget's deadline (C9 still holds while the gate is asked).
+    const deadline = record.policy.deadlineAt!;
+    expect(effectsOf(last, 'schedule_wake')).toEqual([{ type: 'schedule_wake', atMs: deadline, purpose: 'deadline' }]);
+    expect(record.wakeAt).toBe(deadline);
     expect(step(record, { type: 'notification', epoch: 0, status: 'completed' })).toMatchObject({
       outcome: 'ignored',
       reason: 'polling_paused',
     });
+  });
+
+  it('C9 + C10: nobody answers the gate: at the deadline local waiting stops, the task is left alone', () => {
+    const { record } = asked();
+    const stopped = step(record, ev.wake, record.wakeAt!);
+    expect(stopped.record.state).toBe('INPUT_REQUIRED');
+    expect(stopped.record.waitingStoppedAt).toBe(record.wakeAt);
+    expect(stopped.effects.map((e) => e.type)).toEqual(['stop_waiting']);
+    expect(stopped.record.wakeAt).toBeNull();
+  });
+
+  it('C9 + C10: the deadline timer survives a partial reply, a resend and a restart', () => {
+    const two = { q1: { method: 'elicitation/create' }, q2: { method: 'elicitation/create' } };
+    const { record } = run(workingRecord(), [ev.wake, (r) => ev.status(r, 'input_required', { inputRequests: two })]);
+    const deadline = record.policy.deadlineAt!;
+    const answered = run(record, [
+      { type: 'input_answered', epoch: 0, round: 1, key: 'q1', reply: 1 },
+      { type: 'input_sent', epoch: 0, round: 1, keys: ['q1'] },
+    ]).record;
+    expect(answered.state).toBe('INPUT_REQUIRED');
+    expect(answered.wakeAt).toBe(deadline);
+    // A lost reply: the resend timer replaces the deadline, and the deadline comes back after it.
+    const replied = step(answered, { type: 'input_answered', epoch: 0, round: 1, key: 'q2', reply: 2 }).record;
+    const lost = step(replied, { type: 'request_failed', epoch: 0, request: 'input', code: 'timeout' }).record;
+    expect(lost.wakeAt).toBeLessThan(deadline);
+    const resent = step(lost, ev.wake, lost.wakeAt!);
+    expect(effectsOf(resent.effects, 'send_input')).toHaveLength(1);
+    expect(resent.record.wakeAt).toBe(deadline);
+    const resumed = step({ ...answered, wakeAt: null }, { type: 'resumed', epoch: 0 });
+    expect(resumed.record.wakeAt).toBe(deadline);
   });
 
   it('C10: the reply is bound to its round; replays and other rounds are ignored', () => {

@@ -21,8 +21,18 @@ export function openRound(d: Draft, requests: Readonly<Record<string, unknown>> 
   d.set({ input: { ...input, round, pending } }).moveTo('INPUT_REQUIRED');
   // Entering from WORKING pauses polling; a resend timer already armed in INPUT_REQUIRED stays.
   if (d.base.state !== 'INPUT_REQUIRED') d.clearWake();
-  d.emit({ type: 'ask_approval', round, requests: pending });
+  awaitDeadline(d).emit({ type: 'ask_approval', round, requests: pending });
   return true;
+}
+
+/**
+ * Polling is paused while the gate is asked (C10), but the wait budget still holds (C9): with no
+ * resend timer armed, the one timer is the deadline, where local waiting stops.
+ */
+export function awaitDeadline(d: Draft): Draft {
+  const deadline = d.record.policy.deadlineAt;
+  if (d.record.wakeAt === null && deadline !== null) d.wake({ atMs: Math.max(deadline, d.now), purpose: 'deadline' });
+  return d;
 }
 
 export function hasFreshInput(d: Draft, requests: Readonly<Record<string, unknown>> | undefined): boolean {
@@ -59,5 +69,5 @@ export function onInputSent(d: Draft, ev: EventOf<'input_sent'>): StepResult {
     d.set({ input: { ...d.record.input, pending: {} } }).moveTo('WORKING');
     return d.wake(nextPoll(d.record, d.now, d.random)).done();
   }
-  return d.done();
+  return awaitDeadline(d).done();
 }

@@ -8,7 +8,7 @@ import type { LocalState, ToolOperation } from '../operation.js';
 import { deadlineReached, immediate, nextCancelRetry, nextPoll, nextRetry, notBefore, throttled } from '../schedule.js';
 import { drivesDetached, ignored, rejected, type Draft, type StepResult } from '../step.js';
 import { isSettled } from '../transitions.js';
-import { hasFreshInput, openRound } from './input.js';
+import { awaitDeadline, hasFreshInput, openRound } from './input.js';
 import {
   acceptCancelled,
   acceptExpired,
@@ -60,7 +60,8 @@ export function onWake(d: Draft, ev: EventOf<'wake'>): StepResult {
       // Polling is paused (C10); the only timer here resends replies the server has not acked.
       if (Object.keys(r.input.unsent).length === 0 || taskId === null) return ignored(r, 'polling_paused');
       d.countAttempt('input');
-      return d.emit({ type: 'send_input', taskId, round: r.input.round, responses: r.input.unsent }).done();
+      d.emit({ type: 'send_input', taskId, round: r.input.round, responses: r.input.unsent });
+      return awaitDeadline(d).done();
     case 'TERMINAL_OBSERVED':
     case 'FETCHING_RESULT':
       if (taskId === null) return rejected(r, 'no_task_id');
@@ -274,7 +275,7 @@ function resume(d: Draft): StepResult {
         if (hold) return d.wake(immediate(d.record, d.now)).done();
         d.countAttempt('input').emit({ type: 'send_input', taskId: r.taskId, round, responses: unsent });
       }
-      return d.done();
+      return awaitDeadline(d).done();
     }
     default:
       return d.wake(immediate(d.record, d.now)).done();
