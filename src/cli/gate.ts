@@ -74,8 +74,13 @@ async function gate(flags: GateFlags): Promise<void> {
       if (f.error !== undefined) process.stdout.write(`  crashed: ${f.error}\n`);
       process.stdout.write(`  replay: ${f.replay}\n`);
     }
-    if (failures.length > SHOWN_FAILURES)
-      process.stdout.write(`\n... and ${failures.length - SHOWN_FAILURES} more failing series\n`);
+    if (failures.length > SHOWN_FAILURES) {
+      const rest = failures.slice(SHOWN_FAILURES);
+      const seeds = rest.map(
+        (f) => `${f.seed} (${[...new Set(f.violations.map((v) => v.invariant))].join(', ') || 'crashed'})`,
+      );
+      process.stdout.write(`\n... and ${rest.length} more failing series: seeds ${seeds.join(', ')}\n`);
+    }
     if (flags.series === 1 && failures.length === 1) {
       const replay = await runSeries({
         seed: flags.seed,

@@ -253,6 +253,7 @@ export class OperationDriver {
               (signal) => this.wire.lookupKey(effect.submissionKey, signal),
               (answer) => lookupAnswered(answer, epoch),
               (error) => lookupFailed(error, epoch),
+              true,
             ),
           );
           break;
@@ -262,6 +263,7 @@ export class OperationDriver {
               (signal) => this.wire.getStatus(effect.taskId, signal),
               (snapshot) => statusObserved(snapshot, effect.seq, epoch),
               (error) => requestFailed('poll', error, epoch),
+              true,
             ),
           );
           break;
@@ -369,18 +371,34 @@ export class OperationDriver {
         }
       },
       (error) => fetchFailed(error, this.record, epoch),
+      true,
     );
   }
 
   /** One wire request behind the token bucket; its answer or failure becomes the next event. */
+  /**
+   * One request through the shared QPS bucket. A read (status, result, key lookup) also waits for a
+   * Retry-After that arrived while it queued for a token (C6: gate seeds 10534, 12710, 44639). The
+   * caller's own cancel and input replies are not held: the machine sends them at once on purpose.
+   */
   private async request<T>(
     send: (signal: AbortSignal) => Promise<T>,
     onAnswer: (answer: T) => OperationEvent | Promise<OperationEvent>,
     onFailure: (error: unknown) => OperationEvent,
+    read = false,
   ): Promise<void> {
     const signal = this.abort.signal;
     await this.ctx.bucket.take(signal);
     if (this.stopped) return;
+    const hold = read ? (this.record.notBefore ?? 0) - this.ctx.clock.now() : 0;
+    if (hold > 0) {
+      try {
+        await this.ctx.clock.sleep(hold, signal);
+      } catch {
+        return;
+      }
+      if (this.stopped) return;
+    }
     let event: OperationEvent;
     try {
       event = await onAnswer(await send(signal));

@@ -15,6 +15,8 @@ export const TRANSITIONS = {
     // conflict, capability missing). An answer is proof that nothing was created; lost or 5xx answers
     // are `submit_lost` and go to SUBMISSION_UNKNOWN instead.
     'NEVER_CREATED',
+    // Added: the create answer already shows the task terminal; its result is fetched at once.
+    'TERMINAL_OBSERVED',
   ],
   WORKING: [
     'INPUT_REQUIRED',
@@ -36,6 +38,8 @@ export const TRANSITIONS = {
     // Added: the server cannot look keys up, so the doubt can only be settled by hand (C4 keeps the
     // record queryable by its submission key). A new key is never generated here (C5).
     'UNKNOWN',
+    // Added: the key lookup found the task already terminal; its result is fetched at once.
+    'TERMINAL_OBSERVED',
   ],
   NOT_FOUND_SAFE: [
     // Added: the key lookup proved (and burned, S6) that nothing was created, which is the only case
@@ -86,6 +90,8 @@ export const TRANSITIONS = {
     'CANCEL_REQUESTED',
     // Added: the key lookup proves the task was never created (only when no task id was ever acked).
     'NEVER_CREATED',
+    // Added: found again already terminal (no cancel requested): its result is fetched at once.
+    'TERMINAL_OBSERVED',
   ],
   EFFECT_RECONCILIATION_REQUIRED: [],
 } as const satisfies Record<LocalState, readonly LocalState[]>;

@@ -181,6 +181,24 @@ describe('cancel confirmation: a lost cancel ack is retried promptly (DESIGN.md 
     expect(resent.record.cancelSentAt).toBe(armed);
   });
 
+  it('C8 + C4: a cancel found again after a 404 is resent, whatever was on the wire before (gate seed 10044)', () => {
+    const c = cancellingRecord();
+    const doubt = step(c, { type: 'not_found', epoch: 0 }).record;
+    expect(doubt.state).toBe('UNKNOWN');
+    const found = step(doubt, { type: 'key_lookup_found', epoch: 0, taskId: 'task-1', status: 'input_required' });
+    expect(found.record).toMatchObject({ state: 'CANCEL_REQUESTED', cancelSentAt: null });
+    const woke = step(found.record, ev.wake, found.record.wakeAt!);
+    expect(effectsOf(woke.effects, 'send_cancel')).toHaveLength(1);
+  });
+
+  it('C2: a key lookup that finds the task terminal fetches its result without reading the status again', () => {
+    const doubt = step(workingRecord(), { type: 'not_found', epoch: 0 }).record;
+    const found = step(doubt, { type: 'key_lookup_found', epoch: 0, taskId: 'task-1', status: 'completed' });
+    expect(found.record.state).toBe('TERMINAL_OBSERVED');
+    const woke = step(found.record, ev.wake, found.record.wakeAt!);
+    expect(requests(woke.effects)).toEqual(['fetch_result']);
+  });
+
   it('C8: after a restart nothing is on the wire: the resumed wake resends the cancel', () => {
     const c = cancellingRecord();
     const resumed = step({ ...c, wakeAt: null }, { type: 'resumed', epoch: 0 }, c.updatedAt + 100);

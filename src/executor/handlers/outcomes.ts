@@ -2,7 +2,7 @@
  * Moves shared by several handlers: into TERMINAL_OBSERVED, the receipt-writing states, UNKNOWN and
  * EFFECT_RECONCILIATION_REQUIRED, and back to a found task.
  */
-import type { TerminalStatus } from '../../core/task.js';
+import { isTerminal, type TerminalStatus } from '../../core/task.js';
 import type { Acceptance } from '../effects.js';
 import type { InputState, ReceiptStatus, ToolOperation, Evidence, WireStatus } from '../operation.js';
 import { immediate, nextPoll, throttled } from '../schedule.js';
@@ -111,9 +111,14 @@ export function rediscovered(
     pollIntervalMs: sighting.pollIntervalMs ?? r.pollIntervalMs,
     expiresAt: sighting.expiresAt === undefined ? r.expiresAt : sighting.expiresAt,
     serverEpoch: maxEpoch(r.serverEpoch, sighting.serverEpoch),
+    // Whatever was on the wire before the doubt is not waited for (its answer may never come).
+    cancelSentAt: null,
   }).resetFailures();
   // A cancel requested before the doubt (generation > 0) is still owed: the wake resends it (C8).
   const cancelling = r.cancelGeneration > 0;
+  // The answer already shows the task terminal: fetch its result now, not after reading the status
+  // again (that extra read, after each 404 and lookup, broke the per-operation cap: gate seed 36362).
+  if (!cancelling && isTerminal(sighting.status)) return observeTerminal(d, sighting.status);
   d.moveTo(cancelling ? 'CANCEL_REQUESTED' : 'WORKING');
   const plan =
     sighting.status === 'working' && !cancelling ? nextPoll(d.record, d.now, d.random) : immediate(d.record, d.now);
