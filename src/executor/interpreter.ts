@@ -375,9 +375,8 @@ export class OperationDriver {
     );
   }
 
-  /** One wire request behind the token bucket; its answer or failure becomes the next event. */
   /**
-   * One request through the shared QPS bucket. A read (status, result, key lookup) also waits for a
+   * One request through the shared QPS bucket; its answer or failure becomes the next event. A read (status, result, key lookup) also waits for a
    * Retry-After that arrived while it queued for a token (C6: gate seeds 10534, 12710, 44639). The
    * caller's own cancel and input replies are not held: the machine sends them at once on purpose.
    */
