@@ -59,6 +59,8 @@ export class OperationDriver {
   private readonly tasks = new Set<Promise<void>>();
   private queue: Promise<unknown> = Promise.resolve();
   private timer: AbortController | null = null;
+  /** Questions before the approval gate now, as `round key`: never asked twice at once. */
+  private readonly asking = new Set<string>();
   private receipt: Receipt | null = null;
   private failure: ExecutorError | null = null;
   private waiters: { resolve(receipt: Receipt): void; reject(error: ExecutorError): void }[] = [];
@@ -292,7 +294,12 @@ export class OperationDriver {
         }
         case 'ask_approval':
           for (const [key, request] of Object.entries(effect.requests)) {
-            this.track(() => this.ask(effect.round, key, request));
+            // A resume after a detach re-emits the round's open questions: one still before the
+            // gate in this process is not asked twice (C10; gate seed 80158).
+            const asked = `${effect.round} ${key}`;
+            if (this.asking.has(asked)) continue;
+            this.asking.add(asked);
+            this.track(() => this.ask(effect.round, key, request).finally(() => this.asking.delete(asked)));
           }
           break;
         case 'schedule_wake':

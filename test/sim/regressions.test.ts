@@ -14,6 +14,8 @@ const FOUND = [
   { seed: 44639, broke: 'C6' },
   // C6: each 404 and key lookup read the status again before fetching: 6 reads within one second.
   { seed: 36362, broke: 'C6' },
+  // C10: a resume after a detach asked the approval gate again while the first ask was still open.
+  { seed: 80158, broke: 'C10' },
 ];
 
 describe('gate seeds from the 100,000-series run', () => {
