@@ -113,11 +113,12 @@ export async function rpc(
   }
   const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(body) });
   const text = await response.text();
-  const message = parseMessage(text, response.headers.get('content-type') ?? '', id);
+  const message = parseReply(text, response.headers.get('content-type') ?? '', id);
   return { status: response.status, ...(message ?? {}) };
 }
 
-function parseMessage(text: string, contentType: string, id: number): Omit<RpcAnswer, 'status'> | undefined {
+/** Picks the answer to request `id` out of a JSON or SSE body. */
+export function parseReply(text: string, contentType: string, id: number): Omit<RpcAnswer, 'status'> | undefined {
   if (text === '') return undefined;
   if (!contentType.includes('text/event-stream')) return JSON.parse(text) as Omit<RpcAnswer, 'status'>;
   for (const frame of text.split('\n\n')) {

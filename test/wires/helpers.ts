@@ -10,6 +10,7 @@ import { createTerminusServer } from '../../src/server/terminus-server.js';
 import { createWireRegistry } from '../../src/server/wire/registry.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import type { TaskStore } from '../../src/store/port.js';
+import { parseReply } from '../server/helpers.js';
 
 /** Bearer tokens of the two principals the tests use. */
 export const ALICE = 'token-alice';
@@ -158,23 +159,6 @@ export function sseMessages(text: string): Json[] {
     if (data !== '') messages.push(JSON.parse(data));
   }
   return messages;
-}
-
-/** Picks the answer to request `id` out of a JSON or SSE body. */
-export function parseReply(text: string, contentType: string, id: number): Omit<RpcReply, 'status'> | undefined {
-  if (text === '') return undefined;
-  if (!contentType.includes('text/event-stream')) return JSON.parse(text) as Omit<RpcReply, 'status'>;
-  for (const frame of text.split('\n\n')) {
-    const data = frame
-      .split('\n')
-      .filter((l) => l.startsWith('data:'))
-      .map((l) => l.slice(5).trim())
-      .join('');
-    if (data === '') continue;
-    const message = JSON.parse(data) as { id?: unknown };
-    if (message.id === id) return message as Omit<RpcReply, 'status'>;
-  }
-  return undefined;
 }
 
 let nextId = 1;
