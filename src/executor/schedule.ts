@@ -45,11 +45,8 @@ export function nextRetry(
   failures: number,
   retryAfterMs?: number,
 ): WakePlan {
-  const { backoffBaseMs, backoffMaxMs, jitterRatio } = record.policy;
   const exponent = retryAfterMs === undefined ? Math.min(Math.max(failures - 1, 0), 30) : 0;
-  const backoff = Math.min(backoffMaxMs, backoffBaseMs * 2 ** exponent);
-  const delay = Math.max(backoff + Math.floor(backoff * jitterRatio * clampUnit(random)), retryAfterMs ?? 0);
-  return boundByDeadline(record, now, { atMs: notBefore(record, now + delay), purpose: 'retry' });
+  return retryPlan(record, now, random, exponent, record.policy.backoffMaxMs, retryAfterMs);
 }
 
 /**
@@ -66,9 +63,28 @@ export function nextCancelRetry(
   failures: number,
   retryAfterMs?: number,
 ): WakePlan {
-  const { backoffBaseMs, backoffMaxMs, jitterRatio } = record.policy;
   const exponent = Math.min(Math.max(failures - 1, 0), 1);
-  const backoff = Math.min(backoffMaxMs, CANCEL_RETRY_MAX_MS, backoffBaseMs * 2 ** exponent);
+  return retryPlan(
+    record,
+    now,
+    random,
+    exponent,
+    Math.min(record.policy.backoffMaxMs, CANCEL_RETRY_MAX_MS),
+    retryAfterMs,
+  );
+}
+
+/** base * 2^exponent capped at `capMs`, plus jitter; at least the Retry-After, after `notBefore`. */
+function retryPlan(
+  record: ToolOperation,
+  now: number,
+  random: number,
+  exponent: number,
+  capMs: number,
+  retryAfterMs: number | undefined,
+): WakePlan {
+  const { backoffBaseMs, jitterRatio } = record.policy;
+  const backoff = Math.min(capMs, backoffBaseMs * 2 ** exponent);
   const delay = Math.max(backoff + Math.floor(backoff * jitterRatio * clampUnit(random)), retryAfterMs ?? 0);
   return boundByDeadline(record, now, { atMs: notBefore(record, now + delay), purpose: 'retry' });
 }
