@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { defineTaskTool } from '../../runner/tool.js';
 import { addValue, newStats, summarize, type ColumnStats } from './column-stats.js';
 import { ensureSampleCsv, parseCsvLine } from './csv.js';
+import { dataPathSchema, resolveDataPath } from './paths.js';
 
 /** Where a run had got to: resumed from here after a crash, so no line is counted twice. */
 interface CsvCheckpoint {
@@ -19,7 +20,9 @@ interface CsvCheckpoint {
 const CHECKPOINT_BYTES = 4 * 1024 * 1024;
 
 const args = z.object({
-  path: z.string().min(1).optional().describe('CSV file to analyse; omitted: a generated sample'),
+  path: dataPathSchema
+    .optional()
+    .describe('CSV file below the data folder, relative to it; omitted: a generated sample'),
   sampleRows: z.number().int().min(1).max(20_000_000).default(500_000).describe('rows of the generated sample'),
 });
 
@@ -33,13 +36,15 @@ export function analyzeCsvTool(dataDir: string) {
     name: 'analyze_csv',
     title: 'Analyse a CSV file',
     description:
-      'Streams a CSV file (or a generated sample under the data folder) and returns per-column ' +
+      'Streams a CSV file below the data folder (path relative to it; omitted: a generated sample) and returns per-column ' +
       'statistics: counts, empties, numeric min/max/mean or the number of distinct values.',
     inputSchema: args,
     taskSupport: 'optional',
     pollIntervalMs: 500,
     handler: async ({ path: given, sampleRows }, ctx) => {
-      const path = given === undefined ? join(dataDir, `sample-${sampleRows}.csv`) : resolve(given);
+      // Only files below the data folder (symlinks followed and checked): never /etc/passwd.
+      const path =
+        given === undefined ? join(dataDir, `sample-${sampleRows}.csv`) : await resolveDataPath(dataDir, given);
       if (given === undefined) await ensureSampleCsv(path, sampleRows);
       const size = (await stat(path)).size;
       const last = ctx.lastCheckpoint as CsvCheckpoint | undefined;
