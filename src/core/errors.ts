@@ -12,6 +12,8 @@ export const ERROR_CODES = [
   'submission_key_conflict',
   /** The key was looked up before any task used it: "never created" is final (S6). */
   'submission_key_burned',
+  /** An unauthenticated caller's submission key is guessable (issue 12: under 128 bits by its form). */
+  'submission_key_too_weak',
   'already_terminal',
   'capability_required',
   'wire_disabled',

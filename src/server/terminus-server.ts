@@ -3,6 +3,7 @@ import { serveStdio as sdkServeStdio, type StdioServerHandle } from '@modelconte
 import { silentLogger, type Logger } from '../core/ports.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
+import { anonymousCapabilities } from './anonymous.js';
 import { callToolInline } from './inline-call.js';
 import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
@@ -67,6 +68,8 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
   const logger = options.logger ?? silentLogger;
   const preflights = new Map(Object.entries(options.preflights ?? {}));
   const tools = listTools(options.engine.tools);
+  // Every wire sees the engine through the anonymous-caller policy (strong keys, no lists).
+  const engine = anonymousCapabilities(options.engine);
 
   const factory =
     (transport: TransportKind): McpServerFactory =>
@@ -88,12 +91,12 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
         'tools/call',
         (request, ctx) => callToolInline(options.engine, request.params, ctx) as never,
       );
-      const deps: WireDeps = { engine: options.engine, transport, preflights, logger };
+      const deps: WireDeps = { engine, transport, preflights, logger };
       for (const wire of active) wire.install(server, deps);
       return server;
     };
 
-  const httpDeps: WireDeps = { engine: options.engine, transport: 'http', preflights, logger };
+  const httpDeps: WireDeps = { engine, transport: 'http', preflights, logger };
   return {
     engine: options.engine,
     factory,

@@ -61,6 +61,8 @@ export function toAipError(error: unknown): AipError {
         'request_id_never_created',
         'requestId was looked up before any operation used it; submit with a new requestId',
       );
+    case 'submission_key_too_weak':
+      return invalidArgument(error.message.replace('Submission key', 'requestId'), 'request_id_too_weak');
     case 'wire_disabled':
       return new AipError('FAILED_PRECONDITION', 'wire_disabled', error.message);
     case 'unavailable':

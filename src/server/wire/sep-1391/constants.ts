@@ -40,6 +40,7 @@ export const REASONS = {
   syncTool: 'sync_tool',
   tokenConflict: 'token_conflict',
   tokenBurned: 'token_never_created',
+  tokenTooWeak: 'token_too_weak',
   wireDisabled: 'wire_disabled',
 } as const;
 export type Reason = (typeof REASONS)[keyof typeof REASONS];

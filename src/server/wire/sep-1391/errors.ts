@@ -54,6 +54,12 @@ export function toProtocolError(error: unknown): Error {
       );
     case 'submission_key_burned':
       return invalidParams('operation.token was queried before any call used it; use a new token', REASONS.tokenBurned);
+    case 'submission_key_too_weak':
+      return invalidParams(
+        error.message.replace('Submission key', 'operation.token'),
+        REASONS.tokenTooWeak,
+        error.details ?? {},
+      );
     case 'wire_disabled':
       return new ProtocolError(INVALID_REQUEST, error.message, { reason: REASONS.wireDisabled });
     default:

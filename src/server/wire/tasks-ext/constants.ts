@@ -35,5 +35,6 @@ export const INVALID_PARAMS_REASONS = {
   submissionKeyConflict: 'submission_key_conflict',
   submissionKeyNeverCreated: 'submission_key_never_created',
   submissionKeyNeedsTask: 'submission_key_needs_task',
+  submissionKeyTooWeak: 'submission_key_too_weak',
 } as const;
 export type InvalidParamsReason = (typeof INVALID_PARAMS_REASONS)[keyof typeof INVALID_PARAMS_REASONS];

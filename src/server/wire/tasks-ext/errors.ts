@@ -58,6 +58,8 @@ export function toProtocolError(error: unknown): Error {
           'will be; submit with a new key',
         INVALID_PARAMS_REASONS.submissionKeyNeverCreated,
       );
+    case 'submission_key_too_weak':
+      return invalidParams(error.message, INVALID_PARAMS_REASONS.submissionKeyTooWeak, error.details ?? {});
     case 'capability_required':
       return tasksCapabilityRequired(error.message);
     case 'wire_disabled':
