@@ -16,6 +16,8 @@ export const ERROR_CODES = [
   'submission_key_too_weak',
   'already_terminal',
   'capability_required',
+  /** No or a bad credential on a server that requires one; `details.challenge` is the WWW-Authenticate. */
+  'unauthenticated',
   'wire_disabled',
   'unavailable',
   'internal',

@@ -2,14 +2,16 @@ import { createServer, type IncomingMessage, type Server as NodeServer, type Ser
 import type { AddressInfo } from 'node:net';
 import {
   createMcpHandler,
-  hostHeaderValidationResponse,
   isLegacyRequest,
   localhostAllowedHostnames,
   type AuthInfo,
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
+import { isTerminusError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports.js';
+import { checkBody, checkHead, defaultAllowedOrigins, refusalResponse, type EdgeRefusal } from './edge.js';
 import type { LegacyHttpLeg, RawRpcMessage } from '../wire/adapter.js';
+import { asRetryableHttp } from '../wire/retryable.js';
 import { BodyTooLargeError, sendJson, toWebRequest, writeWebResponse } from './node-bridge.js';
 import { matchRoute, route, type HttpRoute } from './routes.js';
 
@@ -41,6 +43,12 @@ export interface ServeHttpOptions {
    * loopback address, no check otherwise (put a reverse proxy's checks in front then).
    */
   readonly allowedHosts?: readonly string[];
+  /**
+   * Origin host names a browser page may call from (CSRF, issue 12 item 6), on every route; a
+   * request without `Origin` (any non-browser client) and a same-origin page always pass. Default:
+   * the localhost names. A foreign `Origin` is answered 403.
+   */
+  readonly allowedOrigins?: readonly string[];
   /** Upper bound on a request body; default 4 MiB (the SDK's own). */
   readonly maxBodyBytes?: number;
 }
@@ -77,6 +85,7 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
   const path = options.path ?? '/mcp';
   const maxBody = options.maxBodyBytes ?? DEFAULT_MAX_BODY;
   const allowedHosts = options.allowedHosts ?? (LOOPBACK.has(host) ? localhostAllowedHostnames() : undefined);
+  const allowedOrigins = options.allowedOrigins ?? defaultAllowedOrigins();
   const legacy = endpoint.legacy;
   const mcp = createMcpHandler(endpoint.factory, {
     legacy: legacy === undefined ? 'stateless' : 'reject',
@@ -87,16 +96,29 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
   const mcpRoute = route('*', path, async (request, info) => {
     const early = await precheck(endpoint.prechecks, request, info);
     if (early !== undefined) return early;
+    const parsedBody = parseJson(info.body);
+    // JSON-RPC batches left MCP in 2025-06-18; no leg we serve accepts one.
+    if (Array.isArray(parsedBody)) {
+      return refusalResponse(
+        {
+          status: 400,
+          reason: 'batch_not_supported',
+          message: 'JSON-RPC batches are not supported: send one request per POST',
+        },
+        'jsonrpc',
+      );
+    }
     if (legacy !== undefined) {
-      const parsedBody = parseJson(info.body);
       if (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: maxBody })) {
-        return legacy.handle(request, {
-          parsedBody,
-          ...(info.authInfo === undefined ? {} : { authInfo: info.authInfo }),
-        });
+        return asRetryableHttp(
+          await legacy.handle(request, {
+            parsedBody,
+            ...(info.authInfo === undefined ? {} : { authInfo: info.authInfo }),
+          }),
+        );
       }
     }
-    return mcp.fetch(request, info.authInfo === undefined ? {} : { authInfo: info.authInfo });
+    return asRetryableHttp(await mcp.fetch(request, info.authInfo === undefined ? {} : { authInfo: info.authInfo }));
   });
   const routes = [...(options.routes ?? []), mcpRoute];
 
@@ -109,6 +131,14 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const rawPath = (req.url ?? '/').split('?')[0] as string;
+    // Refusals speak the route's dialect: JSON-RPC on the MCP endpoint, google.rpc.Status elsewhere.
+    const refuse = (refusal: EdgeRefusal): Promise<void> => {
+      req.resume();
+      return writeWebResponse(res, refusalResponse(refusal, rawPath === path ? 'jsonrpc' : 'google'));
+    };
+    const head = checkHead(req, { allowedHosts, allowedOrigins });
+    if (head !== undefined) return refuse(head);
     const pathname = new URL(req.url ?? '/', 'http://x').pathname;
     const match = matchRoute(routes, req.method ?? 'GET', pathname);
     if (match === undefined) {
@@ -120,9 +150,13 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       authInfo = options.authenticate === undefined ? undefined : await options.authenticate(req);
     } catch (error) {
       endpoint.logger.debug('authentication rejected', { error: String(error) });
-      req.resume();
-      sendJson(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
-      return;
+      const challenge = isTerminusError(error) ? error.details?.challenge : undefined;
+      return refuse({
+        status: 401,
+        reason: 'unauthenticated',
+        message: isTerminusError(error, 'unauthenticated') ? error.message : 'Authentication failed',
+        headers: { 'www-authenticate': typeof challenge === 'string' ? challenge : 'Bearer' },
+      });
     }
     const abort = new AbortController();
     res.on('close', () => abort.abort());
@@ -137,10 +171,8 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       }
       throw error;
     }
-    if (allowedHosts !== undefined) {
-      const rejected = hostHeaderValidationResponse(request, [...allowedHosts]);
-      if (rejected !== undefined) return writeWebResponse(res, rejected);
-    }
+    const refused = checkBody(req, body, match.route === mcpRoute);
+    if (refused !== undefined) return refuse(refused);
     const response = await match.route.handle(request, { authInfo, params: match.params, body });
     await writeWebResponse(res, response);
   }

@@ -1,4 +1,5 @@
 import { isTerminusError } from '../../../core/errors.js';
+import { UNAVAILABLE_RETRY_AFTER_MS } from '../retryable.js';
 import { ERROR_DOMAIN, ERROR_INFO_TYPE, RPC_CODES, type RpcCodeName } from './constants.js';
 
 /**
@@ -27,7 +28,12 @@ export class AipError extends Error {
         details: [{ '@type': ERROR_INFO_TYPE, reason: this.reason.toUpperCase(), domain: ERROR_DOMAIN }],
       },
     };
-    return new Response(JSON.stringify(body), { status: http, headers: { 'content-type': 'application/json' } });
+    const retry: Record<string, string> =
+      this.status === 'UNAVAILABLE' ? { 'retry-after': String(Math.ceil(UNAVAILABLE_RETRY_AFTER_MS / 1000)) } : {};
+    return new Response(JSON.stringify(body), {
+      status: http,
+      headers: { 'content-type': 'application/json', ...retry },
+    });
   }
 }
 

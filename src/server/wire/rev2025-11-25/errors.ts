@@ -1,6 +1,7 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../../core/errors.js';
 import type { TaskStatus } from '../../../core/task.js';
+import { unavailableError } from '../retryable.js';
 import { REASONS, type Reason } from './constants.js';
 
 /**
@@ -87,7 +88,7 @@ export function toProtocolError(error: unknown): Error {
     case 'wire_disabled':
       return new ProtocolError(INVALID_REQUEST, error.message, { reason: REASONS.wireDisabled });
     case 'unavailable':
-      return new ProtocolError(INTERNAL_ERROR, 'Service unavailable, retry later', { retryable: true });
+      return unavailableError();
     default:
       return new ProtocolError(INTERNAL_ERROR, 'Internal error');
   }

@@ -1,5 +1,6 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../../core/errors.js';
+import { unavailableError } from '../retryable.js';
 import { REASONS, type Reason } from './constants.js';
 import type { AsyncStatus } from './encode.js';
 
@@ -60,6 +61,8 @@ export function toProtocolError(error: unknown): Error {
         REASONS.tokenTooWeak,
         error.details ?? {},
       );
+    case 'unavailable':
+      return unavailableError();
     case 'wire_disabled':
       return new ProtocolError(INVALID_REQUEST, error.message, { reason: REASONS.wireDisabled });
     default:

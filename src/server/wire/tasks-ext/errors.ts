@@ -1,5 +1,6 @@
 import { MissingRequiredClientCapabilityError, ProtocolError } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../../core/errors.js';
+import { unavailableError } from '../retryable.js';
 import { INVALID_PARAMS_REASONS, TASKS_EXTENSION, type InvalidParamsReason } from './constants.js';
 
 /**
@@ -65,7 +66,7 @@ export function toProtocolError(error: unknown): Error {
     case 'wire_disabled':
       return new ProtocolError(INVALID_REQUEST, error.message, { reason: 'wire_disabled' });
     case 'unavailable':
-      return new ProtocolError(INTERNAL_ERROR, 'Service unavailable, retry later', { retryable: true });
+      return unavailableError();
     default:
       return new ProtocolError(INTERNAL_ERROR, 'Internal error');
   }
