@@ -5,6 +5,7 @@ import { createEngine } from '../runner/engine.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
 import type { Preflight } from '../server/preflight.js';
 import { createTerminusServer } from '../server/terminus-server.js';
+import { serveAuth, type AuthFlags } from './serve-auth.js';
 import { createWireRegistry, parseWireName } from '../server/wire/registry.js';
 import type { WireName } from '../core/task.js';
 import { clusterTools } from '../tools/cluster/index.js';
@@ -12,7 +13,7 @@ import { conformancePreflights, conformanceTools } from '../tools/conformance/in
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 
-interface ServeFlags {
+interface ServeFlags extends AuthFlags {
   readonly host: string;
   readonly port: number;
   readonly db: string;
@@ -22,6 +23,7 @@ interface ServeFlags {
   readonly pgSchema?: string;
   readonly verbose: boolean;
   readonly disableWire: WireName[];
+  readonly allowedOrigin: string[];
 }
 
 /**
@@ -60,6 +62,16 @@ export function registerServe(program: Command): void {
       collectWire,
       [],
     )
+    .option('--auth-tokens <file>', 'require a bearer token: JSON file {"<token>": "<client id>"}')
+    .option('--auth-jwks <file|url>', 'require a JWT verified with this JWKS (file or https:// URL)')
+    .option('--auth-issuer <iss>', 'with --auth-jwks: the required iss claim')
+    .option('--auth-audience <aud>', 'with --auth-jwks: the required aud claim')
+    .option(
+      '--allowed-origin <host>',
+      'a browser Origin host name that may call this server (repeatable; default: localhost names)',
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
     .action((flags: ServeFlags) => serve(flags));
 }
 
@@ -79,6 +91,8 @@ function parsePort(value: string): number {
 
 async function serve(flags: ServeFlags): Promise<void> {
   const logger = stderrLogger(flags.verbose);
+  // Before the store opens: a bad tokens file or JWKS is one line and exit 2, nothing started.
+  const authenticate = await serveAuth(flags, { host: flags.host, stdio: flags.stdio, logger });
   const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
   const { store } = opened;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
@@ -117,7 +131,12 @@ async function serve(flags: ServeFlags): Promise<void> {
     close = () => stdio.close();
     logger.info(`terminus serving stdio (db ${opened.label})`);
   } else {
-    const http = await server.serveHttp({ host: flags.host, port: flags.port });
+    const http = await server.serveHttp({
+      host: flags.host,
+      port: flags.port,
+      ...(authenticate === undefined ? {} : { authenticate }),
+      ...(flags.allowedOrigin.length === 0 ? {} : { allowedOrigins: flags.allowedOrigin }),
+    });
     close = () => http.close();
     process.stdout.write(`terminus listening on ${http.url} (db ${opened.label})\n`);
   }
