@@ -49,6 +49,19 @@ export {
   SUBMISSION_KEY_META,
   TASKS_EXTENSION,
 } from './server/wire/tasks-ext/index.js';
+// Every server wire and the registry that serves them (issue 12 "Also"); the 2025-11-25 server wire
+// is `createRev20251125ServerWire` here, since `createRev20251125Wire` is the executor's client wire.
+export { createWireRegistry, parseWireName } from './server/wire/registry.js';
+export type { WireRegistry, WireRegistration, WireRegistryOptions } from './server/wire/registry.js';
+export { createRev20251125Wire as createRev20251125ServerWire } from './server/wire/rev2025-11-25/index.js';
+export type { Rev20251125Options, LegacyToolExtension, LegacyListedTool } from './server/wire/rev2025-11-25/index.js';
+export { sep1391Wire, sep1391ToolExtension, SEP1391_CAPABILITY } from './server/wire/sep-1391/index.js';
+export { aip151Wire } from './server/wire/aip-151/index.js';
+export type { LegacyHttpLeg, PrecheckContext, RawRpcMessage } from './server/wire/adapter.js';
+export { UNAVAILABLE_RPC_CODE } from './server/wire/retryable.js';
+export { MIN_ANONYMOUS_KEY_BITS, keyBits } from './server/anonymous.js';
+export { createBearerAuth, createJwtAuth, firstOf, readJwks, readTokensFile } from './server/auth/index.js';
+export type { Authenticate, BearerAuthOptions, JwtAuthOptions } from './server/auth/index.js';
 export { demoTools } from './tools/demo/index.js';
 export type {
   ToolOperation,
