@@ -4,6 +4,7 @@ import { TerminusError } from '../../core/errors.js';
 import { isRecord } from '../../core/json.js';
 import { bearerToken, DEFAULT_REALM, unauthenticated, type Authenticate } from './challenge.js';
 
+/** Options of `createBearerAuth`. */
 export interface BearerAuthOptions {
   /** Static tokens: token -> client id (the owner becomes `auth:<clientId>`). */
   readonly tokens: ReadonlyMap<string, string> | Readonly<Record<string, string>>;

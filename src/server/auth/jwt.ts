@@ -3,6 +3,7 @@ import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JSONWebKeySet } 
 import { TerminusError } from '../../core/errors.js';
 import { bearerToken, DEFAULT_REALM, unauthenticated, type Authenticate } from './challenge.js';
 
+/** Options of `createJwtAuth`: who issues the tokens, for whom, and where the keys are. */
 export interface JwtAuthOptions {
   /** Required `iss`. */
   readonly issuer: string;

@@ -16,6 +16,7 @@ import { isJsonContentType, localhostAllowedOrigins, validateOriginHeader } from
  */
 export const MAX_JSON_DEPTH = 64;
 
+/** How a route's clients read errors: JSON-RPC on the MCP endpoint, `google.rpc.Status` elsewhere. */
 export type Dialect = 'jsonrpc' | 'google';
 
 /** `google.rpc.Code` names of the HTTP statuses the edge answers. */

@@ -12,6 +12,7 @@ export const UNAVAILABLE_RPC_CODE = -32050;
 /** Suggested wait before a retry: a busy SQLite write lock clears within its 5 s busy timeout. */
 export const UNAVAILABLE_RETRY_AFTER_MS = 1000;
 
+/** The retryable `UNAVAILABLE_RPC_CODE` error every MCP wire answers for an `unavailable` engine. */
 export function unavailableError(): ProtocolError {
   return new ProtocolError(UNAVAILABLE_RPC_CODE, 'Service unavailable, retry later', {
     reason: 'unavailable',
