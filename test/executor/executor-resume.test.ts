@@ -3,6 +3,7 @@
  * die with it), a new executor opens the same SQLite ledger and `resume()`s. Every call node ends
  * with exactly one receipt and the server holds exactly one task per call.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -59,6 +60,8 @@ async function resumeAndSettle(path: string, url: string, callNodeId: string) {
 
 describe('executor crash and resume()', () => {
   it('crash after the record was written, before the submission left', async () => {
+    // The server's callers are anonymous: a key needs 128 random bits (issue 12 item 1).
+    const BEFORE_SEND_KEY = `skey-before-send-${randomBytes(16).toString('base64url')}`;
     const path = ledgerFile();
     const ledger = openSqliteLedger({ path });
     const args = { seconds: 0.1, label: 'crash-before-send' };
@@ -70,7 +73,7 @@ describe('executor crash and resume()', () => {
         tool: { name: 'slow_compute', descriptorVersion: 'unversioned' },
         body: args,
         wire: { name: 'mcp-tasks-ext', adapterVersion: 'tasks-ext-client/1' },
-        submissionKey: 'skey-before-send',
+        submissionKey: BEFORE_SEND_KEY,
         executionEpoch: 0,
         now: Date.now(),
         budgetMs: 60_000,
@@ -80,7 +83,7 @@ describe('executor crash and resume()', () => {
     await ledger.close();
     const { receipt, record } = await resumeAndSettle(path, server.url, 'n-before-send');
     expect(receipt.status).toBe('completed');
-    expect(record?.submissionKey).toBe('skey-before-send');
+    expect(record?.submissionKey).toBe(BEFORE_SEND_KEY);
     expect(await tasksLabelled('crash-before-send')).toBe(1);
   });
 

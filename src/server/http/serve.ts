@@ -111,6 +111,7 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
     if (legacy !== undefined) {
       if (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: maxBody })) {
         return asRetryableHttp(
+          request,
           await legacy.handle(request, {
             parsedBody,
             ...(info.authInfo === undefined ? {} : { authInfo: info.authInfo }),
@@ -118,7 +119,10 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
         );
       }
     }
-    return asRetryableHttp(await mcp.fetch(request, info.authInfo === undefined ? {} : { authInfo: info.authInfo }));
+    return asRetryableHttp(
+      request,
+      await mcp.fetch(request, info.authInfo === undefined ? {} : { authInfo: info.authInfo }),
+    );
   });
   const routes = [...(options.routes ?? []), mcpRoute];
 
