@@ -96,6 +96,32 @@ describe('item 6: every route takes JSON only and checks Origin', () => {
     expect((await fetch(`${server.base}/v1/operations`)).status).toBe(200);
   });
 
+  it('an Origin configured with allowedOrigins (--allowed-origin) passes; others stay 403', async () => {
+    const registry = createWireRegistry();
+    const handle = await createTerminusServer({ engine: server.engine, wires: registry.adapters }).serveHttp({
+      port: 0,
+      allowedOrigins: ['app.example'],
+    });
+    try {
+      const base = handle.url.replace(/\/mcp$/, '');
+      expect((await fetch(`${base}/v1/operations`, { headers: { origin: 'https://app.example' } })).status).toBe(200);
+      expect((await fetch(`${base}/v1/operations`, { headers: { origin: 'https://evil.example' } })).status).toBe(403);
+      expect((await fetch(`${base}/v1/operations`, { headers: { origin: 'http://localhost:8080' } })).status).toBe(403);
+    } finally {
+      await handle.close();
+    }
+  });
+
+  it('a body over the limit is 413 in the route dialect', async () => {
+    const big = await fetch(`${server.base}/v1/tools/work:run`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: `{"arguments":{"text":"${'x'.repeat(5 * 1024 * 1024)}"}}`,
+    });
+    expect(big.status).toBe(413);
+    expect(((await big.json()) as Json).error.details[0].reason).toBe('PAYLOAD_TOO_LARGE');
+  });
+
   it('a body-less POST (AIP :cancel) needs no content type', async () => {
     const answer = await fetch(`${server.base}/v1/operations/unknown:cancel`, { method: 'POST' });
     expect(answer.status).toBe(404);

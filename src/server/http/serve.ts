@@ -170,8 +170,13 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       ({ request, body } = await toWebRequest(req, abort.signal, maxBody));
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
-        sendJson(res, 413, { error: 'payload_too_large' });
-        return;
+        // The rest of the body is never read: close the connection so it is not reused mid-upload.
+        return refuse({
+          status: 413,
+          reason: 'payload_too_large',
+          message: `Request body over ${maxBody} bytes`,
+          headers: { connection: 'close' },
+        });
       }
       throw error;
     }
