@@ -5,6 +5,7 @@ import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
 import { anonymousCapabilities } from './anonymous.js';
 import { callToolInline } from './inline-call.js';
+import { boundedNesting } from './nesting.js';
 import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
 import { listTools } from './tools-list.js';
@@ -69,7 +70,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
   const preflights = new Map(Object.entries(options.preflights ?? {}));
   const tools = listTools(options.engine.tools);
   // Every wire sees the engine through the anonymous-caller policy (strong keys, no lists).
-  const engine = anonymousCapabilities(options.engine);
+  const engine = anonymousCapabilities(boundedNesting(options.engine));
 
   const factory =
     (transport: TransportKind): McpServerFactory =>
@@ -87,10 +88,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
         },
       );
       server.setRequestHandler('tools/list', () => ({ tools }));
-      server.setRequestHandler(
-        'tools/call',
-        (request, ctx) => callToolInline(options.engine, request.params, ctx) as never,
-      );
+      server.setRequestHandler('tools/call', (request, ctx) => callToolInline(engine, request.params, ctx) as never);
       const deps: WireDeps = { engine, transport, preflights, logger };
       for (const wire of active) wire.install(server, deps);
       return server;

@@ -1,0 +1,55 @@
+import { TerminusError } from '../core/errors.js';
+import type { TaskEngine } from '../runner/engine-port.js';
+import { MAX_JSON_DEPTH } from './http/edge.js';
+
+/**
+ * Tool arguments nest at most `MAX_JSON_DEPTH` levels on every transport (issue 12 item 11). The
+ * HTTP edge counts brackets in the raw body; stdio has no such edge, and 10,000 levels there
+ * overflowed the stack in the request digest (`-32603`). This wrapper refuses deeper arguments with
+ * `invalid_argument` (`-32602`, HTTP 400) before validation, digest or store see them.
+ */
+export function boundedNesting(engine: TaskEngine): TaskEngine {
+  return {
+    tools: engine.tools,
+    events: engine.events,
+    submit: async (command) => {
+      checkDepth(command.args);
+      return engine.submit(command);
+    },
+    runInline: async (command) => {
+      checkDepth(command.args);
+      return engine.runInline(command);
+    },
+    get: (owner, id) => engine.get(owner, id),
+    cancel: (owner, id) => engine.cancel(owner, id),
+    respond: (owner, id, responses) => {
+      checkDepth(responses);
+      return engine.respond(owner, id, responses);
+    },
+    list: (owner, query) => engine.list(owner, query),
+    lookupKey: (owner, key) => engine.lookupKey(owner, key),
+    waitForChange: (owner, id, options) => engine.waitForChange(owner, id, options),
+    start: () => engine.start(),
+    stop: () => engine.stop(),
+  };
+}
+
+/** Depth of a parsed JSON value, walked with an explicit stack (no recursion), stopping past the bound. */
+export function nestingDepth(value: unknown, bound = MAX_JSON_DEPTH): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > max) max = depth;
+    if (max > bound) return max;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return max;
+}
+
+function checkDepth(value: unknown): void {
+  if (nestingDepth(value) > MAX_JSON_DEPTH) {
+    throw new TerminusError('invalid_argument', `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+}
