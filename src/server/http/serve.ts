@@ -10,7 +10,14 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../../core/ports.js';
 import type { LegacyHttpLeg, RawRpcMessage } from '../wire/adapter.js';
-import { BodyTooLargeError, sendJson, toWebRequest, writeWebResponse } from './node-bridge.js';
+import {
+  abortWhenUnfinished,
+  BodyTooLargeError,
+  sendJson,
+  toWebRequest,
+  writeWebResponse,
+  type BridgedRequest,
+} from './node-bridge.js';
 import { matchRoute, route, type HttpRoute } from './routes.js';
 
 export interface ServeHttpOptions {
@@ -87,8 +94,9 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
   const mcpRoute = route('*', path, async (request, info) => {
     const early = await precheck(endpoint.prechecks, request, info);
     if (early !== undefined) return early;
+    // The body parsed once by the bridge, handed on: the SDK then neither clones nor re-reads it.
+    const parsedBody = info.parsedBody;
     if (legacy !== undefined) {
-      const parsedBody = parseJson(info.body);
       if (await isLegacyRequest(request, parsedBody, { maxRequestBodySize: maxBody })) {
         return legacy.handle(request, {
           parsedBody,
@@ -96,7 +104,10 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
         });
       }
     }
-    return mcp.fetch(request, info.authInfo === undefined ? {} : { authInfo: info.authInfo });
+    return mcp.fetch(request, {
+      ...(info.authInfo === undefined ? {} : { authInfo: info.authInfo }),
+      ...(parsedBody === undefined ? {} : { parsedBody }),
+    });
   });
   const routes = [...(options.routes ?? []), mcpRoute];
 
@@ -124,12 +135,9 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       sendJson(res, 401, { error: 'unauthorized' }, { 'www-authenticate': 'Bearer' });
       return;
     }
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
-    let request: Request;
-    let body: Buffer | undefined;
+    let bridged: BridgedRequest;
     try {
-      ({ request, body } = await toWebRequest(req, abort.signal, maxBody));
+      bridged = await toWebRequest(req, abortWhenUnfinished(res), maxBody);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         sendJson(res, 413, { error: 'payload_too_large' });
@@ -137,11 +145,12 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       }
       throw error;
     }
+    const { request, body, parsedBody } = bridged;
     if (allowedHosts !== undefined) {
       const rejected = hostHeaderValidationResponse(request, [...allowedHosts]);
       if (rejected !== undefined) return writeWebResponse(res, rejected);
     }
-    const response = await match.route.handle(request, { authInfo, params: match.params, body });
+    const response = await match.route.handle(request, { authInfo, params: match.params, body, parsedBody });
     await writeWebResponse(res, response);
   }
 
@@ -168,30 +177,16 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
 async function precheck(
   checks: readonly Precheck[],
   request: Request,
-  info: { readonly body: Buffer | undefined; readonly authInfo: AuthInfo | undefined },
+  info: { readonly parsedBody?: unknown; readonly authInfo: AuthInfo | undefined },
 ): Promise<Response | undefined> {
-  if (checks.length === 0 || request.method !== 'POST' || info.body === undefined) return undefined;
-  let message: unknown;
-  try {
-    message = JSON.parse(info.body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
+  if (checks.length === 0 || request.method !== 'POST') return undefined;
+  const message = info.parsedBody;
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
   for (const check of checks) {
     const answer = await check(message, { authInfo: info.authInfo, signal: request.signal });
     if (answer !== undefined) return answer;
   }
   return undefined;
-}
-
-function parseJson(body: Buffer | undefined): unknown {
-  if (body === undefined) return undefined;
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }
 
 async function closeServer(server: NodeServer, closeMcp: () => Promise<void>): Promise<void> {
