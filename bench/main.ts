@@ -9,7 +9,7 @@ import { parseConfig, type BenchConfig, type FigureId } from './lib/config.js';
 import { prepareEntries } from './lib/entries.js';
 import { describeMachine, fsyncRate } from './lib/machine.js';
 import { renderMarkdown, type BenchReport, type Row, type Target } from './lib/report.js';
-import { openBenchEnv } from './lib/variants.js';
+import { FLOOR_FIGURES, openBenchEnv } from './lib/variants.js';
 import type { FigureContext, FigureResult } from './figures/context.js';
 import { runAcceptanceHttp } from './figures/acceptance-http.js';
 import { runAcceptance } from './figures/acceptance.js';
@@ -45,7 +45,9 @@ export async function runBench(config: BenchConfig, log: (line: string) => void)
     const targets: Target[] = [];
     for (const runner of RUNNERS) {
       if (!runner.figures.some((f) => config.figures.includes(f))) continue;
-      const result = await runner.run(ctx);
+      const floored = runner.figures.every((f) => FLOOR_FIGURES.includes(f));
+      const variants = floored ? env.variants : env.variants.filter((v) => v.id !== 'floor');
+      const result = await runner.run({ ...ctx, env: { ...env, variants } });
       rows.push(...result.rows.filter((r) => config.figures.includes(r.figure as FigureId)));
       targets.push(...result.targets);
     }

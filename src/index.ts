@@ -22,6 +22,7 @@ export { defineTaskTool, ToolRpcError } from './runner/tool.js';
 export type { TaskToolDefinition, TaskContext, TaskSupport, ToolResult, InputReply } from './runner/tool.js';
 export type {
   NewTask,
+  NewTaskLease,
   CreateOutcome,
   KeyLookup,
   ListQuery,

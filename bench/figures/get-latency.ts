@@ -23,7 +23,8 @@ export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
   for (const size of config.openTasks) {
     const databases = new Map<VariantId, Database>();
     for (const variant of runnable) {
-      if (variant.id === 'B0') continue;
+      // B0 and the floor seed their own stores in-process (`--seed`).
+      if (variant.id === 'B0' || variant.id === 'floor') continue;
       const db = env.freshDb(variant.id, `open-${size}`);
       ctx.log(`figure 2: seeding ${size} open tasks into ${variant.id}`);
       const store = await openStore(db);
@@ -34,7 +35,7 @@ export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
     for (let round = 0; round < config.rounds; round += 1) {
       for (const variant of runnable) {
         ctx.log(`figure 2: ${size} open, round ${round + 1}/${config.rounds}, ${variant.id}`);
-        const db = databases.get(variant.id);
+        const db = variant.id === 'floor' ? env.freshDb('floor', `open-${size}`) : databases.get(variant.id);
         const spec = env.spec(variant.id, { pollMs: config.pollMs, seed: size, ...(db === undefined ? {} : { db }) });
         const latencies = await withServer(spec, 'stdio', async (server) => {
           const client = await server.connect();

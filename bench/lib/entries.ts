@@ -13,6 +13,7 @@ import { ROOT } from './root.js';
 const ENTRIES = [
   'bench/servers/terminus.ts',
   'bench/baselines/sdk132-server.ts',
+  'bench/servers/floor.ts',
   'bench/figures/memory-probe.ts',
 ] as const;
 

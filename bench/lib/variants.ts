@@ -13,7 +13,7 @@ import { ROOT, type ServerSpec } from './proc.js';
 
 const run = promisify(execFile);
 
-export type VariantId = 'B0' | 'sqlite' | 'postgres';
+export type VariantId = 'B0' | 'sqlite' | 'postgres' | 'floor';
 
 export interface Variant {
   readonly id: VariantId;
@@ -29,7 +29,14 @@ export const VARIANT_LABELS: Record<VariantId, string> = {
   B0: 'B0 SDK 1.32 InMemoryTaskStore',
   sqlite: 'ours SQLite (synchronous=FULL)',
   postgres: 'ours PostgreSQL',
+  floor: 'floor: node:http + better-sqlite3',
 };
+
+/**
+ * The floor (bench/servers/floor.ts) answers only the request figures (1, 2, 5): it has no
+ * notifications, cancel, executor or recovery to measure. The other figures skip it.
+ */
+export const FLOOR_FIGURES: readonly number[] = [1, 2, 5];
 
 export interface ServerOptions {
   readonly pollMs: number;
@@ -70,6 +77,7 @@ export async function openBenchEnv(options: { noPostgres: boolean; log: (line: s
       syncTool: 'bench_sleep',
       ...('reason' in pgSetup ? { notRun: pgSetup.reason } : {}),
     },
+    { id: 'floor', label: VARIANT_LABELS.floor, taskTool: 'bench_sleep', syncTool: 'bench_sleep' },
   ];
   const pgUrl = 'url' in pgSetup ? pgSetup.url : undefined;
 
@@ -98,6 +106,13 @@ export async function openBenchEnv(options: { noPostgres: boolean; log: (line: s
       }
       const db = server.db;
       if (db === undefined) throw new Error(`variant ${variant} needs a database`);
+      if (variant === 'floor') {
+        if (db.kind !== 'sqlite') throw new Error('the floor runs on SQLite');
+        return {
+          entry: 'bench/servers/floor.ts',
+          args: [...common, '--db', db.path, '--seed', String(server.seed ?? 0)],
+        };
+      }
       const dbArgs = db.kind === 'sqlite' ? ['--db', db.path] : ['--db', db.url, '--schema', db.schema];
       return { entry: 'bench/servers/terminus.ts', args: [...common, ...dbArgs] };
     },

@@ -24,6 +24,8 @@ interface ServeFlags extends AuthFlags {
   readonly verbose: boolean;
   readonly disableWire: WireName[];
   readonly allowedOrigin: string[];
+  /** false with --no-runner: serve only; `terminus worker` processes run the tools. */
+  readonly runner: boolean;
 }
 
 /**
@@ -72,6 +74,7 @@ export function registerServe(program: Command): void {
       (value: string, previous: string[]) => [...previous, value],
       [],
     )
+    .option('--no-runner', 'serve only: run no tools here (start `terminus worker` processes on the same --db)')
     .action((flags: ServeFlags) => serve(flags));
 }
 
@@ -113,7 +116,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     random: systemRandom,
     logger,
   });
-  engine.start();
+  if (flags.runner) engine.start();
   // Every wire is served; disabled ones only refuse new submissions (seed 002).
   const wires = createWireRegistry({ disabled: flags.disableWire });
   const server = createTerminusServer({
@@ -166,7 +169,7 @@ async function serve(flags: ServeFlags): Promise<void> {
 }
 
 /** One line per entry on stderr: `level message {fields}`. */
-function stderrLogger(verbose: boolean): Logger {
+export function stderrLogger(verbose: boolean): Logger {
   const write = (level: string, message: string, fields?: Record<string, unknown>): void => {
     const extra = fields === undefined || Object.keys(fields).length === 0 ? '' : ` ${JSON.stringify(fields)}`;
     process.stderr.write(`${new Date().toISOString()} ${level} ${message}${extra}\n`);

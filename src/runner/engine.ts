@@ -40,10 +40,23 @@ export function createEngine(options: EngineOptions): TaskEngine {
     events,
 
     async submit(command) {
-      const outcome = await submitTask(settings, command);
+      // A free slot here: create the task claimed by this node, in the same commit (NewTask.lease).
+      const slot = runner.reserve();
+      let outcome;
+      try {
+        const lease = slot === null ? undefined : { workerId: settings.nodeId, leaseMs: settings.leaseMs };
+        outcome = await submitTask(settings, command, lease);
+      } catch (error) {
+        slot?.release();
+        throw error;
+      }
+      // Created: it holds our lease (an existing task for the key was returned untouched).
+      const leased = slot !== null && outcome.created;
+      if (leased) slot.launch(outcome.task);
+      else slot?.release();
       if (outcome.created) {
         events.publish({ taskId: outcome.task.id, kind: 'created' });
-        runner.wake();
+        if (!leased) runner.wake();
       }
       return outcome;
     },

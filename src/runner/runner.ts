@@ -6,6 +6,17 @@ import type { EngineSettings } from './options.js';
 import { Wakeup } from './wakeup.js';
 
 /**
+ * A run slot held for a task that is being created with this node's lease (create and claim in
+ * one commit, `NewTask.lease`). Exactly one of the two is called, once the create has settled.
+ */
+export interface RunSlot {
+  /** The create committed with this node's lease: run the task now. */
+  launch(task: TaskRecord): void;
+  /** The create did not take the lease (an existing task for its key, a refusal, an error). */
+  release(): void;
+}
+
+/**
  * The claim loop of one node: claims runnable tasks of its tools (new ones and ones whose lease
  * expired because their node died, which the store hands out with epoch + 1) up to `concurrency`,
  * and runs each in an `Execution`. Idle, it looks again every `claimIntervalMs`; a submit on this
@@ -15,6 +26,16 @@ export class Runner {
   readonly #settings: EngineSettings;
   readonly #wakeup: Wakeup;
   readonly #running = new Map<string, { readonly execution: Execution; readonly done: Promise<void> }>();
+  /** Slots promised to creates in flight (create and claim in one commit). */
+  readonly #slots = new Set<Promise<void>>();
+  /** Slots a claim in flight may fill: counted so running handlers never exceed `concurrency`. */
+  #claiming = 0;
+  /**
+   * Someone asked for a claim (a task created unleased, a `created` event) that a full node could
+   * not make. Only then does a finished run wake the loop: with new tasks arriving leased, a claim
+   * after every finish would find nothing, and while it commits `reserve()` has to refuse.
+   */
+  #wanted = true;
   #stop: AbortController | null = null;
   #loop: Promise<void> | null = null;
   #unsubscribe: (() => void) | null = null;
@@ -36,8 +57,38 @@ export class Runner {
     this.#loop = this.#claimLoop(stop.signal);
   }
 
+  /**
+   * Holds a slot for a task about to be created with this node's lease, or null when none is free
+   * or the runner is not running (then the create takes no lease and a claim picks the task up).
+   * Saves the claim's commit: one fsync of three per task (issue 14 item 4).
+   */
+  reserve(): RunSlot | null {
+    const stop = this.#stop?.signal;
+    if (stop === undefined || stop.aborted) return null;
+    // While a claim commits its batch counts in full (it may return that many): the submit then
+    // creates its task unleased and wakes the loop, the three-commit path, never an overcommit.
+    if (this.#running.size + this.#slots.size + this.#claiming >= this.#settings.concurrency) return null;
+    let settle: () => void = () => undefined;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    this.#slots.add(settled);
+    const give = (): boolean => {
+      if (!this.#slots.delete(settled)) return false;
+      settle();
+      return true;
+    };
+    return {
+      launch: (task) => {
+        if (give()) this.#launch(task, stop);
+      },
+      release: () => {
+        if (give()) this.#freed();
+      },
+    };
+  }
+
   /** Looks for work now instead of at the next interval. */
   wake(): void {
+    this.#wanted = true;
     this.#wakeup.wake();
   }
 
@@ -61,6 +112,8 @@ export class Runner {
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     await loop;
+    // A create holding a slot may still commit with our lease: its run starts and is shut down.
+    await Promise.all([...this.#slots]);
     const runs = [...this.#running.values()];
     for (const { execution } of runs) execution.shutdown();
     await Promise.all(runs.map((run) => run.done));
@@ -69,7 +122,10 @@ export class Runner {
   }
 
   #onEvent(event: TaskEvent): void {
-    if (event.kind === 'created') this.wake();
+    // A task created with this node's lease is already running here: no claim to make for it.
+    if (event.kind === 'created') {
+      if (!this.#runs(event.taskId)) this.wake();
+    }
     // Events may come from other nodes (PostgreSQL NOTIFY): re-read the task and act on what the
     // store says, so a stray event can delay nothing and abort nothing by itself. A cancel on this
     // node aborts directly through `cancelled()`.
@@ -80,9 +136,12 @@ export class Runner {
     const { clock, store, logger } = this.#settings;
     const tools = [...this.#settings.tools.keys()];
     while (!stop.aborted) {
-      const free = this.#settings.concurrency - this.#running.size;
+      const free = this.#settings.concurrency - this.#running.size - this.#slots.size;
       let full = false;
       if (free > 0 && tools.length > 0) {
+        // This claim answers every wish made so far; one made while it commits stays.
+        this.#wanted = false;
+        this.#claiming = free;
         try {
           const claimed = await store.claim({
             workerId: this.#settings.nodeId,
@@ -91,15 +150,25 @@ export class Runner {
             limit: free,
             tools,
           });
+          this.#claiming = 0;
           for (const task of claimed) this.#launch(task, stop);
           // A full batch suggests more work is waiting: claim again without sleeping.
           full = claimed.length === free && !stop.aborted;
+          if (full) this.#wanted = true;
         } catch (error) {
+          this.#wanted = true;
           logger.warn('claim failed', errorFields(error));
+        } finally {
+          this.#claiming = 0;
         }
       }
       if (!full) await this.#wakeup.sleep(this.#interval(), stop);
     }
+  }
+
+  #runs(taskId: string): boolean {
+    for (const { execution } of this.#running.values()) if (execution.taskId === taskId) return true;
+    return false;
   }
 
   #launch(task: TaskRecord, stop: AbortSignal): void {
@@ -109,11 +178,16 @@ export class Runner {
     const key = `${task.id}:${task.epoch}`;
     const done = execution.run().finally(() => {
       this.#running.delete(key);
-      this.wake();
+      this.#freed();
     });
     this.#running.set(key, { execution, done });
     // A claim that lands while stopping is handed straight back.
     if (stop.aborted) execution.shutdown();
+  }
+
+  /** A slot came free: claim now if a claim was wanted, else at the next interval. */
+  #freed(): void {
+    if (this.#wanted) this.#wakeup.wake();
   }
 
   #interval(): number {

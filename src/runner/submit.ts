@@ -1,6 +1,6 @@
 import { TerminusError } from '../core/errors.js';
 import { requestDigest } from '../core/digest.js';
-import type { CreateOutcome } from '../store/port.js';
+import type { CreateOutcome, NewTaskLease } from '../store/port.js';
 import { findTool, parseArgs } from './arguments.js';
 import type { SubmitCommand } from './engine-port.js';
 import type { EngineSettings } from './options.js';
@@ -8,9 +8,14 @@ import type { TaskToolDefinition } from './tool.js';
 
 /**
  * Validates a submission and creates its task. Every check runs before the store is touched, so a
- * refused submission writes nothing. Resolves after the store committed (S1).
+ * refused submission writes nothing. Resolves after the store committed (S1). With `lease`, a
+ * created task is committed already claimed by this node (`NewTask.lease`).
  */
-export async function submitTask(settings: EngineSettings, command: SubmitCommand): Promise<CreateOutcome> {
+export async function submitTask(
+  settings: EngineSettings,
+  command: SubmitCommand,
+  lease?: NewTaskLease,
+): Promise<CreateOutcome> {
   const tool = findTool(settings.tools, command.tool);
   if (tool.taskSupport === 'forbidden') {
     throw new TerminusError('invalid_argument', `Tool ${tool.name} does not run as a task (taskSupport: forbidden)`, {
@@ -33,6 +38,7 @@ export async function submitTask(settings: EngineSettings, command: SubmitComman
     keepAliveMs,
     pollIntervalMs: tool.pollIntervalMs ?? settings.defaultPollIntervalMs,
     now: settings.clock.now(),
+    ...(lease === undefined ? {} : { lease }),
   });
 }
 

@@ -104,6 +104,19 @@ export interface NewTask {
   readonly now: number;
   /** Initial status message, e.g. "queued". */
   readonly statusMessage?: string;
+  /**
+   * Create and claim in one commit: a task that is created (not an existing one returned for its
+   * key) is stored already leased to `workerId` until `now + leaseMs`, at epoch 1, exactly as if
+   * `claim` had taken it, so a task costs two sequential commits (create, finish) instead of three.
+   * The runner asks for it only when it has a free slot to run the task at once.
+   */
+  readonly lease?: NewTaskLease;
+}
+
+/** The lease a task is created with (see `NewTask.lease`). */
+export interface NewTaskLease {
+  readonly workerId: string;
+  readonly leaseMs: number;
 }
 
 export type CreateOutcome = { readonly created: boolean; readonly task: TaskRecord };

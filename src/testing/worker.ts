@@ -1,6 +1,6 @@
 import { expect } from 'vitest';
 import type { SuiteContext } from './context.js';
-import { claimed, created, mustGet, OWNER, T0, TOOL } from './fixtures.js';
+import { claimed, created, mustGet, newTask, OWNER, T0, TOOL } from './fixtures.js';
 
 /** Claims, heartbeats, release, checkpoints and progress: the runner's side of the port. */
 export function workerCases({ store, test }: SuiteContext): void {
@@ -71,5 +71,30 @@ export function workerCases({ store, test }: SuiteContext): void {
     });
     const { task } = await claimed(store(), stored, { workerId: 'worker-2', now: T0 + 5_000 });
     expect(task.checkpoint).toEqual({ step: 3, seen: ['a', 'b'] });
+  });
+
+  test('create with a lease: created claimed in the same write (epoch 1), so no other claim takes it', async () => {
+    const { created: made, task } = await store().create(
+      newTask({ submissionKey: 'leased', lease: { workerId: 'worker-1', leaseMs: 1_000 } }),
+    );
+    expect(made).toBe(true);
+    expect(task).toMatchObject({ status: 'working', leaseOwner: 'worker-1', leaseExpiresAt: T0 + 1_000, epoch: 1 });
+    expect(await mustGet(store(), task.id)).toEqual(task);
+    expect(await store().claim({ workerId: 'w2', now: T0 + 999, leaseMs: 1_000, limit: 5, tools: [TOOL] })).toEqual([]);
+    // The fence of the creating worker holds, like a claim's (S3).
+    const fence = { taskId: task.id, workerId: 'worker-1', epoch: 1 };
+    await store().progress(fence, { done: 1 }, T0 + 1);
+    // Its lease expires like a claim's: another worker re-claims at epoch 2 and fences the first out.
+    const { task: again } = await claimed(store(), task, { workerId: 'w2', now: T0 + 1_000 });
+    expect(again.epoch).toBe(2);
+  });
+
+  test('create with a lease: a create answered by an existing task for its key takes no lease', async () => {
+    const first = await created(store(), { submissionKey: 'k', args: { a: 1 } });
+    const retry = await store().create(
+      newTask({ submissionKey: 'k', args: { a: 1 }, now: T0 + 5, lease: { workerId: 'worker-1', leaseMs: 1_000 } }),
+    );
+    expect(retry).toEqual({ created: false, task: first });
+    expect(await mustGet(store(), first.id, T0 + 5)).toMatchObject({ leaseOwner: null, epoch: 0 });
   });
 }

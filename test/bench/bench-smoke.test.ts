@@ -35,6 +35,12 @@ describe('bench --quick', () => {
     expect(
       report.rows.filter((r) => r.variant.startsWith('ours PostgreSQL')).every((r) => r.notRun !== undefined),
     ).toBe(true);
+    // Issue 14: the floor (a minimal durable node:http + better-sqlite3 server) is measured beside
+    // ours and B0 in the request figures, and only there.
+    const floorFigures = new Set(
+      report.rows.filter((r) => r.variant.startsWith('floor') && r.value !== undefined).map((r) => r.figure),
+    );
+    expect([...floorFigures].sort()).toEqual([1, 2, 5]);
     // Every target of issue 7 is judged (met, missed, or missed as not measurable with a reason).
     const names = report.targets.map((t) => t.name).join('\n');
     for (const name of [

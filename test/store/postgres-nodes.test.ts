@@ -53,10 +53,13 @@ if (PG_URL === '') {
         const stores = await Promise.all(Array.from({ length: 6 }, () => openStore(fresh)));
         await Promise.all(stores.map((s) => s.close()));
         const rows = await admin.query(`SELECT component, id FROM "${fresh}".schema_migrations ORDER BY id`);
-        expect(rows.rows).toEqual([{ component: 'tasks', id: 1 }]);
+        expect(rows.rows).toEqual([
+          { component: 'tasks', id: 1 },
+          { component: 'tasks', id: 2 },
+        ]);
         await (await openStore(fresh)).close();
         expect((await admin.query(`SELECT count(*)::int AS n FROM "${fresh}".schema_migrations`)).rows).toEqual([
-          { n: 1 },
+          { n: 2 },
         ]);
       } finally {
         await dropSchema(admin, fresh);

@@ -70,7 +70,10 @@ describe('SQLite store: durability and migrations', () => {
     await (await openSqliteTaskStore({ path })).close();
     await (await openSqliteTaskStore({ path })).close();
     const db = new Database(path);
-    expect(db.prepare('SELECT id, name FROM schema_migrations').all()).toEqual([{ id: 1, name: '001_init' }]);
+    expect(db.prepare('SELECT id, name FROM schema_migrations').all()).toEqual([
+      { id: 1, name: '001_init' },
+      { id: 2, name: '002_claim_order' },
+    ]);
     expect(migrate(db)).toEqual([]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.close();

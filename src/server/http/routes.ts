@@ -12,6 +12,8 @@ export interface HttpRequestInfo {
   readonly params: Readonly<Record<string, string>>;
   /** The body bytes as read; the `Request`'s own body is still unread. */
   readonly body: Buffer | undefined;
+  /** A POST body parsed as JSON once by the bridge; undefined when absent or not JSON. */
+  readonly parsedBody?: unknown;
 }
 
 export type HttpHandler = (request: Request, info: HttpRequestInfo) => Promise<Response>;

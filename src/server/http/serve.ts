@@ -12,7 +12,14 @@ import type { Logger } from '../../core/ports.js';
 import { checkBody, checkHead, defaultAllowedOrigins, refusalResponse, type EdgeRefusal } from './edge.js';
 import type { LegacyHttpLeg, RawRpcMessage } from '../wire/adapter.js';
 import { asRetryableHttp } from '../wire/retryable.js';
-import { BodyTooLargeError, sendJson, toWebRequest, writeWebResponse } from './node-bridge.js';
+import {
+  abortWhenUnfinished,
+  BodyTooLargeError,
+  sendJson,
+  toWebRequest,
+  writeWebResponse,
+  type BridgedRequest,
+} from './node-bridge.js';
 import { matchRoute, route, type HttpRoute } from './routes.js';
 
 export interface ServeHttpOptions {
@@ -96,7 +103,8 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
   const mcpRoute = route('*', path, async (request, info) => {
     const early = await precheck(endpoint.prechecks, request, info);
     if (early !== undefined) return early;
-    const parsedBody = parseJson(info.body);
+    // The body parsed once by the bridge, handed on: the SDK then neither clones nor re-reads it.
+    const parsedBody = info.parsedBody;
     // JSON-RPC batches left MCP in 2025-06-18; no leg we serve accepts one.
     if (Array.isArray(parsedBody)) {
       return refusalResponse(
@@ -121,7 +129,10 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
     }
     return asRetryableHttp(
       request,
-      await mcp.fetch(request, info.authInfo === undefined ? {} : { authInfo: info.authInfo }),
+      await mcp.fetch(request, {
+        ...(info.authInfo === undefined ? {} : { authInfo: info.authInfo }),
+        ...(parsedBody === undefined ? {} : { parsedBody }),
+      }),
     );
   });
   const routes = [...(options.routes ?? []), mcpRoute];
@@ -162,12 +173,9 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
         headers: { 'www-authenticate': typeof challenge === 'string' ? challenge : 'Bearer' },
       });
     }
-    const abort = new AbortController();
-    res.on('close', () => abort.abort());
-    let request: Request;
-    let body: Buffer | undefined;
+    let bridged: BridgedRequest;
     try {
-      ({ request, body } = await toWebRequest(req, abort.signal, maxBody));
+      bridged = await toWebRequest(req, abortWhenUnfinished(res), maxBody);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         // The rest of the body is never read: close the connection so it is not reused mid-upload.
@@ -180,9 +188,10 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       }
       throw error;
     }
+    const { request, body, parsedBody } = bridged;
     const refused = checkBody(req, body, match.route === mcpRoute);
     if (refused !== undefined) return refuse(refused);
-    const response = await match.route.handle(request, { authInfo, params: match.params, body });
+    const response = await match.route.handle(request, { authInfo, params: match.params, body, parsedBody });
     await writeWebResponse(res, response);
   }
 
@@ -209,30 +218,16 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
 async function precheck(
   checks: readonly Precheck[],
   request: Request,
-  info: { readonly body: Buffer | undefined; readonly authInfo: AuthInfo | undefined },
+  info: { readonly parsedBody?: unknown; readonly authInfo: AuthInfo | undefined },
 ): Promise<Response | undefined> {
-  if (checks.length === 0 || request.method !== 'POST' || info.body === undefined) return undefined;
-  let message: unknown;
-  try {
-    message = JSON.parse(info.body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
+  if (checks.length === 0 || request.method !== 'POST') return undefined;
+  const message = info.parsedBody;
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
   for (const check of checks) {
     const answer = await check(message, { authInfo: info.authInfo, signal: request.signal });
     if (answer !== undefined) return answer;
   }
   return undefined;
-}
-
-function parseJson(body: Buffer | undefined): unknown {
-  if (body === undefined) return undefined;
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
 }
 
 async function closeServer(server: NodeServer, closeMcp: () => Promise<void>): Promise<void> {

@@ -22,9 +22,10 @@ export function initialRecord(input: NewTask): TaskRecord {
     pollIntervalMs: input.pollIntervalMs,
     keepAliveMs: input.keepAliveMs,
     terminalAt: null,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    epoch: 0,
+    leaseOwner: input.lease?.workerId ?? null,
+    leaseExpiresAt: input.lease === undefined ? null : input.now + input.lease.leaseMs,
+    // Created leased counts as the first claim: epoch 1, as `claim` would have set it.
+    epoch: input.lease === undefined ? 0 : 1,
     cancelRequested: false,
     checkpoint: null,
     inputRequests: {},

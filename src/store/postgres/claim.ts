@@ -4,22 +4,34 @@ import type { Db, Sql } from './db.js';
 import { LIVE, toRecord, type TaskRow } from './row.js';
 
 /**
- * One statement: pick the oldest runnable tasks, skipping rows another node is claiming right now
- * (`SKIP LOCKED`, so N nodes claim N different batches instead of queueing on one row), and take
- * them with a lease and `epoch + 1`, which fences every earlier holder out (S3). A row that another
- * claim committed while we waited is re-checked against the lease condition (READ COMMITTED
- * re-evaluates the locked row), so two claims never return the same epoch. Lease bookkeeping
- * leaves `updated_at` alone: clients waiting for a change must not wake for it.
+ * One statement: per tool of this node (`unnest` + `LATERAL`), the oldest runnable tasks read in
+ * order from `tasks_claim_order` (migration 002), skipping rows another node is claiming right now
+ * (`SKIP LOCKED`, so N nodes claim N different batches instead of queueing on one row); the
+ * per-tool lists are merged oldest first and the first `limit` taken with a lease and `epoch + 1`,
+ * which fences every earlier holder out (S3). Plan (asserted in test/store/claim-plan.test.ts):
+ *   Nested Loop -> Function Scan on unnest -> Limit -> LockRows -> Index Scan using tasks_claim_order
+ * no Seq Scan on tasks and no Sort over the tasks read: each tool's scan stops after `limit` rows,
+ * so the cost is `tools x limit`, not the backlog. Rows locked by one tool's scan but not taken
+ * stay locked only until this statement commits. A row that another claim committed while we
+ * waited is re-checked against the lease condition (READ COMMITTED re-evaluates the locked row),
+ * so two claims never return the same epoch. Lease bookkeeping leaves `updated_at` alone: clients
+ * waiting for a change must not wake for it.
  */
-const CLAIM: Sql = (t) => `
+export const CLAIM: Sql = (t) => `
 WITH picked AS (
-  SELECT id FROM ${t.tasks}
-  WHERE status IN ${LIVE}
-    AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
-    AND tool = ANY ($5::text[])
-  ORDER BY created_at, id
+  SELECT candidate.id
+  FROM unnest($5::text[]) AS wanted(tool)
+  CROSS JOIN LATERAL (
+    SELECT id, created_at FROM ${t.tasks}
+    WHERE tool = wanted.tool
+      AND status IN ${LIVE}
+      AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
+    ORDER BY created_at, id
+    LIMIT $4
+    FOR UPDATE SKIP LOCKED
+  ) AS candidate
+  ORDER BY candidate.created_at, candidate.id
   LIMIT $4
-  FOR UPDATE SKIP LOCKED
 )
 UPDATE ${t.tasks} AS task
 SET lease_owner = $1, lease_expires_at = $2, epoch = task.epoch + 1
@@ -27,6 +39,7 @@ FROM picked
 WHERE task.id = picked.id
 RETURNING task.*`;
 
+/** Claims up to `request.limit` runnable tasks of `request.tools` for `request.workerId` (see `CLAIM`). */
 export async function claimTasks(db: Db, request: ClaimRequest): Promise<TaskRecord[]> {
   if (request.limit < 1 || request.tools.length === 0) return [];
   const rows = (
@@ -35,7 +48,7 @@ export async function claimTasks(db: Db, request: ClaimRequest): Promise<TaskRec
       request.now + request.leaseMs,
       request.now,
       Math.floor(request.limit),
-      [...request.tools],
+      [...new Set(request.tools)],
     ])
   ).rows;
   // RETURNING order is unspecified; hand tasks out oldest first, as selected.

@@ -21,8 +21,9 @@ const SELECT_TASK: Sql = (t) => `SELECT * FROM ${t.tasks} WHERE id = $1`;
 
 const INSERT_TASK: Sql = (t) => `
 INSERT INTO ${t.tasks} (id, owner, tool, args, request_digest, submission_key, wire, status, status_message,
-                        created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms)
-VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, 'working', $8, $9, $9, $10, $11, $12)
+                        created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms,
+                        lease_owner, lease_expires_at, epoch)
+VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, 'working', $8, $9, $9, $10, $11, $12, $13, $14, $15)
 ON CONFLICT (id) DO NOTHING
 RETURNING *`;
 
@@ -50,6 +51,10 @@ export function createTask(db: Db, input: NewTask): Promise<CreateOutcome> {
       input.ttlMs,
       input.pollIntervalMs,
       input.keepAliveMs,
+      // Created leased is the first claim, in the same commit (NewTask.lease): epoch 1.
+      input.lease?.workerId ?? null,
+      input.lease === undefined ? null : input.now + input.lease.leaseMs,
+      input.lease === undefined ? 0 : 1,
     ]);
     const row = inserted.rows[0];
     if (row === undefined) throw new TerminusError('invalid_argument', `task id ${input.id} already exists`);

@@ -8,17 +8,23 @@ import { insertKey, selectKey, selectTask } from './keys.js';
 
 const INSERT_TASK = `
 INSERT INTO tasks (id, owner, tool, args, request_digest, submission_key, wire, status, status_message,
-                   created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms)
+                   created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms,
+                   lease_owner, lease_expires_at, epoch)
 VALUES (@id, @owner, @tool, @args, @requestDigest, @submissionKey, @wire, 'working', @statusMessage,
-        @now, @now, @ttlMs, @pollIntervalMs, @keepAliveMs)
+        @now, @now, @ttlMs, @pollIntervalMs, @keepAliveMs, @leaseOwner, @leaseExpiresAt, @epoch)
 RETURNING *`;
 
 function insertTask(db: Database, input: NewTask): TaskRecord {
   try {
+    const { lease, ...fields } = input;
     const row = statement(db, INSERT_TASK).get({
-      ...input,
+      ...fields,
       args: json(input.args) ?? '{}',
       statusMessage: input.statusMessage ?? null,
+      // Created leased is the first claim, in the same commit (NewTask.lease): epoch 1.
+      leaseOwner: lease?.workerId ?? null,
+      leaseExpiresAt: lease === undefined ? null : input.now + lease.leaseMs,
+      epoch: lease === undefined ? 0 : 1,
     }) as TaskRow;
     return toRecord(row);
   } catch (error) {

@@ -1,6 +1,10 @@
 import type { Tables } from '../db.js';
 import type { Migration } from '../migrate.js';
 import { sql as init } from './001_init.js';
+import { sql as claimOrder } from './002_claim_order.js';
 
 /** The task store's migrations (component `tasks`). */
-export const MIGRATIONS: readonly Migration<Tables>[] = [{ id: 1, name: '001_init', sql: init }];
+export const MIGRATIONS: readonly Migration<Tables>[] = [
+  { id: 1, name: '001_init', sql: init },
+  { id: 2, name: '002_claim_order', sql: claimOrder },
+];

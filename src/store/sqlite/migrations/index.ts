@@ -1,4 +1,5 @@
 import { sql as init } from './001_init.js';
+import { sql as claimOrder } from './002_claim_order.js';
 
 export interface Migration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add the next. */
@@ -7,4 +8,7 @@ export interface Migration {
   readonly sql: string;
 }
 
-export const MIGRATIONS: readonly Migration[] = [{ id: 1, name: '001_init', sql: init }];
+export const MIGRATIONS: readonly Migration[] = [
+  { id: 1, name: '001_init', sql: init },
+  { id: 2, name: '002_claim_order', sql: claimOrder },
+];

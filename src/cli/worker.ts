@@ -1,0 +1,91 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { systemClock, systemIds, systemRandom } from '../core/system.js';
+import { createEngine } from '../runner/engine.js';
+import type { TaskToolDefinition } from '../runner/tool.js';
+import { clusterTools } from '../tools/cluster/index.js';
+import { conformanceTools } from '../tools/conformance/index.js';
+import { demoTools } from '../tools/demo/index.js';
+import { defaultNodeId, openStoreOrExit } from './open-store.js';
+import { stderrLogger } from './serve.js';
+
+interface WorkerFlags {
+  readonly db: string;
+  readonly nodeId: string;
+  readonly pgSchema?: string;
+  readonly fixtures?: 'conformance' | 'cluster';
+  readonly verbose: boolean;
+}
+
+/**
+ * `terminus worker`: only the runner (claims, handlers, heartbeats, TTL sweep) on the store a
+ * `terminus serve --no-runner` answers from, so handlers run off the serving process's event loop.
+ * Nothing crosses between them but the store: a worker learns of a cancel or an input reply from
+ * its heartbeat's read of the task (every lease / 3, 3.3 s by default; PostgreSQL NOTIFY makes it
+ * immediate), a dead worker's tasks are re-claimed at epoch + 1 once its lease expires (10 s).
+ * stdout carries one line once it runs; logs go to stderr.
+ */
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('Run the durable tools of a store (no serving): pair with `terminus serve --no-runner`')
+    .option(
+      '--db <file|url>',
+      'SQLite database file, or postgres:// URL (the one the server uses)',
+      './.terminus/terminus.db',
+    )
+    .option('--node-id <id>', 'this worker: lease owner (unique per process)', defaultNodeId())
+    .option('--pg-schema <name>', 'PostgreSQL schema of the tables (the server’s)')
+    .addOption(
+      new Option('--fixtures <set>', 'run a fixture tool set instead of the demo tools (the server’s)').choices([
+        'conformance',
+        'cluster',
+      ]),
+    )
+    .option('--verbose', 'debug logs on stderr', false)
+    .action((flags: WorkerFlags) => work(flags));
+}
+
+async function work(flags: WorkerFlags): Promise<void> {
+  const logger = stderrLogger(flags.verbose);
+  const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
+  // The same tool sets as `terminus serve` picks: a worker runs what the server accepts.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
+  let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });
+  if (flags.fixtures === 'conformance') tools = conformanceTools;
+  if (flags.fixtures === 'cluster') tools = clusterTools({ dataDir: opened.dataDir });
+  const engine = createEngine({
+    store: opened.store,
+    events: opened.events,
+    nodeId: flags.nodeId,
+    tools,
+    clock: systemClock,
+    ids: systemIds,
+    random: systemRandom,
+    logger,
+  });
+  engine.start();
+  process.stdout.write(`terminus worker ${flags.nodeId} running ${tools.length} tools (db ${opened.label})\n`);
+
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) {
+      logger.warn(`second ${signal}: exiting now`);
+      process.exit(1);
+    }
+    stopping = true;
+    logger.info(`${signal}: stopping (running tasks are released and resume on the next claim)`);
+    engine
+      .stop()
+      .then(() => opened.close())
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          logger.error('shutdown failed', { error: String(error) });
+          process.exit(1);
+        },
+      );
+  };
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
