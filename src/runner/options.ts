@@ -36,6 +36,12 @@ export interface EngineOptions {
   readonly maxTtlMs?: number;
   /** Poll interval suggested to clients when the tool names none. 1000 ms. */
   readonly defaultPollIntervalMs?: number;
+  /**
+   * Runs (claims) a task may have; a task claimed again after this many runs ended without an
+   * outcome (each crashed or could not record it) fails with the reason instead of running again.
+   * 50: a node restarted 50 times during one task is not a deployment, it is a loop.
+   */
+  readonly maxAttempts?: number;
 }
 
 /** The options with every default applied. */
@@ -56,6 +62,7 @@ export interface EngineSettings {
   readonly defaultTtlMs: number;
   readonly maxTtlMs: number | undefined;
   readonly defaultPollIntervalMs: number;
+  readonly maxAttempts: number;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -81,6 +88,7 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
     maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
     defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
+    maxAttempts: positive('maxAttempts', options.maxAttempts ?? 50),
   };
 }
 

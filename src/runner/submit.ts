@@ -1,5 +1,6 @@
 import { TerminusError } from '../core/errors.js';
 import { requestDigest } from '../core/digest.js';
+import { MAX_RETENTION_MS } from '../core/task.js';
 import type { CreateOutcome } from '../store/port.js';
 import { findTool, parseArgs } from './arguments.js';
 import type { SubmitCommand } from './engine-port.js';
@@ -51,16 +52,21 @@ export function effectiveTtl(
   const max = caps.length === 0 ? null : Math.min(...caps);
   const wanted = requested === undefined ? (tool.ttlMs === undefined ? settings.defaultTtlMs : tool.ttlMs) : requested;
   if (wanted === null) return max;
-  return max === null ? wanted : Math.min(wanted, max);
+  // Clamped, never refused: the server chooses the retention (T-34) and reports it back.
+  return Math.floor(Math.min(wanted, max ?? MAX_RETENTION_MS, MAX_RETENTION_MS));
 }
 
 function effectiveKeepAlive(settings: Pick<EngineSettings, 'maxTtlMs'>, requested: number): number {
   duration('keepAlive', requested);
-  return settings.maxTtlMs === undefined ? requested : Math.min(requested, settings.maxTtlMs);
+  // SEP-1391's answer carries the keepAlive the server chose, so clamping is allowed there too.
+  return Math.floor(Math.min(requested, settings.maxTtlMs ?? MAX_RETENTION_MS, MAX_RETENTION_MS));
 }
 
+/** Any non-negative number is accepted (a huge one is clamped); a fraction is rounded down. */
 function duration(name: string, value: number): void {
-  if (!Number.isFinite(value) || value < 0) {
-    throw new TerminusError('invalid_argument', `${name} must be a non-negative number of milliseconds, got ${value}`);
+  if (Number.isNaN(value) || value < 0) {
+    throw new TerminusError('invalid_argument', `${name} must be a non-negative number of milliseconds, got ${value}`, {
+      details: { field: name },
+    });
   }
 }
