@@ -42,6 +42,8 @@ export interface EngineOptions {
    * 50: a node restarted 50 times during one task is not a deployment, it is a loop.
    */
   readonly maxAttempts?: number;
+  /** Largest `arguments` (as JSON, in bytes) a call may send; larger is `invalid_argument`. 1 MiB. */
+  readonly maxArgumentBytes?: number;
 }
 
 /** The options with every default applied. */
@@ -63,6 +65,7 @@ export interface EngineSettings {
   readonly maxTtlMs: number | undefined;
   readonly defaultPollIntervalMs: number;
   readonly maxAttempts: number;
+  readonly maxArgumentBytes: number;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -89,6 +92,7 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
     defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 50),
+    maxArgumentBytes: positive('maxArgumentBytes', options.maxArgumentBytes ?? 1024 * 1024),
   };
 }
 

@@ -2,7 +2,7 @@ import { TerminusError } from '../core/errors.js';
 import { requestDigest } from '../core/digest.js';
 import { MAX_RETENTION_MS } from '../core/task.js';
 import type { CreateOutcome } from '../store/port.js';
-import { findTool, parseArgs } from './arguments.js';
+import { checkArgumentSize, findTool, parseArgs } from './arguments.js';
 import type { SubmitCommand } from './engine-port.js';
 import type { EngineSettings } from './options.js';
 import type { TaskToolDefinition } from './tool.js';
@@ -18,15 +18,21 @@ export async function submitTask(settings: EngineSettings, command: SubmitComman
       details: { tool: tool.name },
     });
   }
-  parseArgs(tool, command.args);
+  checkArgumentSize(command.args, settings.maxArgumentBytes);
+  const args = parseArgs(tool, command.args);
   const ttlMs = effectiveTtl(settings, tool, command.ttlMs);
   const keepAliveMs = command.keepAliveMs === undefined ? null : effectiveKeepAlive(settings, command.keepAliveMs);
   return settings.store.create({
     id: settings.ids.taskId(),
     owner: command.owner,
     tool: tool.name,
-    // The arguments as sent: the request digest binds a submission key to the client's request.
-    args: command.args,
+    // What the schema accepted (unknown fields stripped, defaults applied): what the handler sees,
+    // and all that is worth keeping (issue 12 item 5).
+    args,
+    // The digest covers the arguments as sent (canonical JSON, so key order does not matter): a
+    // retry repeats its request byte for byte, so it matches even after a deploy changed the
+    // schema's defaults; a request that differs in any field, stripped ones included, is a
+    // different request for its submission key (S5).
     requestDigest: requestDigest(tool.name, command.args),
     submissionKey: command.submissionKey ?? null,
     wire: command.wire,
