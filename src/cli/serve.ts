@@ -22,6 +22,7 @@ interface ServeFlags {
   readonly pgSchema?: string;
   readonly verbose: boolean;
   readonly disableWire: WireName[];
+  readonly fullIntegrityCheck: boolean;
 }
 
 /**
@@ -60,6 +61,7 @@ export function registerServe(program: Command): void {
       collectWire,
       [],
     )
+    .option('--full-integrity-check', 'SQLite: run integrity_check at start instead of quick_check (slower)', false)
     .action((flags: ServeFlags) => serve(flags));
 }
 
@@ -79,7 +81,13 @@ function parsePort(value: string): number {
 
 async function serve(flags: ServeFlags): Promise<void> {
   const logger = stderrLogger(flags.verbose);
-  const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
+  const opened = await openStoreOrExit({
+    db: flags.db,
+    nodeId: flags.nodeId,
+    pgSchema: flags.pgSchema,
+    logger,
+    integrityCheck: flags.fullIntegrityCheck ? 'full' : 'quick',
+  });
   const { store } = opened;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
   let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });

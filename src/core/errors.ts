@@ -17,6 +17,8 @@ export const ERROR_CODES = [
   'wire_disabled',
   'unavailable',
   'internal',
+  /** A store refused to open: its file is not a database, fails its integrity check or lacks tables. */
+  'storage_damaged',
   /** Executor ledger: the record's revision moved since it was loaded; reload and step again. */
   'revision_conflict',
   /** Executor ledger: `acceptTerminal` found a field that does not match the stored operation (C1, C2). */
