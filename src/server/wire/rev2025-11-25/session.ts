@@ -115,9 +115,17 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
       lastSeen: Date.now(),
     };
     session.transport.onclose = session.close;
-    await server.connect(session.transport);
-    cancels.intercept(session.transport);
+    // A refused initialize (400: a malformed request, a bad Accept) never gets a session id; then
+    // nothing of it may outlive the request: the notifier's engine listener would otherwise hold
+    // the SDK server and transport for ever (issue 12 item 4).
+    const discardUnlessOpened = (): void => {
+      if (id !== undefined) return;
+      notifier.close();
+      server.close().catch(() => undefined);
+    };
     try {
+      await server.connect(session.transport);
+      cancels.intercept(session.transport);
       return await session.transport.handleRequest(request, {
         parsedBody,
         ...(authInfo === undefined ? {} : { authInfo }),
@@ -125,6 +133,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     } finally {
       // Idle time counts from the answer: a slow first initialize must not look idle.
       session.lastSeen = Date.now();
+      discardUnlessOpened();
     }
   }
 
