@@ -1,6 +1,7 @@
 import type { WireAdapter } from '../adapter.js';
 import { TASKS_EXTENSION } from './constants.js';
-import { listenPrecheck } from './listen.js';
+import type { ServerLimits } from '../../limits.js';
+import { createListenPrecheck } from './listen.js';
 import { installTaskMethods } from './methods.js';
 
 /**
@@ -9,13 +10,20 @@ import { installTaskMethods } from './methods.js';
  * `terminus/tasks/lookup`. Over HTTP it also serves `subscriptions/listen` streams for `taskIds`
  * (`notifications/tasks`, see `listen.ts`), which the SDK's listen router cannot (reference 5.5).
  */
-export const tasksExtensionWire: WireAdapter = {
-  name: 'mcp-tasks-ext',
-  eras: ['modern'],
-  extensions: { [TASKS_EXTENSION]: {} },
-  install: installTaskMethods,
-  precheck: listenPrecheck,
-};
+export function createTasksExtensionWire(
+  limits?: Pick<ServerLimits, 'maxListenStreams' | 'maxListenStreamsPerCaller'>,
+): WireAdapter {
+  return {
+    name: 'mcp-tasks-ext',
+    eras: ['modern'],
+    extensions: { [TASKS_EXTENSION]: {} },
+    install: installTaskMethods,
+    precheck: createListenPrecheck(limits),
+  };
+}
+
+/** The wire with the default limits (`DEFAULT_LIMITS`). */
+export const tasksExtensionWire: WireAdapter = createTasksExtensionWire();
 
 export { LOOKUP_METHOD, SUBMISSION_KEY_META, TASKS_EXTENSION, INVALID_PARAMS_REASONS } from './constants.js';
 export * as tasksExtCodec from './codec.js';
