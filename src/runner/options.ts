@@ -44,6 +44,16 @@ export interface EngineOptions {
   readonly maxAttempts?: number;
   /** Largest `arguments` (as JSON, in bytes) a call may send; larger is `invalid_argument`. 1 MiB. */
   readonly maxArgumentBytes?: number;
+  /**
+   * Non-terminal tasks one owner may have; one more submit is `resource_exhausted` (T-79). Counted
+   * before the create, so concurrent submits may pass it by the number in flight. 10,000; 0: none.
+   */
+  readonly maxLiveTasksPerOwner?: number;
+  /**
+   * How long a submission-key tombstone (a key `lookupKey` burned, S6) is kept; the sweeper then
+   * deletes it and the key may be used again. 7 days.
+   */
+  readonly keyRetentionMs?: number;
 }
 
 /** The options with every default applied. */
@@ -66,6 +76,8 @@ export interface EngineSettings {
   readonly defaultPollIntervalMs: number;
   readonly maxAttempts: number;
   readonly maxArgumentBytes: number;
+  readonly maxLiveTasksPerOwner: number;
+  readonly keyRetentionMs: number;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -93,11 +105,19 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 50),
     maxArgumentBytes: positive('maxArgumentBytes', options.maxArgumentBytes ?? 1024 * 1024),
+    maxLiveTasksPerOwner: nonNegative('maxLiveTasksPerOwner', options.maxLiveTasksPerOwner ?? 10_000),
+    keyRetentionMs: positive('keyRetentionMs', options.keyRetentionMs ?? 7 * 24 * 3_600_000),
   };
 }
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
   return value;
 }
 

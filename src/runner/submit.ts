@@ -22,6 +22,7 @@ export async function submitTask(settings: EngineSettings, command: SubmitComman
   const args = parseArgs(tool, command.args);
   const ttlMs = effectiveTtl(settings, tool, command.ttlMs);
   const keepAliveMs = command.keepAliveMs === undefined ? null : effectiveKeepAlive(settings, command.keepAliveMs);
+  await checkLiveTasks(settings, command.owner);
   return settings.store.create({
     id: settings.ids.taskId(),
     owner: command.owner,
@@ -75,4 +76,22 @@ function duration(name: string, value: number): void {
       details: { field: name },
     });
   }
+}
+
+/** Seconds a caller at its task cap is told to wait: long enough for some of its tasks to end. */
+const LIVE_CAP_RETRY_MS = 10_000;
+
+async function checkLiveTasks(
+  settings: Pick<EngineSettings, 'store' | 'maxLiveTasksPerOwner'>,
+  owner: string,
+): Promise<void> {
+  const limit = settings.maxLiveTasksPerOwner;
+  if (limit === 0) return;
+  const live = await settings.store.countLive(owner);
+  if (live < limit) return;
+  throw new TerminusError(
+    'resource_exhausted',
+    `This caller has ${live} unfinished tasks (limit ${limit}, maxLiveTasksPerOwner); wait for some to end or cancel them`,
+    { details: { reason: 'too_many_active_tasks', limit, retryAfterMs: LIVE_CAP_RETRY_MS } },
+  );
 }

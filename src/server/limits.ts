@@ -1,3 +1,6 @@
+import { ProtocolError } from '@modelcontextprotocol/server';
+import type { TerminusError } from '../core/errors.js';
+
 /**
  * The limits of one server (issue 12 items 8, 9; reference T-78, T-79): how much any one caller, and
  * all callers together, may hold or ask for. Defaults are far above what one person's clients use
@@ -10,9 +13,9 @@ export interface ServerLimits {
   readonly maxListenStreams: number;
   /** Concurrently open task streams of one caller (principal). 32. */
   readonly maxListenStreamsPerCaller: number;
-  /** Tool calls (task creations and inline runs) per caller per minute; 0 turns the limit off. 600. */
+  /** Tool calls (task creations and inline runs) per caller per minute; 0 turns the limit off. 6000. */
   readonly createsPerMinute: number;
-  /** Status, result, list and lookup reads per caller per minute; 0 turns the limit off. 6000. */
+  /** Status, result, list and lookup reads per caller per minute; 0 turns the limit off. 60,000. */
   readonly pollsPerMinute: number;
 }
 
@@ -20,8 +23,8 @@ export const DEFAULT_LIMITS: ServerLimits = {
   maxSessions: 1000,
   maxListenStreams: 1024,
   maxListenStreamsPerCaller: 32,
-  createsPerMinute: 600,
-  pollsPerMinute: 6000,
+  createsPerMinute: 6000,
+  pollsPerMinute: 60_000,
 };
 
 /**
@@ -71,5 +74,15 @@ export function limitResponse(
       'content-type': 'application/json',
       'retry-after': String(Math.max(1, Math.ceil(refusal.retryAfterMs / 1000))),
     },
+  });
+}
+
+/** The JSON-RPC error for an engine refusal by a limit (`resource_exhausted`), on every MCP wire. */
+export function limitExceeded(error: TerminusError): ProtocolError {
+  const details = error.details ?? {};
+  return new ProtocolError(LIMIT_EXCEEDED_CODE, error.message, {
+    reason: details['reason'],
+    limit: details['limit'],
+    retryAfterMs: details['retryAfterMs'],
   });
 }

@@ -10,7 +10,7 @@ import { finish } from './finish.js';
 import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { getTask, listTasks } from './read.js';
-import { sweepExpired } from './sweep.js';
+import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
 
 export interface PostgresTaskStoreOptions extends ConnectOptions {
@@ -67,6 +67,8 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     finish: (fence, outcome, now) => finish(db, fence, outcome, now),
     release: (fence) => release(db, fence),
     sweepExpired: (now, limit) => sweepExpired(db, now, limit),
+    sweepTombstones: (before, limit) => sweepTombstones(db, before, limit),
+    countLive: (owner) => countLive(db, owner),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -12,7 +12,7 @@ import { lookupKey } from './keys.js';
 import { checkFileHeader, checkIntegrity, checkSchema, preserveDamagedWal } from './integrity.js';
 import { migrate } from './migrate.js';
 import { getTask, listTasks } from './read.js';
-import { sweepExpired } from './sweep.js';
+import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
 
 export interface SqliteTaskStoreOptions {
@@ -95,6 +95,8 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now)),
     release: (fence) => queue.enqueue(() => release(db, fence)),
     sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit)),
+    sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit)),
+    countLive: (owner) => read(() => countLive(db, owner)),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -61,6 +61,14 @@ export function toAipError(error: unknown): AipError {
         'request_id_never_created',
         'requestId was looked up before any operation used it; submit with a new requestId',
       );
+    case 'resource_exhausted': {
+      const reason = error.details?.['reason'];
+      return new AipError(
+        'RESOURCE_EXHAUSTED',
+        typeof reason === 'string' ? reason : 'resource_exhausted',
+        error.message,
+      );
+    }
     case 'wire_disabled':
       return new AipError('FAILED_PRECONDITION', 'wire_disabled', error.message);
     case 'unavailable':

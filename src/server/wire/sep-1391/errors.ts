@@ -1,5 +1,6 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../../core/errors.js';
+import { limitExceeded } from '../../limits.js';
 import { REASONS, type Reason } from './constants.js';
 import type { AsyncStatus } from './encode.js';
 
@@ -54,6 +55,8 @@ export function toProtocolError(error: unknown): Error {
       );
     case 'submission_key_burned':
       return invalidParams('operation.token was queried before any call used it; use a new token', REASONS.tokenBurned);
+    case 'resource_exhausted':
+      return limitExceeded(error);
     case 'wire_disabled':
       return new ProtocolError(INVALID_REQUEST, error.message, { reason: REASONS.wireDisabled });
     default:

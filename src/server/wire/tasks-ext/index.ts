@@ -1,6 +1,7 @@
 import type { WireAdapter } from '../adapter.js';
 import { TASKS_EXTENSION } from './constants.js';
-import type { ServerLimits } from '../../limits.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../../limits.js';
+import { CallerRates } from '../../rate-limit.js';
 import { createListenPrecheck } from './listen.js';
 import { installTaskMethods } from './methods.js';
 
@@ -11,14 +12,18 @@ import { installTaskMethods } from './methods.js';
  * (`notifications/tasks`, see `listen.ts`), which the SDK's listen router cannot (reference 5.5).
  */
 export function createTasksExtensionWire(
-  limits?: Pick<ServerLimits, 'maxListenStreams' | 'maxListenStreamsPerCaller'>,
+  limits: ServerLimits = DEFAULT_LIMITS,
+  rates: CallerRates = new CallerRates(limits),
 ): WireAdapter {
+  const listen = createListenPrecheck(limits);
   return {
     name: 'mcp-tasks-ext',
     eras: ['modern'],
     extensions: { [TASKS_EXTENSION]: {} },
     install: installTaskMethods,
-    precheck: createListenPrecheck(limits),
+    // Every raw JSON-RPC request over HTTP passes here first, whatever its wire: the rate limits
+    // (T-78) of tool calls and task reads are checked once for all of them.
+    precheck: (message, context) => rates.precheck(message, context.authInfo) ?? listen(message, context),
   };
 }
 
