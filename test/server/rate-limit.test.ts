@@ -6,6 +6,7 @@ import { createTerminusServer } from '../../src/server/terminus-server.js';
 import { createWireRegistry } from '../../src/server/wire/registry.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import { conformanceTools } from '../../src/tools/conformance/index.js';
+import { killAll, MAIN, start as startChild, tempDir, tsNode } from '../cli/helpers.js';
 import { aip, ALICE, authenticate, BOB, LegacySession } from '../wires/helpers.js';
 import { EXT, PROTOCOL, rpc } from './helpers.js';
 
@@ -18,6 +19,7 @@ let close: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await close?.();
   close = undefined;
+  killAll();
 });
 
 async function start(limits: Partial<ServerLimits>, engineOptions: Partial<EngineOptions> = {}) {
@@ -117,5 +119,25 @@ describe('rate limits per caller (issue 12 item 9, T-78)', () => {
       data: { reason: 'too_many_active_tasks', limit: 1, retryAfterMs: expect.any(Number) },
     });
     expect((await call(url, BOB)).result?.resultType).toBe('task');
+  });
+});
+
+describe('terminus serve limit flags', () => {
+  test('--creates-per-minute 1: the second tool call of a caller is 429 with Retry-After', async () => {
+    const dir = tempDir('terminus-limits-cli-');
+    try {
+      const db = `${dir.path}/t.db`;
+      const args = ['serve', '--port', '0', '--db', db, '--fixtures', 'conformance', '--creates-per-minute', '1'];
+      const child = startChild(tsNode(MAIN, ...args), { cwd: dir.path });
+      const line = await child.waitFor(/terminus listening on (\S+)/, 'stdout');
+      const url = /terminus listening on (\S+)/.exec(line)?.[1] ?? '';
+      expect((await call(url, 'anonymous')).result?.resultType).toBe('task');
+      const refused = await rawCall(url, 'anonymous');
+      expect(refused.status).toBe(429);
+      expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      killAll();
+      dir.remove();
+    }
   });
 });
