@@ -174,7 +174,9 @@ async function serve(flags: ServeFlags): Promise<void> {
 
   let close: () => Promise<void>;
   if (flags.stdio) {
-    const stdio = server.serveStdio();
+    const stdio = server.serveStdio({
+      limits: { createsPerMinute: flags.createsPerMinute, pollsPerMinute: flags.pollsPerMinute },
+    });
     close = () => stdio.close();
     logger.info(`terminus serving stdio (db ${opened.label})`);
   } else {

@@ -1,6 +1,6 @@
-import type { AuthInfo } from '@modelcontextprotocol/server';
+import type { AuthInfo, Transport } from '@modelcontextprotocol/server';
 import type { HttpRoute } from './http/routes.js';
-import { limitResponse, type ServerLimits } from './limits.js';
+import { LIMIT_EXCEEDED_CODE, limitResponse, type ServerLimits } from './limits.js';
 import { ERROR_DOMAIN, ERROR_INFO_TYPE } from './wire/aip-151/constants.js';
 import { ownerOf } from './owner.js';
 import type { RawRpcMessage } from './wire/adapter.js';
@@ -78,17 +78,58 @@ export class CallerRates {
     if (limits.pollsPerMinute > 0) this.#limiters.polls = new RateLimiter(limits.pollsPerMinute, now);
   }
 
-  /** undefined: go; else a 429 answer naming the limit, with `Retry-After`. */
-  check(kind: RateKind, caller: string, id: unknown, respond: RespondLimited = limitResponse): Response | undefined {
+  /** undefined: go; else the refusal, naming the limit and the wait. */
+  refusal(kind: RateKind, caller: string): Refusal | undefined {
     const wait = this.#limiters[kind]?.take(caller) ?? 0;
     if (wait === 0) return undefined;
     const limit = kind === 'creates' ? this.#limits.createsPerMinute : this.#limits.pollsPerMinute;
     const flag = kind === 'creates' ? '--creates-per-minute' : '--polls-per-minute';
-    return respond(id, 429, {
+    return {
       reason: 'rate_limited',
       message: `Too many ${kind === 'creates' ? 'tool calls' : 'task reads'} from this caller (limit ${limit} a minute, ${flag}); retry after ${wait} ms`,
       limit,
       retryAfterMs: wait,
+    };
+  }
+
+  /** undefined: go; else a 429 answer naming the limit, with `Retry-After`. */
+  check(kind: RateKind, caller: string, id: unknown, respond: RespondLimited = limitResponse): Response | undefined {
+    const refused = this.refusal(kind, caller);
+    return refused === undefined ? undefined : respond(id, 429, refused);
+  }
+
+  /**
+   * stdio has no HTTP status: a refused request is answered on the transport itself with the
+   * JSON-RPC error `-32029` whose `data.retryAfterMs` carries the delay, and never reaches the SDK.
+   * The one stdio client is one caller.
+   */
+  gateTransport<T extends Transport>(inner: T, caller = 'stdio'): T {
+    const refusal = (kind: RateKind): Refusal | undefined => this.refusal(kind, caller);
+    return new Proxy(inner, {
+      get(target, prop) {
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+      set(target, prop, value: unknown) {
+        if (prop !== 'onmessage' || typeof value !== 'function') return Reflect.set(target, prop, value, target);
+        const handler = value as NonNullable<Transport['onmessage']>;
+        target.onmessage = (message, extra) => {
+          const { id, method } = message as { id?: unknown; method?: unknown };
+          const kind = typeof method === 'string' && id !== undefined ? RPC_KINDS[method] : undefined;
+          const refused = kind === undefined ? undefined : refusal(kind);
+          if (refused === undefined) {
+            handler(message, extra);
+            return;
+          }
+          const error = {
+            code: LIMIT_EXCEEDED_CODE,
+            message: refused.message,
+            data: { reason: refused.reason, limit: refused.limit, retryAfterMs: refused.retryAfterMs },
+          };
+          target.send({ jsonrpc: '2.0', id: id as string | number, error }).catch(() => undefined);
+        };
+        return true;
+      },
     });
   }
 
@@ -118,6 +159,7 @@ export class CallerRates {
 }
 
 type RespondLimited = typeof limitResponse;
+type Refusal = Parameters<RespondLimited>[2];
 
 function callerOf(authInfo: AuthInfo | undefined): string {
   return ownerOf(authInfo === undefined ? {} : { http: { authInfo } }, 'http');

@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, test } from 'vitest';
 import { systemClock, systemIds } from '../../src/core/system.js';
 import { createEngine, type EngineOptions } from '../../src/runner/engine.js';
@@ -6,7 +8,7 @@ import { createTerminusServer } from '../../src/server/terminus-server.js';
 import { createWireRegistry } from '../../src/server/wire/registry.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import { conformanceTools } from '../../src/tools/conformance/index.js';
-import { killAll, MAIN, start as startChild, tempDir, tsNode } from '../cli/helpers.js';
+import { killAll, MAIN, ROOT, start as startChild, tempDir, tsNode } from '../cli/helpers.js';
 import { aip, ALICE, authenticate, BOB, LegacySession } from '../wires/helpers.js';
 import { EXT, PROTOCOL, rpc } from './helpers.js';
 
@@ -137,6 +139,42 @@ describe('terminus serve limit flags', () => {
       expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
     } finally {
       killAll();
+      dir.remove();
+    }
+  });
+});
+
+describe('stdio rate limit', () => {
+  test('terminus serve --stdio --creates-per-minute 2: the third tool call is -32029 with data.retryAfterMs', async () => {
+    const dir = tempDir('terminus-limits-stdio-');
+    const client = new Client({ name: 'limits', version: '1.0.0' }, { capabilities: {} });
+    try {
+      await client.connect(
+        new StdioClientTransport({
+          command: process.execPath,
+          args: [
+            ...tsNode(MAIN, 'serve', '--stdio', '--fixtures', 'conformance'),
+            ...['--db', `${dir.path}/s.db`, '--creates-per-minute', '2'],
+          ],
+          cwd: ROOT,
+          stderr: 'ignore',
+        }),
+      );
+      for (let i = 0; i < 2; i++) {
+        const result = await client.callTool({ name: 'greet', arguments: { name: 'x' } });
+        expect(result.isError).toBeFalsy();
+      }
+      const refused = await client.callTool({ name: 'greet', arguments: { name: 'x' } }).then(
+        () => undefined,
+        (e: unknown) => e as { code?: number; data?: { reason?: string; retryAfterMs?: number } },
+      );
+      expect(refused?.code).toBe(LIMIT_EXCEEDED_CODE);
+      expect(refused?.data).toMatchObject({ reason: 'rate_limited', limit: 2 });
+      expect(refused?.data?.retryAfterMs).toBeGreaterThan(0);
+      // Other methods still work on the same connection.
+      expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+    } finally {
+      await client.close();
       dir.remove();
     }
   });
