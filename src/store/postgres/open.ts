@@ -10,6 +10,7 @@ import { finish } from './finish.js';
 import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { getTask, listTasks } from './read.js';
+import { checkSchema } from './schema-check.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
 
@@ -47,6 +48,7 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
   try {
     const { version } = await checkServer(connection);
     const applied = await migrate(db, 'tasks', MIGRATIONS, (options.clock ?? systemClock).now());
+    await checkSchema(db, options.schema ?? 'terminus');
     options.logger?.info('postgres task store ready', { target: connection.target, version, applied });
   } catch (error) {
     if (connection.owned) await connection.pool.end().catch(() => undefined);
