@@ -18,6 +18,14 @@ const FINISH_ATTEMPTS = 5;
 /** JSON-RPC "internal error": what a task whose outcome could not be stored fails with. */
 const UNRECORDABLE_CODE = -32603;
 
+/** NaN and Infinity have no JSON form: stored, they would become `null` and break every wire's encoder. */
+export function checkProgress(done: number, total: number | undefined): void {
+  if (Number.isFinite(done) && (total === undefined || Number.isFinite(total))) return;
+  throw new TerminusError('invalid_argument', `progress(done, total) takes finite numbers, got (${done}, ${total})`, {
+    details: { field: 'progress' },
+  });
+}
+
 function messageOf(error: unknown): string {
   const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
   return `${error instanceof Error ? error.message : String(error)}${cause}`;
@@ -141,6 +149,7 @@ export class Execution {
   }
 
   async #progress(done: number, total?: number, message?: string): Promise<void> {
+    checkProgress(done, total);
     const progress: Progress = {
       done,
       ...(total === undefined ? {} : { total }),

@@ -2,6 +2,7 @@ import { TerminusError } from '../core/errors.js';
 import type { Ids, Logger } from '../core/ports.js';
 import { checkArgumentSize, findTool, parseArgs } from './arguments.js';
 import type { InlineCommand, InlineOutcome } from './engine-port.js';
+import { checkProgress } from './execution.js';
 import { withFields } from './logger.js';
 import { settle, toOutcome } from './outcome.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
@@ -39,6 +40,7 @@ export async function runInline(
     lastCheckpoint: undefined,
     logger: withFields(settings.logger, { taskId, tool: tool.name }),
     progress: async (done, total, message) => {
+      checkProgress(done, total);
       command.onProgress?.({
         done,
         ...(total === undefined ? {} : { total }),

@@ -111,6 +111,31 @@ describe('an outcome that cannot be recorded (issue 12 item 3, SQLite)', () => {
     }
   });
 
+  test('progress with NaN or Infinity is refused to the handler, and nothing unreadable is stored', async () => {
+    const refusals: unknown[] = [];
+    const engine = engineFor(store, [
+      tool('p', async (_args, ctx) => {
+        for (const [done, total] of [
+          [Number.NaN, 1],
+          [1, Number.POSITIVE_INFINITY],
+        ] as const) {
+          await ctx.progress(done, total).catch((e: unknown) => refusals.push(e));
+        }
+        await ctx.progress(1, 2);
+        return text('ok');
+      }),
+    ]);
+    engine.start();
+    try {
+      const { task } = await engine.submit({ owner: OWNER, tool: 'p', args: {}, wire: 'mcp-tasks-ext' });
+      expect(await settled(task.id)).toMatchObject({ status: 'completed', progress: { done: 1, total: 2 } });
+      expect(refusals).toHaveLength(2);
+      expect(refusals[0]).toMatchObject({ code: 'invalid_argument', details: { field: 'progress' } });
+    } finally {
+      await engine.stop();
+    }
+  });
+
   test('a task whose runs all ended without an outcome fails at maxAttempts instead of running again', async () => {
     const { task } = await store.create({
       id: 'crash-looper',
