@@ -37,6 +37,8 @@ export class ListenHub {
   readonly #watched = new Map<string, Watched>();
   readonly #byTask = new Map<string, Set<Watched>>();
   readonly #perCaller = new Map<string, number>();
+  /** The entries each stream watches, so leaving costs its own watches, not every stream's. */
+  readonly #ofStream = new WeakMap<ListenStream, Set<string>>();
   #open = 0;
   #unsubscribe: (() => void) | null = null;
   #poll: NodeJS.Timeout | null = null;
@@ -81,6 +83,9 @@ export class ListenHub {
         this.#byTask.set(taskId, forTask);
       }
       entry.streams.add(stream);
+      const keys = this.#ofStream.get(stream) ?? new Set<string>();
+      keys.add(key);
+      this.#ofStream.set(stream, keys);
       this.#read(entry);
     }
     this.#arm();
@@ -88,13 +93,15 @@ export class ListenHub {
 
   /** The stream ended: forgets its watches and gives its slot back. */
   leave(stream: ListenStream): void {
-    for (const [key, entry] of this.#watched) {
-      if (!entry.streams.delete(stream) || entry.streams.size > 0) continue;
+    for (const key of this.#ofStream.get(stream) ?? []) {
+      const entry = this.#watched.get(key);
+      if (entry === undefined || !entry.streams.delete(stream) || entry.streams.size > 0) continue;
       this.#watched.delete(key);
       const forTask = this.#byTask.get(entry.taskId);
       forTask?.delete(entry);
       if (forTask?.size === 0) this.#byTask.delete(entry.taskId);
     }
+    this.#ofStream.delete(stream);
     const mine = (this.#perCaller.get(stream.owner) ?? 1) - 1;
     if (mine <= 0) this.#perCaller.delete(stream.owner);
     else this.#perCaller.set(stream.owner, mine);
