@@ -17,6 +17,8 @@ export interface StoreChoice {
   /** PostgreSQL schema of the tables; every node of one deployment MUST use the same. */
   readonly pgSchema?: string;
   readonly logger: Logger;
+  /** SQLite: `'full'` runs `integrity_check` at open instead of `quick_check`. */
+  readonly integrityCheck?: 'quick' | 'full';
 }
 
 /** An open store with what goes with it. */
@@ -62,7 +64,11 @@ export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
     );
   }
   await mkdir(dirname(db), { recursive: true });
-  const store = await openSqliteTaskStore({ path: db });
+  const store = await openSqliteTaskStore({
+    path: db,
+    logger: choice.logger,
+    integrityCheck: choice.integrityCheck ?? 'quick',
+  });
   return { store, events: undefined, dataDir: `${dirname(db)}/data`, label: db, close: () => store.close() };
 }
 

@@ -6,6 +6,7 @@ import type { TaskToolDefinition } from '../runner/tool.js';
 import type { Preflight } from '../server/preflight.js';
 import { createTerminusServer } from '../server/terminus-server.js';
 import { serveAuth, type AuthFlags } from './serve-auth.js';
+import { DEFAULT_LIMITS } from '../server/limits.js';
 import { createWireRegistry, parseWireName } from '../server/wire/registry.js';
 import type { WireName } from '../core/task.js';
 import { clusterTools } from '../tools/cluster/index.js';
@@ -26,6 +27,16 @@ interface ServeFlags extends AuthFlags {
   readonly allowedOrigin: string[];
   /** false with --no-runner: serve only; `terminus worker` processes run the tools. */
   readonly runner: boolean;
+  readonly fullIntegrityCheck: boolean;
+  readonly maxSessions: number;
+  readonly maxListenStreams: number;
+  readonly maxListenStreamsPerCaller: number;
+  readonly createsPerMinute: number;
+  readonly pollsPerMinute: number;
+  readonly maxLiveTasks: number;
+  readonly keyRetentionDays: number;
+  readonly maxArgumentBytes: number;
+  readonly maxAttempts: number;
 }
 
 /**
@@ -75,6 +86,31 @@ export function registerServe(program: Command): void {
       [],
     )
     .option('--no-runner', 'serve only: run no tools here (start `terminus worker` processes on the same --db)')
+    .option('--full-integrity-check', 'SQLite: run integrity_check at start instead of quick_check (slower)', false)
+    .option('--max-sessions <n>', 'open 2025-11-25 HTTP sessions at once', count, DEFAULT_LIMITS.maxSessions)
+    .option('--max-listen-streams <n>', 'open task listen streams, all callers', count, DEFAULT_LIMITS.maxListenStreams)
+    .option(
+      '--max-listen-streams-per-caller <n>',
+      'open task listen streams of one caller',
+      count,
+      DEFAULT_LIMITS.maxListenStreamsPerCaller,
+    )
+    .option(
+      '--creates-per-minute <n>',
+      'tool calls per caller per minute (0: no limit)',
+      count,
+      DEFAULT_LIMITS.createsPerMinute,
+    )
+    .option(
+      '--polls-per-minute <n>',
+      'task reads per caller per minute (0: no limit)',
+      count,
+      DEFAULT_LIMITS.pollsPerMinute,
+    )
+    .option('--max-live-tasks <n>', 'unfinished tasks per caller (0: no limit)', count, 10_000)
+    .option('--key-retention-days <n>', 'days a looked-up, never-used submission key stays burned', count, 7)
+    .option('--max-argument-bytes <n>', 'largest tool call arguments, as JSON bytes', count, 1024 * 1024)
+    .option('--max-attempts <n>', 'runs of one task without an outcome before it fails', count, 50)
     .action((flags: ServeFlags) => serve(flags));
 }
 
@@ -84,6 +120,12 @@ function collectWire(value: string, previous: WireName[]): WireName[] {
   } catch (error) {
     throw new InvalidArgumentError((error as Error).message);
   }
+}
+
+function count(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('not a non-negative integer');
+  return n;
 }
 
 function parsePort(value: string): number {
@@ -96,7 +138,13 @@ async function serve(flags: ServeFlags): Promise<void> {
   const logger = stderrLogger(flags.verbose);
   // Before the store opens: a bad tokens file or JWKS is one line and exit 2, nothing started.
   const authenticate = await serveAuth(flags, { host: flags.host, stdio: flags.stdio, logger });
-  const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
+  const opened = await openStoreOrExit({
+    db: flags.db,
+    nodeId: flags.nodeId,
+    pgSchema: flags.pgSchema,
+    logger,
+    integrityCheck: flags.fullIntegrityCheck ? 'full' : 'quick',
+  });
   const { store } = opened;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
   let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });
@@ -115,10 +163,23 @@ async function serve(flags: ServeFlags): Promise<void> {
     ids: systemIds,
     random: systemRandom,
     logger,
+    maxLiveTasksPerOwner: flags.maxLiveTasks,
+    keyRetentionMs: Math.max(1, flags.keyRetentionDays) * 86_400_000,
+    maxArgumentBytes: Math.max(1, flags.maxArgumentBytes),
+    maxAttempts: Math.max(1, flags.maxAttempts),
   });
   if (flags.runner) engine.start();
   // Every wire is served; disabled ones only refuse new submissions (seed 002).
-  const wires = createWireRegistry({ disabled: flags.disableWire });
+  const wires = createWireRegistry({
+    disabled: flags.disableWire,
+    limits: {
+      maxSessions: flags.maxSessions,
+      maxListenStreams: flags.maxListenStreams,
+      maxListenStreamsPerCaller: flags.maxListenStreamsPerCaller,
+      createsPerMinute: flags.createsPerMinute,
+      pollsPerMinute: flags.pollsPerMinute,
+    },
+  });
   const server = createTerminusServer({
     engine: wires.guard(engine),
     wires: wires.adapters,
@@ -130,7 +191,9 @@ async function serve(flags: ServeFlags): Promise<void> {
 
   let close: () => Promise<void>;
   if (flags.stdio) {
-    const stdio = server.serveStdio();
+    const stdio = server.serveStdio({
+      limits: { createsPerMinute: flags.createsPerMinute, pollsPerMinute: flags.pollsPerMinute },
+    });
     close = () => stdio.close();
     logger.info(`terminus serving stdio (db ${opened.label})`);
   } else {

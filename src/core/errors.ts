@@ -21,6 +21,10 @@ export const ERROR_CODES = [
   'wire_disabled',
   'unavailable',
   'internal',
+  /** A store refused to open: its file is not a database, fails its integrity check or lacks tables. */
+  'storage_damaged',
+  /** A limit refused the request (rate, tasks per caller); `details`: reason, limit, retryAfterMs. */
+  'resource_exhausted',
   /** Executor ledger: the record's revision moved since it was loaded; reload and step again. */
   'revision_conflict',
   /** Executor ledger: `acceptTerminal` found a field that does not match the stored operation (C1, C2). */
@@ -30,7 +34,7 @@ export const ERROR_CODES = [
 ] as const;
 export type ErrorCode = (typeof ERROR_CODES)[number];
 
-const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['unavailable']);
+const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['unavailable', 'resource_exhausted']);
 
 export class TerminusError extends Error {
   readonly code: ErrorCode;

@@ -90,17 +90,32 @@ export interface TaskRecord {
   readonly lateOutcome: LateOutcome | null;
 }
 
-/** The instant after which a task may be swept and answers "not found" (S7). */
+/**
+ * The longest retention (`ttl`, `keepAlive`) a task can get: 100 years. The engine clamps every
+ * requested one to it (the wires let a server choose a shorter retention than asked, T-34), so that
+ * `createdAt + ttl` stays an exact integer (below 2^53) that every store's integer column holds.
+ */
+export const MAX_RETENTION_MS = 100 * 365 * 24 * 3_600_000;
+
+/**
+ * The instant after which a task may be swept and answers "not found" (S7). Saturates at
+ * `Number.MAX_SAFE_INTEGER` ("never", in practice), so a retention stored before the engine clamped
+ * it cannot make the terminal write unrecordable.
+ */
 export function expiresAt(task: TaskRecord): number | null {
   if (task.keepAliveMs !== null) {
-    return task.terminalAt === null ? null : task.terminalAt + task.keepAliveMs;
+    return task.terminalAt === null ? null : saturated(task.terminalAt + task.keepAliveMs);
   }
   if (task.ttlMs === null) return null;
   const byTtl = task.createdAt + task.ttlMs;
   // A working task outlives its TTL; once terminal it stays readable until the TTL or, if the TTL
   // passed while it worked, for one more poll interval-ish grace of 60 s so its result can be read.
   if (task.terminalAt === null) return null;
-  return Math.max(byTtl, task.terminalAt + 60_000);
+  return saturated(Math.max(byTtl, task.terminalAt + 60_000));
+}
+
+function saturated(at: number): number {
+  return Math.min(at, Number.MAX_SAFE_INTEGER);
 }
 
 export function isExpired(task: TaskRecord, now: number): boolean {

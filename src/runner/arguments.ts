@@ -28,3 +28,20 @@ export function parseArgs(tool: TaskToolDefinition, args: unknown): Record<strin
     details: { tool: tool.name, issues },
   });
 }
+
+/**
+ * Refuses arguments whose JSON is larger than `maxBytes` (`invalid_argument`, -32602 at the edge),
+ * before the schema or the store sees them: a stored task keeps its arguments for its whole
+ * retention, so their size is a per-task cost every caller could otherwise choose.
+ */
+export function checkArgumentSize(args: unknown, maxBytes: number): void {
+  const bytes = Buffer.byteLength(JSON.stringify(args) ?? '', 'utf8');
+  if (bytes <= maxBytes) return;
+  throw new TerminusError(
+    'invalid_argument',
+    `arguments are ${bytes} bytes of JSON; the limit is ${maxBytes} (maxArgumentBytes)`,
+    {
+      details: { field: 'arguments', bytes, limit: maxBytes },
+    },
+  );
+}

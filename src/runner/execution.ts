@@ -15,6 +15,26 @@ import { ToolRpcError, type TaskContext, type TaskToolDefinition } from './tool.
 /** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
 const FINISH_ATTEMPTS = 5;
 
+/** JSON-RPC "internal error": what a task whose outcome could not be stored fails with. */
+const UNRECORDABLE_CODE = -32603;
+
+/** NaN and Infinity have no JSON form: stored, they would become `null` and break every wire's encoder. */
+export function checkProgress(done: number, total: number | undefined): void {
+  if (Number.isFinite(done) && (total === undefined || Number.isFinite(total))) return;
+  throw new TerminusError('invalid_argument', `progress(done, total) takes finite numbers, got (${done}, ${total})`, {
+    details: { field: 'progress' },
+  });
+}
+
+function messageOf(error: unknown): string {
+  const cause = error instanceof Error && error.cause instanceof Error ? `: ${error.cause.message}` : '';
+  return `${error instanceof Error ? error.message : String(error)}${cause}`;
+}
+
+function unrecordable(reason: string): FinishInput {
+  return { status: 'failed', error: { code: UNRECORDABLE_CODE, message: reason }, statusMessage: reason };
+}
+
 /**
  * One run of a handler for one claim (one epoch): builds its context, heartbeats the lease, aborts
  * the signal on cancel, lease loss or shutdown, and writes the outcome with the claim's fence.
@@ -80,11 +100,19 @@ export class Execution {
       onRecord: (record) => this.#observe(record),
       onLeaseLost: (error) => this.#loseLease(error),
     });
-    const settled = await this.#invoke();
+    const settled = this.#task.epoch > this.#settings.maxAttempts ? null : await this.#invoke();
     beating.abort();
     await heartbeat;
     try {
-      await this.#conclude(settled);
+      if (settled === null) {
+        // Earlier runs all ended without an outcome (a crash or an unrecordable write each time):
+        // running the handler again would loop forever, so the task ends with the reason.
+        const reason = `the task ran ${this.#task.epoch - 1} times (maxAttempts ${this.#settings.maxAttempts}) without recording an outcome`;
+        this.#logger.error('giving up on the task', { reason });
+        await this.#finish(unrecordable(reason));
+      } else {
+        await this.#conclude(settled);
+      }
     } catch (error) {
       this.#logger.error('recording the outcome failed; the task runs again after its lease expires', {
         ...errorFields(error),
@@ -121,6 +149,7 @@ export class Execution {
   }
 
   async #progress(done: number, total?: number, message?: string): Promise<void> {
+    checkProgress(done, total);
     const progress: Progress = {
       done,
       ...(total === undefined ? {} : { total }),
@@ -173,7 +202,25 @@ export class Execution {
       return;
     }
     // A result returned despite a cancel is still written: the store keeps it as lateOutcome (S4).
-    await this.#finish(toFinish(toOutcome(settled)));
+    let input: FinishInput;
+    try {
+      input = toFinish(toOutcome(settled));
+    } catch (error) {
+      // A result that cannot even be digested (a BigInt, a cycle) can never be stored.
+      await this.#finish(unrecordable(`the result could not be serialised: ${messageOf(error)}`));
+      return;
+    }
+    try {
+      await this.#finish(input);
+    } catch (error) {
+      // Retryable (busy, disk full): left to the next run, which may record the real outcome.
+      if (error instanceof TerminusError && error.retryable) throw error;
+      // The store refused this outcome for good (a value it cannot hold): record the reason
+      // instead, so the task ends rather than re-running every lease (issue 12 item 3).
+      const reason = `the outcome could not be recorded: ${messageOf(error)}`;
+      this.#logger.error('recording the outcome failed; ending the task as failed', { reason });
+      await this.#finish(unrecordable(reason));
+    }
   }
 
   async #finish(input: FinishInput): Promise<void> {

@@ -1,7 +1,8 @@
 import { TerminusError } from '../core/errors.js';
 import type { Ids, Logger } from '../core/ports.js';
-import { findTool, parseArgs } from './arguments.js';
+import { checkArgumentSize, findTool, parseArgs } from './arguments.js';
 import type { InlineCommand, InlineOutcome } from './engine-port.js';
+import { checkProgress } from './execution.js';
 import { withFields } from './logger.js';
 import { settle, toOutcome } from './outcome.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
@@ -13,7 +14,12 @@ import type { TaskContext, TaskToolDefinition } from './tool.js';
  * maps as a task's does; an aborted call rejects with the signal's reason instead.
  */
 export async function runInline(
-  settings: { readonly tools: ReadonlyMap<string, TaskToolDefinition>; readonly ids: Ids; readonly logger: Logger },
+  settings: {
+    readonly tools: ReadonlyMap<string, TaskToolDefinition>;
+    readonly ids: Ids;
+    readonly logger: Logger;
+    readonly maxArgumentBytes: number;
+  },
   command: InlineCommand,
 ): Promise<InlineOutcome> {
   const tool = findTool(settings.tools, command.tool);
@@ -22,6 +28,7 @@ export async function runInline(
       details: { tool: tool.name },
     });
   }
+  checkArgumentSize(command.args, settings.maxArgumentBytes);
   const args = parseArgs(tool, command.args);
   command.signal.throwIfAborted();
   const taskId = settings.ids.unique('inline');
@@ -33,6 +40,7 @@ export async function runInline(
     lastCheckpoint: undefined,
     logger: withFields(settings.logger, { taskId, tool: tool.name }),
     progress: async (done, total, message) => {
+      checkProgress(done, total);
       command.onProgress?.({
         done,
         ...(total === undefined ? {} : { total }),

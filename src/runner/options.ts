@@ -36,6 +36,24 @@ export interface EngineOptions {
   readonly maxTtlMs?: number;
   /** Poll interval suggested to clients when the tool names none. 1000 ms. */
   readonly defaultPollIntervalMs?: number;
+  /**
+   * Runs (claims) a task may have; a task claimed again after this many runs ended without an
+   * outcome (each crashed or could not record it) fails with the reason instead of running again.
+   * 50: a node restarted 50 times during one task is not a deployment, it is a loop.
+   */
+  readonly maxAttempts?: number;
+  /** Largest `arguments` (as JSON, in bytes) a call may send; larger is `invalid_argument`. 1 MiB. */
+  readonly maxArgumentBytes?: number;
+  /**
+   * Non-terminal tasks one owner may have; one more submit is `resource_exhausted` (T-79). Counted
+   * before the create, so concurrent submits may pass it by the number in flight. 10,000; 0: none.
+   */
+  readonly maxLiveTasksPerOwner?: number;
+  /**
+   * How long a submission-key tombstone (a key `lookupKey` burned, S6) is kept; the sweeper then
+   * deletes it and the key may be used again. 7 days.
+   */
+  readonly keyRetentionMs?: number;
 }
 
 /** The options with every default applied. */
@@ -56,6 +74,10 @@ export interface EngineSettings {
   readonly defaultTtlMs: number;
   readonly maxTtlMs: number | undefined;
   readonly defaultPollIntervalMs: number;
+  readonly maxAttempts: number;
+  readonly maxArgumentBytes: number;
+  readonly maxLiveTasksPerOwner: number;
+  readonly keyRetentionMs: number;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -81,11 +103,21 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
     maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
     defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
+    maxAttempts: positive('maxAttempts', options.maxAttempts ?? 50),
+    maxArgumentBytes: positive('maxArgumentBytes', options.maxArgumentBytes ?? 1024 * 1024),
+    maxLiveTasksPerOwner: nonNegative('maxLiveTasksPerOwner', options.maxLiveTasksPerOwner ?? 10_000),
+    keyRetentionMs: positive('keyRetentionMs', options.keyRetentionMs ?? 7 * 24 * 3_600_000),
   };
 }
 
 function positive(name: string, value: number): number {
   if (!Number.isFinite(value) || value <= 0) throw new RangeError(`${name} must be a positive number, got ${value}`);
+  return value;
+}
+
+function nonNegative(name: string, value: number): number {
+  if (!Number.isInteger(value) || value < 0)
+    throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
   return value;
 }
 

@@ -1,7 +1,8 @@
 import { TerminusError } from '../core/errors.js';
 import { requestDigest } from '../core/digest.js';
+import { MAX_RETENTION_MS } from '../core/task.js';
 import type { CreateOutcome, NewTaskLease } from '../store/port.js';
-import { findTool, parseArgs } from './arguments.js';
+import { checkArgumentSize, findTool, parseArgs } from './arguments.js';
 import type { SubmitCommand } from './engine-port.js';
 import type { EngineSettings } from './options.js';
 import type { TaskToolDefinition } from './tool.js';
@@ -22,15 +23,22 @@ export async function submitTask(
       details: { tool: tool.name },
     });
   }
-  parseArgs(tool, command.args);
+  checkArgumentSize(command.args, settings.maxArgumentBytes);
+  const args = parseArgs(tool, command.args);
   const ttlMs = effectiveTtl(settings, tool, command.ttlMs);
   const keepAliveMs = command.keepAliveMs === undefined ? null : effectiveKeepAlive(settings, command.keepAliveMs);
+  await checkLiveTasks(settings, command.owner);
   return settings.store.create({
     id: settings.ids.taskId(),
     owner: command.owner,
     tool: tool.name,
-    // The arguments as sent: the request digest binds a submission key to the client's request.
-    args: command.args,
+    // What the schema accepted (unknown fields stripped, defaults applied): what the handler sees,
+    // and all that is worth keeping (issue 12 item 5).
+    args,
+    // The digest covers the arguments as sent (canonical JSON, so key order does not matter): a
+    // retry repeats its request byte for byte, so it matches even after a deploy changed the
+    // schema's defaults; a request that differs in any field, stripped ones included, is a
+    // different request for its submission key (S5).
     requestDigest: requestDigest(tool.name, command.args),
     submissionKey: command.submissionKey ?? null,
     wire: command.wire,
@@ -57,16 +65,39 @@ export function effectiveTtl(
   const max = caps.length === 0 ? null : Math.min(...caps);
   const wanted = requested === undefined ? (tool.ttlMs === undefined ? settings.defaultTtlMs : tool.ttlMs) : requested;
   if (wanted === null) return max;
-  return max === null ? wanted : Math.min(wanted, max);
+  // Clamped, never refused: the server chooses the retention (T-34) and reports it back.
+  return Math.floor(Math.min(wanted, max ?? MAX_RETENTION_MS, MAX_RETENTION_MS));
 }
 
 function effectiveKeepAlive(settings: Pick<EngineSettings, 'maxTtlMs'>, requested: number): number {
   duration('keepAlive', requested);
-  return settings.maxTtlMs === undefined ? requested : Math.min(requested, settings.maxTtlMs);
+  // SEP-1391's answer carries the keepAlive the server chose, so clamping is allowed there too.
+  return Math.floor(Math.min(requested, settings.maxTtlMs ?? MAX_RETENTION_MS, MAX_RETENTION_MS));
 }
 
+/** Any non-negative number is accepted (a huge one is clamped); a fraction is rounded down. */
 function duration(name: string, value: number): void {
-  if (!Number.isFinite(value) || value < 0) {
-    throw new TerminusError('invalid_argument', `${name} must be a non-negative number of milliseconds, got ${value}`);
+  if (Number.isNaN(value) || value < 0) {
+    throw new TerminusError('invalid_argument', `${name} must be a non-negative number of milliseconds, got ${value}`, {
+      details: { field: name },
+    });
   }
+}
+
+/** Seconds a caller at its task cap is told to wait: long enough for some of its tasks to end. */
+const LIVE_CAP_RETRY_MS = 10_000;
+
+async function checkLiveTasks(
+  settings: Pick<EngineSettings, 'store' | 'maxLiveTasksPerOwner'>,
+  owner: string,
+): Promise<void> {
+  const limit = settings.maxLiveTasksPerOwner;
+  if (limit === 0) return;
+  const live = await settings.store.countLive(owner);
+  if (live < limit) return;
+  throw new TerminusError(
+    'resource_exhausted',
+    `This caller has ${live} unfinished tasks (limit ${limit}, maxLiveTasksPerOwner); wait for some to end or cancel them`,
+    { details: { reason: 'too_many_active_tasks', limit, retryAfterMs: LIVE_CAP_RETRY_MS } },
+  );
 }

@@ -7,10 +7,16 @@ const SWEEP_BATCH = 500;
 
 /**
  * Deletes expired tasks every `intervalMs` until `stop` (S7: the store never deletes a working
- * task, so the sweep needs no care of its own). Never rejects.
+ * task, so the sweep needs no care of its own), then the submission-key tombstones older than
+ * `keyRetentionMs` (S6 holds for that long). Never rejects.
  */
 export async function runSweeper(
-  settings: { readonly store: TaskStore; readonly clock: Clock; readonly logger: Logger },
+  settings: {
+    readonly store: TaskStore;
+    readonly clock: Clock;
+    readonly logger: Logger;
+    readonly keyRetentionMs: number;
+  },
   intervalMs: number,
   stop: AbortSignal,
 ): Promise<void> {
@@ -26,6 +32,11 @@ export async function runSweeper(
       while (swept === SWEEP_BATCH && !stop.aborted) {
         swept = await store.sweepExpired(clock.now(), SWEEP_BATCH);
         if (swept > 0) logger.debug('swept expired tasks', { swept });
+      }
+      swept = SWEEP_BATCH;
+      while (swept === SWEEP_BATCH && !stop.aborted) {
+        swept = await store.sweepTombstones(clock.now() - settings.keyRetentionMs, SWEEP_BATCH);
+        if (swept > 0) logger.debug('swept submission-key tombstones', { swept });
       }
     } catch (error) {
       logger.warn('TTL sweep failed', errorFields(error));

@@ -1,11 +1,17 @@
 import { Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
-import { serveStdio as sdkServeStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import {
+  serveStdio as sdkServeStdio,
+  StdioServerTransport,
+  type StdioServerHandle,
+} from '@modelcontextprotocol/server/stdio';
 import { silentLogger, type Logger } from '../core/ports.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
 import { anonymousCapabilities } from './anonymous.js';
 import { callToolInline } from './inline-call.js';
 import { boundedNesting } from './nesting.js';
+import { resolveLimits, type ServerLimits } from './limits.js';
+import { CallerRates } from './rate-limit.js';
 import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
 import { listTools } from './tools-list.js';
@@ -30,6 +36,8 @@ export interface TerminusServerOptions {
 export interface ServeStdioOptions {
   /** Another transport than the process's stdin/stdout (tests, sockets). */
   readonly transport?: Transport;
+  /** Rate limits of the stdio client (-32029 with `data.retryAfterMs`); default `DEFAULT_LIMITS`. */
+  readonly limits?: Partial<Pick<ServerLimits, 'createsPerMinute' | 'pollsPerMinute'>>;
 }
 
 /** An MCP server over a task engine, servable over HTTP and stdio at once. */
@@ -117,7 +125,9 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
       ),
     serveStdio: (stdioOptions = {}) =>
       sdkServeStdio(factory('stdio'), {
-        ...(stdioOptions.transport === undefined ? {} : { transport: stdioOptions.transport }),
+        transport: new CallerRates(resolveLimits(stdioOptions.limits)).gateTransport(
+          stdioOptions.transport ?? new StdioServerTransport(),
+        ),
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       }),
   };

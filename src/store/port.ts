@@ -87,6 +87,16 @@ export interface TaskStore {
   /** Deletes tasks expired at `now` (never a non-terminal one, S7); returns how many. */
   sweepExpired(now: number, limit: number): Promise<number>;
 
+  /**
+   * Deletes up to `limit` submission-key tombstones (keys `lookupKey` burned, S6) burned at or
+   * before `before`; returns how many. After that a create with such a key is accepted again: the
+   * tombstone's retention is how long "never created" stays a proof. Keys a task used are kept.
+   */
+  sweepTombstones(before: number, limit: number): Promise<number>;
+
+  /** How many non-terminal (`working`, `input_required`) tasks `owner` has, expired or not (T-79). */
+  countLive(owner: string): Promise<number>;
+
   close(): Promise<void>;
 }
 

@@ -5,6 +5,7 @@ import { suiteContext, type DescribeTaskStoreOptions } from './context.js';
 import { fencingCases } from './fencing.js';
 import { idempotencyCases } from './idempotency.js';
 import { inputCases } from './input.js';
+import { limitsCases } from './limits.js';
 import { listingCases } from './listing.js';
 import { terminalCases } from './terminal.js';
 import { ttlCases } from './ttl.js';
@@ -41,5 +42,6 @@ export function describeTaskStore(
     ttlCases(context);
     listingCases(context);
     workerCases(context);
+    limitsCases(context);
   });
 }

@@ -5,7 +5,9 @@ import type { WireAdapter } from './adapter.js';
 import { aip151Wire } from './aip-151/index.js';
 import { createRev20251125Wire } from './rev2025-11-25/index.js';
 import { sep1391ToolExtension, sep1391Wire } from './sep-1391/index.js';
-import { tasksExtensionWire } from './tasks-ext/index.js';
+import { resolveLimits, type ServerLimits } from '../limits.js';
+import { CallerRates } from '../rate-limit.js';
+import { createTasksExtensionWire } from './tasks-ext/index.js';
 
 /**
  * The wire adapters of one server, registered by the protocol versions they serve, and which of them
@@ -41,6 +43,8 @@ export interface WireRegistryOptions {
   readonly disabled?: readonly WireName[];
   /** Idle timeout of 2025-era HTTP sessions (see `createLegacySessionLeg`); default 1 h. */
   readonly sessionIdleMs?: number;
+  /** Sessions, listen streams, rates: see `ServerLimits`; defaults `DEFAULT_LIMITS`. */
+  readonly limits?: Partial<ServerLimits>;
 }
 
 /** Parses a `--disable-wire` value; throws a RangeError naming the valid wires. */
@@ -56,18 +60,24 @@ export function parseWireName(value: string): WireName {
  */
 export function createWireRegistry(options: WireRegistryOptions = {}): WireRegistry {
   const disabled = new Set(options.disabled ?? []);
+  const limits = resolveLimits(options.limits);
+  const rates = new CallerRates(limits);
   const table: readonly (readonly [WireAdapter, readonly string[]])[] = [
-    [tasksExtensionWire, ['2026-07-28']],
+    [createTasksExtensionWire(limits, rates), ['2026-07-28']],
     // SEP-1391 shares the 2025 era's tools/call and tools/list through the 2025 wire's extension hook.
     [
       createRev20251125Wire({
         extensions: [sep1391ToolExtension],
         ...(options.sessionIdleMs === undefined ? {} : { sessionIdleMs: options.sessionIdleMs }),
+        maxSessions: limits.maxSessions,
       }),
       ['2025-11-25'],
     ],
     [sep1391Wire, ['2025-06-18', '2025-11-25']],
-    [aip151Wire, ['google.longrunning/v1']],
+    [
+      { ...aip151Wire, routes: (deps) => rates.guardRoutes(aip151Wire.routes?.(deps) ?? []) },
+      ['google.longrunning/v1'],
+    ],
   ];
   const registrations = table.map(([adapter, protocolVersions]) => ({
     wire: adapter.name,

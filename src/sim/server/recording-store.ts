@@ -117,6 +117,8 @@ export function recordingStore(inner: TaskStore, facts: ServerFacts, now: () => 
     },
     release: (fence, at) => fenced('release', fence, () => inner.release(fence, at)),
     sweepExpired: (at, limit) => track(() => inner.sweepExpired(at, limit)),
+    sweepTombstones: (before, limit) => track(() => inner.sweepTombstones(before, limit)),
+    countLive: (owner) => inner.countLive(owner),
     list: (owner, query, at) => track(() => inner.list(owner, query, at)),
     close: () => inner.close(),
   };

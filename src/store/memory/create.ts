@@ -80,6 +80,7 @@ export function lookupKey(state: MemoryState, owner: string, submissionKey: stri
   const key = keyOf(owner, submissionKey);
   if (!state.keys.has(key)) {
     state.keys.set(key, null);
+    state.burnedAt.set(key, now);
     return { kind: 'never_created' };
   }
   const taskId = state.keys.get(key) ?? null;

@@ -11,11 +11,13 @@ export interface MemoryState {
   readonly tasks: Map<string, TaskRecord>;
   /** `owner \u0000 key` -> the task id that used it, or null when `lookupKey` burned it (S6). */
   readonly keys: Map<string, string | null>;
+  /** When each tombstone (a `null` key) was burned, for `sweepTombstones`. */
+  readonly burnedAt: Map<string, number>;
   closed: boolean;
 }
 
 export function createState(): MemoryState {
-  return { tasks: new Map(), keys: new Map(), closed: false };
+  return { tasks: new Map(), keys: new Map(), burnedAt: new Map(), closed: false };
 }
 
 export function copy<T>(value: T): T {

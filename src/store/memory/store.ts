@@ -2,7 +2,18 @@ import type { TaskStore } from '../port.js';
 import { cancel, get, list, respond } from './client.js';
 import { create, lookupKey } from './create.js';
 import { assertOpen, createState, type MemoryState } from './state.js';
-import { checkpoint, claim, finish, heartbeat, progress, release, requestInput, sweepExpired } from './worker.js';
+import {
+  checkpoint,
+  claim,
+  countLive,
+  finish,
+  heartbeat,
+  progress,
+  release,
+  requestInput,
+  sweepExpired,
+  sweepTombstones,
+} from './worker.js';
 
 /**
  * An in-memory `TaskStore` with the same semantics as the SQLite one (it passes the same
@@ -41,6 +52,8 @@ export function createMemoryTaskStore(): TaskStore {
     finish: (fence, outcome, now) => run((s) => finish(s, fence, outcome, now)),
     release: (fence) => run((s) => release(s, fence)),
     sweepExpired: (now, limit) => run((s) => sweepExpired(s, now, limit)),
+    sweepTombstones: (before, limit) => run((s) => sweepTombstones(s, before, limit)),
+    countLive: (owner) => run((s) => countLive(s, owner)),
     close: async () => {
       state.closed = true;
     },

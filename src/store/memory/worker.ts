@@ -100,3 +100,21 @@ export function sweepExpired(state: MemoryState, now: number, limit: number): nu
   for (const { task } of due) state.tasks.delete(task.id);
   return due.length;
 }
+
+export function sweepTombstones(state: MemoryState, before: number, limit: number): number {
+  let swept = 0;
+  for (const [key, at] of state.burnedAt) {
+    if (swept >= limit) break;
+    if (at > before || state.keys.get(key) !== null) continue;
+    state.keys.delete(key);
+    state.burnedAt.delete(key);
+    swept++;
+  }
+  return swept;
+}
+
+export function countLive(state: MemoryState, owner: string): number {
+  let live = 0;
+  for (const task of state.tasks.values()) if (task.owner === owner && !isTerminal(task.status)) live++;
+  return live;
+}

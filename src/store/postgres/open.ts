@@ -10,7 +10,8 @@ import { finish } from './finish.js';
 import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { getTask, listTasks } from './read.js';
-import { sweepExpired } from './sweep.js';
+import { checkSchema } from './schema-check.js';
+import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
 
 export interface PostgresTaskStoreOptions extends ConnectOptions {
@@ -47,6 +48,7 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
   try {
     const { version } = await checkServer(connection);
     const applied = await migrate(db, 'tasks', MIGRATIONS, (options.clock ?? systemClock).now());
+    await checkSchema(db, options.schema ?? 'terminus');
     options.logger?.info('postgres task store ready', { target: connection.target, version, applied });
   } catch (error) {
     if (connection.owned) await connection.pool.end().catch(() => undefined);
@@ -67,6 +69,8 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     finish: (fence, outcome, now) => finish(db, fence, outcome, now),
     release: (fence) => release(db, fence),
     sweepExpired: (now, limit) => sweepExpired(db, now, limit),
+    sweepTombstones: (before, limit) => sweepTombstones(db, before, limit),
+    countLive: (owner) => countLive(db, owner),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
+import { silentLogger, type Logger } from '../../core/ports.js';
 import type { TaskStore } from '../port.js';
 import { claimTasks } from './claim.js';
 import { cancelTask, respondTask } from './client-writes.js';
@@ -8,9 +9,10 @@ import { createTask } from './create.js';
 import { finish } from './finish.js';
 import { createWriteQueue } from './group-commit.js';
 import { lookupKey } from './keys.js';
+import { checkFileHeader, checkIntegrity, checkSchema, preserveDamagedWal } from './integrity.js';
 import { migrate } from './migrate.js';
 import { getTask, listTasks } from './read.js';
-import { sweepExpired } from './sweep.js';
+import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
 
 export interface SqliteTaskStoreOptions {
@@ -23,6 +25,13 @@ export interface SqliteTaskStoreOptions {
    * fsync) per write: only for measuring what group commit buys.
    */
   readonly maxBatch?: number;
+  /**
+   * At open the file's header, a `quick_check` and the schema are checked (a damaged database is
+   * refused with `storage_damaged`); `'full'` runs the slower `integrity_check` instead.
+   */
+  readonly integrityCheck?: 'quick' | 'full';
+  /** Where a damaged WAL that SQLite is about to discard is reported (as an error). */
+  readonly logger?: Logger;
 }
 
 /**
@@ -40,14 +49,26 @@ export interface SqliteTaskStoreOptions {
  * ```
  */
 export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Promise<TaskStore> {
-  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+  const file = options.path !== ':memory:' && options.path !== '';
+  if (file) {
+    checkFileHeader(options.path);
+    preserveDamagedWal(options.path, options.logger ?? silentLogger);
+  }
+  let db: Database.Database;
   try {
+    db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+  } catch (error) {
+    throw openError(options.path, error);
+  }
+  try {
+    if (file) checkIntegrity(db, options.path, options.integrityCheck === 'full');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     migrate(db);
+    checkSchema(db, options.path);
   } catch (error) {
     db.close();
-    throw mapError(error);
+    throw openError(options.path, error);
   }
   const queue = createWriteQueue(db, Math.max(1, options.maxBatch ?? 512), mapError);
   let closed = false;
@@ -74,6 +95,8 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now)),
     release: (fence) => queue.enqueue(() => release(db, fence)),
     sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit)),
+    sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit)),
+    countLive: (owner) => read(() => countLive(db, owner)),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -81,6 +104,18 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
       db.close();
     },
   };
+}
+
+/** At open: SQLite's refusals (not a database, malformed, unreadable) name the file and the cause. */
+function openError(path: string, error: unknown): unknown {
+  if (error instanceof TerminusError) return error;
+  if (error instanceof SqliteError && (error.code === 'SQLITE_NOTADB' || error.code.startsWith('SQLITE_CORRUPT'))) {
+    return new TerminusError('storage_damaged', `${path}: ${error.message}`, { cause: error, details: { path } });
+  }
+  if (error instanceof SqliteError && !error.code.startsWith('SQLITE_BUSY')) {
+    return new TerminusError('internal', `${path}: ${error.message}`, { cause: error, details: { path } });
+  }
+  return mapError(error);
 }
 
 /** Our own errors pass through; a busy database is retryable; anything else is `internal`. */

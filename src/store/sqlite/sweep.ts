@@ -14,3 +14,25 @@ export function sweepExpired(db: Database, now: number, limit: number): number {
   if (limit < 1) return 0;
   return statement(db, SWEEP).run({ now, limit: Math.floor(limit) }).changes;
 }
+
+const SWEEP_TOMBSTONES = `
+DELETE FROM submission_keys
+WHERE (owner, submission_key) IN (
+  SELECT owner, submission_key FROM submission_keys
+  WHERE task_id IS NULL AND created_at <= @before
+  LIMIT @limit)`;
+
+/** A queued write: tombstones only (task_id NULL); a key a task used stays spent (S5, S6). */
+export function sweepTombstones(db: Database, before: number, limit: number): number {
+  if (limit < 1) return 0;
+  return statement(db, SWEEP_TOMBSTONES).run({ before, limit: Math.floor(limit) }).changes;
+}
+
+// `+owner` keeps the planner off the owner index (all of an owner's tasks, finished ones included):
+// the live-status index visits only unfinished tasks, which the caps keep few.
+const COUNT_LIVE = `SELECT count(*) FROM tasks WHERE +owner = @owner AND status IN ${LIVE}`;
+
+/** A direct read on the owner index. */
+export function countLive(db: Database, owner: string): number {
+  return statement(db, COUNT_LIVE).pluck().get({ owner }) as number;
+}

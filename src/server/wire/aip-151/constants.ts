@@ -32,6 +32,7 @@ export const RPC_CODES = {
   INVALID_ARGUMENT: { code: 3, http: 400 },
   NOT_FOUND: { code: 5, http: 404 },
   ALREADY_EXISTS: { code: 6, http: 409 },
+  RESOURCE_EXHAUSTED: { code: 8, http: 429 },
   FAILED_PRECONDITION: { code: 9, http: 400 },
   UNIMPLEMENTED: { code: 12, http: 501 },
   INTERNAL: { code: 13, http: 500 },

@@ -69,6 +69,14 @@ export function toAipError(error: unknown): AipError {
       );
     case 'submission_key_too_weak':
       return invalidArgument(error.message.replace('Submission key', 'requestId'), 'request_id_too_weak');
+    case 'resource_exhausted': {
+      const reason = error.details?.['reason'];
+      return new AipError(
+        'RESOURCE_EXHAUSTED',
+        typeof reason === 'string' ? reason : 'resource_exhausted',
+        error.message,
+      );
+    }
     case 'wire_disabled':
       return new AipError('FAILED_PRECONDITION', 'wire_disabled', error.message);
     case 'unavailable':

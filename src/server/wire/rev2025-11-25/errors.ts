@@ -1,5 +1,6 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../../core/errors.js';
+import { limitExceeded } from '../../limits.js';
 import type { TaskStatus } from '../../../core/task.js';
 import { unavailableError } from '../retryable.js';
 import { REASONS, type Reason } from './constants.js';
@@ -85,6 +86,8 @@ export function toProtocolError(error: unknown): Error {
         'Submission key was looked up before any task used it; submit with a new key',
         REASONS.submissionKeyNeverCreated,
       );
+    case 'resource_exhausted':
+      return limitExceeded(error);
     case 'wire_disabled':
       return new ProtocolError(INVALID_REQUEST, error.message, { reason: REASONS.wireDisabled });
     case 'unavailable':

@@ -18,6 +18,8 @@ export interface Rev20251125Options {
   readonly extensions?: readonly LegacyToolExtension[];
   /** Idle timeout of the sessionful HTTP leg's sessions; default 1 h. */
   readonly sessionIdleMs?: number;
+  /** Open sessions of the sessionful HTTP leg at once; default 1000. */
+  readonly maxSessions?: number;
 }
 
 export function createRev20251125Wire(options: Rev20251125Options = {}): WireAdapter {
@@ -61,6 +63,7 @@ export function createRev20251125Wire(options: Rev20251125Options = {}): WireAda
         logger: deps.logger,
         canList: (authInfo) => typeof authInfo?.clientId === 'string' && authInfo.clientId.length > 0,
         ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
+        ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
       }),
   };
 }

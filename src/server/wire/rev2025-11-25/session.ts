@@ -8,6 +8,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../../../core/ports.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
+import { DEFAULT_LIMITS, limitResponse } from '../../limits.js';
 import { isRecord } from './decode.js';
 import { createStatusNotifier } from './notifier.js';
 import { attachSession } from './session-hooks.js';
@@ -48,9 +49,13 @@ export interface LegacySessionLegOptions {
    * clients that never send DELETE.
    */
   readonly idleMs?: number;
+  /** Sessions open at once; one more `initialize` is answered 503 with Retry-After. 1000. */
+  readonly maxSessions?: number;
 }
 
 const DEFAULT_IDLE_MS = 3_600_000;
+/** A refused `initialize` may try again after this long: idle sessions close within idleMs / 4. */
+const SESSIONS_RETRY_MS = 30_000;
 
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
@@ -63,6 +68,7 @@ interface Session {
 export function createLegacySessionLeg(options: LegacySessionLegOptions): LegacySessionLeg {
   const sessions = new Map<string, Session>();
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
+  const maxSessions = options.maxSessions ?? DEFAULT_LIMITS.maxSessions;
   const sweep = setInterval(
     () => {
       const now = Date.now();
@@ -115,9 +121,17 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
       lastSeen: Date.now(),
     };
     session.transport.onclose = session.close;
-    await server.connect(session.transport);
-    cancels.intercept(session.transport);
+    // A refused initialize (400: a malformed request, a bad Accept) never gets a session id; then
+    // nothing of it may outlive the request: the notifier's engine listener would otherwise hold
+    // the SDK server and transport for ever (issue 12 item 4).
+    const discardUnlessOpened = (): void => {
+      if (id !== undefined) return;
+      notifier.close();
+      server.close().catch(() => undefined);
+    };
     try {
+      await server.connect(session.transport);
+      cancels.intercept(session.transport);
       return await session.transport.handleRequest(request, {
         parsedBody,
         ...(authInfo === undefined ? {} : { authInfo }),
@@ -125,6 +139,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     } finally {
       // Idle time counts from the answer: a slow first initialize must not look idle.
       session.lastSeen = Date.now();
+      discardUnlessOpened();
     }
   }
 
@@ -140,7 +155,17 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
           ...(authInfo === undefined ? {} : { authInfo }),
         });
       }
-      if (request.method === 'POST' && isInitialize(parsedBody)) return open(request, authInfo, parsedBody);
+      if (request.method === 'POST' && isInitialize(parsedBody)) {
+        if (sessions.size >= maxSessions) {
+          return limitResponse((parsedBody as { id?: unknown }).id, 503, {
+            reason: 'too_many_sessions',
+            message: `Too many open sessions on this server (limit ${maxSessions}); retry later or end a session with DELETE`,
+            limit: maxSessions,
+            retryAfterMs: SESSIONS_RETRY_MS,
+          });
+        }
+        return open(request, authInfo, parsedBody);
+      }
       return stateless(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
     },
     async close() {

@@ -1,6 +1,7 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../../core/errors.js';
 import { unavailableError } from '../retryable.js';
+import { limitExceeded } from '../../limits.js';
 import { REASONS, type Reason } from './constants.js';
 import type { AsyncStatus } from './encode.js';
 
@@ -63,6 +64,8 @@ export function toProtocolError(error: unknown): Error {
       );
     case 'unavailable':
       return unavailableError();
+    case 'resource_exhausted':
+      return limitExceeded(error);
     case 'wire_disabled':
       return new ProtocolError(INVALID_REQUEST, error.message, { reason: REASONS.wireDisabled });
     default:

@@ -1,6 +1,7 @@
 import { MissingRequiredClientCapabilityError, ProtocolError } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../../core/errors.js';
 import { unavailableError } from '../retryable.js';
+import { limitExceeded } from '../../limits.js';
 import { INVALID_PARAMS_REASONS, TASKS_EXTENSION, type InvalidParamsReason } from './constants.js';
 
 /**
@@ -63,6 +64,8 @@ export function toProtocolError(error: unknown): Error {
       return invalidParams(error.message, INVALID_PARAMS_REASONS.submissionKeyTooWeak, error.details ?? {});
     case 'capability_required':
       return tasksCapabilityRequired(error.message);
+    case 'resource_exhausted':
+      return limitExceeded(error);
     case 'wire_disabled':
       return new ProtocolError(INVALID_REQUEST, error.message, { reason: 'wire_disabled' });
     case 'unavailable':

@@ -1,6 +1,8 @@
 import type { WireAdapter } from '../adapter.js';
 import { TASKS_EXTENSION } from './constants.js';
-import { listenPrecheck } from './listen.js';
+import { DEFAULT_LIMITS, type ServerLimits } from '../../limits.js';
+import { CallerRates } from '../../rate-limit.js';
+import { createListenPrecheck } from './listen.js';
 import { installTaskMethods } from './methods.js';
 
 /**
@@ -9,13 +11,24 @@ import { installTaskMethods } from './methods.js';
  * `terminus/tasks/lookup`. Over HTTP it also serves `subscriptions/listen` streams for `taskIds`
  * (`notifications/tasks`, see `listen.ts`), which the SDK's listen router cannot (reference 5.5).
  */
-export const tasksExtensionWire: WireAdapter = {
-  name: 'mcp-tasks-ext',
-  eras: ['modern'],
-  extensions: { [TASKS_EXTENSION]: {} },
-  install: installTaskMethods,
-  precheck: listenPrecheck,
-};
+export function createTasksExtensionWire(
+  limits: ServerLimits = DEFAULT_LIMITS,
+  rates: CallerRates = new CallerRates(limits),
+): WireAdapter {
+  const listen = createListenPrecheck(limits);
+  return {
+    name: 'mcp-tasks-ext',
+    eras: ['modern'],
+    extensions: { [TASKS_EXTENSION]: {} },
+    install: installTaskMethods,
+    // Every raw JSON-RPC request over HTTP passes here first, whatever its wire: the rate limits
+    // (T-78) of tool calls and task reads are checked once for all of them.
+    precheck: (message, context) => rates.precheck(message, context.authInfo) ?? listen(message, context),
+  };
+}
+
+/** The wire with the default limits (`DEFAULT_LIMITS`). */
+export const tasksExtensionWire: WireAdapter = createTasksExtensionWire();
 
 export { LOOKUP_METHOD, SUBMISSION_KEY_META, TASKS_EXTENSION, INVALID_PARAMS_REASONS } from './constants.js';
 export * as tasksExtCodec from './codec.js';

@@ -2,7 +2,9 @@ import { CLIENT_CAPABILITIES_META_KEY, SUBSCRIPTION_ID_META_KEY } from '@modelco
 import { ownerOf } from '../../owner.js';
 import type { PrecheckContext, RawRpcMessage, WireDeps } from '../adapter.js';
 import { TASKS_EXTENSION } from './constants.js';
-import { encodeDetailedTask } from './encode.js';
+import type { TaskEngine } from '../../../runner/engine-port.js';
+import { DEFAULT_LIMITS, limitResponse, type ServerLimits } from '../../limits.js';
+import { ListenHub, type ListenStream } from './listen-hub.js';
 
 /**
  * `subscriptions/listen` with `notifications.taskIds` (reference 2.7). The SDK's entry routes listen
@@ -15,40 +17,81 @@ import { encodeDetailedTask } from './encode.js';
  *   progress or log notifications (X-41). Every message carries the subscription id.
  * Listen requests without `taskIds` go to the SDK unchanged.
  */
-export function listenPrecheck(message: RawRpcMessage, context: PrecheckContext): Response | undefined {
-  if (message.method !== 'subscriptions/listen') return undefined;
-  const params = asRecord(message.params);
-  const taskIds = asRecord(params?.notifications)?.taskIds;
-  if (taskIds === undefined) return undefined;
-  const capabilities = asRecord(asRecord(params?._meta)?.[CLIENT_CAPABILITIES_META_KEY]);
-  const declared = asRecord(capabilities?.extensions)?.[TASKS_EXTENSION];
-  if (declared === undefined || declared === null || typeof declared !== 'object') {
-    return rpcError(message.id, 400, {
-      code: -32021,
-      message: `Task notifications need the ${TASKS_EXTENSION} extension declared on the request`,
-      data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+export function createListenPrecheck(
+  limits: Pick<ServerLimits, 'maxListenStreams' | 'maxListenStreamsPerCaller'> = DEFAULT_LIMITS,
+): (message: RawRpcMessage, context: PrecheckContext) => Response | undefined {
+  const hubs = new WeakMap<TaskEngine, ListenHub>();
+  const hubOf = (engine: TaskEngine): ListenHub => {
+    let hub = hubs.get(engine);
+    if (hub === undefined) hubs.set(engine, (hub = new ListenHub(engine, limits)));
+    return hub;
+  };
+  return (message, context) => {
+    if (message.method !== 'subscriptions/listen') return undefined;
+    const params = asRecord(message.params);
+    const taskIds = asRecord(params?.notifications)?.taskIds;
+    if (taskIds === undefined) return undefined;
+    const capabilities = asRecord(asRecord(params?._meta)?.[CLIENT_CAPABILITIES_META_KEY]);
+    const declared = asRecord(capabilities?.extensions)?.[TASKS_EXTENSION];
+    if (declared === undefined || declared === null || typeof declared !== 'object') {
+      return rpcError(message.id, 400, {
+        code: -32021,
+        message: `Task notifications need the ${TASKS_EXTENSION} extension declared on the request`,
+        data: { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      });
+    }
+    if (!Array.isArray(taskIds) || !taskIds.every((id) => typeof id === 'string')) {
+      return rpcError(message.id, 400, { code: -32602, message: 'notifications.taskIds must be an array of strings' });
+    }
+    const owner = ownerOf(context.authInfo === undefined ? {} : { http: { authInfo: context.authInfo } }, 'http');
+    const hub = hubOf(context.deps.engine);
+    const admitted = hub.admit(owner);
+    if (!admitted.ok) {
+      return limitResponse(message.id, 429, {
+        reason: 'too_many_streams',
+        message: `Too many open task streams ${admitted.scope} (limit ${admitted.limit}); close one and listen again`,
+        limit: admitted.limit,
+        retryAfterMs: STREAM_RETRY_MS,
+      });
+    }
+    return streamTaskNotifications(message.id ?? null, [...new Set(taskIds)].slice(0, MAX_WATCHED), {
+      ...context,
+      owner,
+      hub,
     });
-  }
-  if (!Array.isArray(taskIds) || !taskIds.every((id) => typeof id === 'string')) {
-    return rpcError(message.id, 400, { code: -32602, message: 'notifications.taskIds must be an array of strings' });
-  }
-  return streamTaskNotifications(message.id ?? null, [...new Set(taskIds)].slice(0, MAX_WATCHED), context);
+  };
 }
+
+/** The precheck with the default limits. */
+export const listenPrecheck = createListenPrecheck();
 
 /** Ids one stream may watch; more are left out of the ack. */
 const MAX_WATCHED = 256;
-/** Without events from other nodes, watched tasks are re-read this often (one read per task). */
-const POLL_MS = 2000;
 /** SSE comment frame so proxies keep an idle stream open (the SDK's own default). */
 const KEEP_ALIVE_MS = 15_000;
+/** A refused stream may try again after this long (streams end when their client leaves). */
+const STREAM_RETRY_MS = 5_000;
 
-function streamTaskNotifications(id: unknown, requested: readonly string[], context: PrecheckContext): Response {
-  const { deps, signal } = context;
-  const owner = ownerOf(context.authInfo === undefined ? {} : { http: { authInfo: context.authInfo } }, 'http');
+function streamTaskNotifications(
+  id: unknown,
+  requested: readonly string[],
+  context: PrecheckContext & { readonly owner: string; readonly hub: ListenHub },
+): Response {
+  const { deps, signal, owner, hub } = context;
   const meta = { [SUBSCRIPTION_ID_META_KEY]: id };
   const encoder = new TextEncoder();
   const cleanups: (() => void)[] = [];
   let closed = false;
+  // Given back exactly once, whichever way the stream ends (client gone, server closing, error).
+  let left = false;
+  const last = new Map<string, string>();
+  let deliver: ListenStream['deliver'] = () => undefined;
+  const subscriber: ListenStream = { owner, deliver: (taskId, task) => deliver(taskId, task) };
+  const leave = (): void => {
+    if (left) return;
+    left = true;
+    hub.leave(subscriber);
+  };
 
   const stream = new ReadableStream<Uint8Array>({
     start: async (controller) => {
@@ -62,33 +105,34 @@ function streamTaskNotifications(id: unknown, requested: readonly string[], cont
         for (const cleanup of cleanups.splice(0)) cleanup();
         controller.close();
       };
+      cleanups.push(leave);
       signal.addEventListener('abort', close, { once: true });
       cleanups.push(() => signal.removeEventListener('abort', close));
 
       const watched = (await Promise.all(requested.map((taskId) => visible(deps, owner, taskId)))).filter(
         (taskId): taskId is string => taskId !== undefined,
       );
+      if (closed) return;
       send({
         jsonrpc: '2.0',
         method: 'notifications/subscriptions/acknowledged',
         params: { notifications: { taskIds: watched }, _meta: meta },
       });
-      const pusher = createPusher(deps, owner, (task) =>
-        send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: { ...task._meta, ...meta } } }),
-      );
-      for (const taskId of watched) pusher.push(taskId);
-      const watching = new Set(watched);
-      cleanups.push(deps.engine.events.subscribe((event) => watching.has(event.taskId) && pusher.push(event.taskId)));
-      const poll = setInterval(() => watching.forEach((taskId) => pusher.push(taskId)), POLL_MS);
+      // Sent in order, and only when changed since the last one this stream sent.
+      deliver = (taskId, task) => {
+        const text = JSON.stringify(task);
+        if (last.get(taskId) === text) return;
+        last.set(taskId, text);
+        send({ jsonrpc: '2.0', method: 'notifications/tasks', params: { ...task, _meta: { ...task._meta, ...meta } } });
+      };
+      hub.watch(subscriber, watched);
       const keepAlive = setInterval(() => write(': keep-alive\n\n'), KEEP_ALIVE_MS);
-      cleanups.push(
-        () => clearInterval(poll),
-        () => clearInterval(keepAlive),
-      );
+      cleanups.push(() => clearInterval(keepAlive));
     },
     cancel: () => {
       closed = true;
       for (const cleanup of cleanups.splice(0)) cleanup();
+      leave();
     },
   });
   return new Response(stream, {
@@ -104,29 +148,6 @@ async function visible(deps: WireDeps, owner: string, taskId: string): Promise<s
   } catch {
     return undefined;
   }
-}
-
-/**
- * Reads and sends a task's `DetailedTask`, in order, and only when it changed since the last one
- * sent, so events and polls can both ask without duplicating notifications.
- */
-function createPusher(deps: WireDeps, owner: string, send: (task: ReturnType<typeof encodeDetailedTask>) => void) {
-  const last = new Map<string, string>();
-  let chain = Promise.resolve();
-  return {
-    push(taskId: string): boolean {
-      chain = chain
-        .then(async () => {
-          const task = encodeDetailedTask(await deps.engine.get(owner, taskId));
-          const text = JSON.stringify(task);
-          if (last.get(taskId) === text) return;
-          last.set(taskId, text);
-          send(task);
-        })
-        .catch(() => undefined); // expired or purged: nothing left to report
-      return true;
-    },
-  };
 }
 
 function rpcError(id: unknown, status: number, error: { code: number; message: string; data?: unknown }): Response {

@@ -1,0 +1,144 @@
+import type { TaskEngine } from '../../../runner/engine-port.js';
+import type { ServerLimits } from '../../limits.js';
+import { encodeDetailedTask } from './encode.js';
+
+/** Without events from other nodes, each watched task is re-read this often: once, for every stream. */
+const POLL_MS = 2000;
+
+type Detailed = ReturnType<typeof encodeDetailedTask>;
+
+/** One open stream as the hub sees it. */
+export interface ListenStream {
+  readonly owner: string;
+  /** Called with a task's `DetailedTask` whenever the hub read it; the stream drops repeats. */
+  readonly deliver: (taskId: string, task: Detailed) => void;
+}
+
+interface Watched {
+  readonly owner: string;
+  readonly taskId: string;
+  readonly streams: Set<ListenStream>;
+  /** Serialises reads of this task, so deliveries leave in the order of the changes. */
+  chain: Promise<void>;
+  /** A read is queued behind the running one: one more read covers every request made meanwhile. */
+  queued: boolean;
+}
+
+/**
+ * Upkeep of every `subscriptions/listen` task stream of one engine (issue 12 item 8): one event
+ * subscription and one poll timer for all streams, and one store read per change of a watched
+ * task, however many streams watch it (before: one subscription, one timer and one read per stream
+ * per task, so 100 streams over the same tasks made 100 reads of each every 2 s). Also counts open
+ * streams against `maxListenStreams` and `maxListenStreamsPerCaller`.
+ */
+export class ListenHub {
+  readonly #engine: TaskEngine;
+  readonly #limits: Pick<ServerLimits, 'maxListenStreams' | 'maxListenStreamsPerCaller'>;
+  readonly #watched = new Map<string, Watched>();
+  readonly #byTask = new Map<string, Set<Watched>>();
+  readonly #perCaller = new Map<string, number>();
+  /** The entries each stream watches, so leaving costs its own watches, not every stream's. */
+  readonly #ofStream = new WeakMap<ListenStream, Set<string>>();
+  #open = 0;
+  #unsubscribe: (() => void) | null = null;
+  #poll: NodeJS.Timeout | null = null;
+
+  constructor(engine: TaskEngine, limits: Pick<ServerLimits, 'maxListenStreams' | 'maxListenStreamsPerCaller'>) {
+    this.#engine = engine;
+    this.#limits = limits;
+  }
+
+  /** Open streams (all callers), for tests and operators. */
+  get size(): number {
+    return this.#open;
+  }
+
+  /**
+   * Admits one more stream of `owner`, or says which limit refuses it. An admitted stream MUST be
+   * given back with `leave` when it ends.
+   */
+  admit(owner: string): { readonly ok: true } | { readonly ok: false; readonly limit: number; readonly scope: string } {
+    const mine = this.#perCaller.get(owner) ?? 0;
+    if (mine >= this.#limits.maxListenStreamsPerCaller) {
+      return { ok: false, limit: this.#limits.maxListenStreamsPerCaller, scope: 'for this caller' };
+    }
+    if (this.#open >= this.#limits.maxListenStreams) {
+      return { ok: false, limit: this.#limits.maxListenStreams, scope: 'on this server' };
+    }
+    this.#perCaller.set(owner, mine + 1);
+    this.#open++;
+    return { ok: true };
+  }
+
+  /** Starts watching `taskIds` for an admitted stream and reads each once now. */
+  watch(stream: ListenStream, taskIds: readonly string[]): void {
+    for (const taskId of taskIds) {
+      const key = `${stream.owner}\u0000${taskId}`;
+      let entry = this.#watched.get(key);
+      if (entry === undefined) {
+        entry = { owner: stream.owner, taskId, streams: new Set(), chain: Promise.resolve(), queued: false };
+        this.#watched.set(key, entry);
+        const forTask = this.#byTask.get(taskId) ?? new Set();
+        forTask.add(entry);
+        this.#byTask.set(taskId, forTask);
+      }
+      entry.streams.add(stream);
+      const keys = this.#ofStream.get(stream) ?? new Set<string>();
+      keys.add(key);
+      this.#ofStream.set(stream, keys);
+      this.#read(entry);
+    }
+    this.#arm();
+  }
+
+  /** The stream ended: forgets its watches and gives its slot back. */
+  leave(stream: ListenStream): void {
+    for (const key of this.#ofStream.get(stream) ?? []) {
+      const entry = this.#watched.get(key);
+      if (entry === undefined || !entry.streams.delete(stream) || entry.streams.size > 0) continue;
+      this.#watched.delete(key);
+      const forTask = this.#byTask.get(entry.taskId);
+      forTask?.delete(entry);
+      if (forTask?.size === 0) this.#byTask.delete(entry.taskId);
+    }
+    this.#ofStream.delete(stream);
+    const mine = (this.#perCaller.get(stream.owner) ?? 1) - 1;
+    if (mine <= 0) this.#perCaller.delete(stream.owner);
+    else this.#perCaller.set(stream.owner, mine);
+    this.#open = Math.max(0, this.#open - 1);
+    if (this.#watched.size === 0) this.#disarm();
+  }
+
+  #arm(): void {
+    if (this.#unsubscribe === null) {
+      this.#unsubscribe = this.#engine.events.subscribe((event) => {
+        for (const entry of this.#byTask.get(event.taskId) ?? []) this.#read(entry);
+      });
+    }
+    if (this.#poll === null) {
+      this.#poll = setInterval(() => this.#watched.forEach((entry) => this.#read(entry)), POLL_MS);
+      this.#poll.unref();
+    }
+  }
+
+  #disarm(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    if (this.#poll !== null) clearInterval(this.#poll);
+    this.#poll = null;
+  }
+
+  #read(entry: Watched): void {
+    // Several events while a read runs need one more read, not one each.
+    if (entry.queued) return;
+    entry.queued = true;
+    entry.chain = entry.chain
+      .then(async () => {
+        entry.queued = false;
+        if (entry.streams.size === 0) return;
+        const task = encodeDetailedTask(await this.#engine.get(entry.owner, entry.taskId));
+        for (const stream of [...entry.streams]) stream.deliver(entry.taskId, task);
+      })
+      .catch(() => undefined); // expired or purged: nothing left to report
+  }
+}

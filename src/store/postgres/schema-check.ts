@@ -1,0 +1,73 @@
+import { TerminusError } from '../../core/errors.js';
+import type { Db, Sql } from './db.js';
+
+/** The columns every query of this store reads or writes, by table (migration 001). */
+const EXPECTED: Readonly<Record<'tasks' | 'keys', readonly string[]>> = {
+  tasks: [
+    'id',
+    'owner',
+    'tool',
+    'args',
+    'request_digest',
+    'submission_key',
+    'wire',
+    'status',
+    'status_message',
+    'progress',
+    'created_at',
+    'updated_at',
+    'ttl_ms',
+    'poll_interval_ms',
+    'keep_alive_ms',
+    'terminal_at',
+    'expires_at',
+    'lease_owner',
+    'lease_expires_at',
+    'epoch',
+    'cancel_requested',
+    'checkpoint',
+    'input_requests',
+    'input_responses',
+    'result',
+    'error',
+    'result_digest',
+    'late_outcome',
+  ],
+  keys: ['owner', 'submission_key', 'task_id', 'created_at'],
+};
+
+const COLUMNS: Sql = () => `
+SELECT table_name, column_name FROM information_schema.columns
+WHERE table_schema = $1 AND table_name = ANY($2::text[])`;
+
+/**
+ * After migrating: the tables and columns this store uses must be there (issue 12 item 10). A
+ * recorded migration whose table was dropped would otherwise start a node that fails every call.
+ * Rejects `storage_damaged` naming the schema and what is missing.
+ */
+export async function checkSchema(db: Db, schema: string): Promise<void> {
+  const names = { tasks: 'tasks', keys: 'submission_keys' } as const;
+  const result = await db.query<{ table_name: string; column_name: string }>('checkSchema', COLUMNS, [
+    schema,
+    Object.values(names),
+  ]);
+  for (const [table, columns] of Object.entries(EXPECTED) as ['tasks' | 'keys', readonly string[]][]) {
+    const present = new Set(result.rows.filter((r) => r.table_name === names[table]).map((r) => r.column_name));
+    const where = `PostgreSQL schema ${schema}`;
+    if (present.size === 0) {
+      throw new TerminusError(
+        'storage_damaged',
+        `${where}: table ${names[table]} is missing although schema_migrations records the migration that creates it`,
+        { details: { schema } },
+      );
+    }
+    const missing = columns.filter((c) => !present.has(c));
+    if (missing.length > 0) {
+      throw new TerminusError(
+        'storage_damaged',
+        `${where}: table ${names[table]} lacks column(s) ${missing.join(', ')}`,
+        { details: { schema } },
+      );
+    }
+  }
+}

@@ -1,0 +1,140 @@
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, test } from 'vitest';
+import { requestDigest } from '../../src/core/digest.js';
+import type { Logger } from '../../src/core/ports.js';
+import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { killAll, terminus } from '../cli/helpers.js';
+
+/**
+ * Issue 12 item 10: damaged storage is not silent. Real files: a crash image whose WAL header is
+ * damaged, a database whose `tasks` table is gone, a file that is not a database, a damaged page,
+ * and `terminus serve` refusing with one line.
+ */
+const T0 = 1_800_000_000_000;
+const dir = mkdtempSync(join(tmpdir(), 'terminus-integrity-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => killAll());
+let files = 0;
+const fresh = (): string => join(dir, `db-${(files += 1)}.sqlite`);
+
+function recordingLogger(): Logger & { readonly errors: string[] } {
+  const errors: string[] = [];
+  const none = (): void => undefined;
+  return { errors, debug: none, info: none, warn: none, error: (message) => errors.push(message) };
+}
+
+const newTask = (i: number) => ({
+  id: `t-${i}`,
+  owner: 'alice',
+  tool: 'report',
+  args: { i },
+  requestDigest: requestDigest('report', { i }),
+  submissionKey: null,
+  wire: 'mcp-tasks-ext' as const,
+  ttlMs: null,
+  keepAliveMs: null,
+  pollIntervalMs: 1000,
+  now: T0 + i,
+});
+
+/** A crash image: 20 committed tasks that live only in the WAL (the copy is taken before any checkpoint). */
+async function crashImage(): Promise<string> {
+  const live = fresh();
+  const store = await openSqliteTaskStore({ path: live });
+  for (let i = 0; i < 20; i++) await store.create(newTask(i));
+  const image = fresh();
+  copyFileSync(live, image);
+  copyFileSync(`${live}-wal`, `${image}-wal`);
+  await store.close();
+  return image;
+}
+
+async function readable(path: string, logger?: Logger): Promise<number> {
+  const store = await openSqliteTaskStore({ path, ...(logger === undefined ? {} : { logger }) });
+  try {
+    return (await store.list('alice', { limit: 100 }, T0 + 100)).tasks.length;
+  } finally {
+    await store.close();
+  }
+}
+
+describe('SQLite store: damaged storage at open', () => {
+  test('a sound crash image reads all 20 tasks and logs nothing', async () => {
+    const logger = recordingLogger();
+    expect(await readable(await crashImage(), logger)).toBe(20);
+    expect(logger.errors).toEqual([]);
+  });
+
+  test('a damaged WAL header: the WAL is copied aside and the loss is logged as an error naming it', async () => {
+    const image = await crashImage();
+    const wal = readFileSync(`${image}-wal`);
+    const damagedWal = Buffer.from(wal);
+    damagedWal.writeUInt32BE(0xdeadbeef, 24); // the header checksum
+    writeFileSync(`${image}-wal`, damagedWal);
+    const logger = recordingLogger();
+    // SQLite itself ignores such a WAL: the 20 committed tasks are gone from the database...
+    expect(await readable(image, logger)).toBe(0);
+    // ...but not silently, and not for good: the WAL is kept byte for byte.
+    expect(logger.errors).toHaveLength(1);
+    expect(logger.errors[0]).toContain(`damaged WAL header in ${image}-wal`);
+    expect(logger.errors[0]).toContain(`copied to ${image}-wal.damaged`);
+    expect(readFileSync(`${image}-wal.damaged`).equals(damagedWal)).toBe(true);
+  });
+
+  test('a missing tasks table is refused with the file and the cause, and nothing is recreated', async () => {
+    const path = fresh();
+    await (await openSqliteTaskStore({ path })).close();
+    const raw = new Database(path);
+    raw.exec('DROP TABLE tasks');
+    raw.close();
+    await expect(openSqliteTaskStore({ path })).rejects.toMatchObject({
+      code: 'storage_damaged',
+      message: `${path}: table tasks is missing although schema_migrations records the migration that creates it`,
+    });
+  });
+
+  test('a file that is not a database is refused before SQLite opens it, and left unchanged', async () => {
+    const path = fresh();
+    writeFileSync(path, 'name,rows\nnot,a database\n'.repeat(100));
+    const before = readFileSync(path);
+    await expect(openSqliteTaskStore({ path })).rejects.toMatchObject({
+      code: 'storage_damaged',
+      message: expect.stringMatching(new RegExp(`^${path}: not a SQLite database`)),
+    });
+    expect(readFileSync(path).equals(before)).toBe(true);
+    expect(existsSync(`${path}-wal`)).toBe(false);
+  });
+
+  test('a damaged page fails quick_check (and integrity_check behind the option) with SQLite’s complaint', async () => {
+    const path = fresh();
+    const store = await openSqliteTaskStore({ path });
+    for (let i = 0; i < 200; i++) await store.create({ ...newTask(i), args: { i, pad: 'x'.repeat(500) } });
+    await store.close();
+    const bytes = readFileSync(path);
+    const pageSize = bytes.readUInt16BE(16);
+    // Page 3 onwards holds table b-trees: scribble over the page header of one of them.
+    bytes.fill(0xff, pageSize * 3, pageSize * 3 + 64);
+    writeFileSync(path, bytes);
+    for (const integrityCheck of ['quick', 'full'] as const) {
+      const error = await openSqliteTaskStore({ path, integrityCheck }).then(
+        async (opened) => (await opened.close(), undefined),
+        (e: unknown) => e,
+      );
+      expect(error).toMatchObject({ code: 'storage_damaged' });
+      expect((error as Error).message.startsWith(`${path}: `)).toBe(true);
+    }
+  });
+
+  test('terminus serve refuses a damaged database with one line naming the file and the cause, exit 1', async () => {
+    const path = fresh();
+    writeFileSync(path, 'this is not a database, it is a text file\n');
+    const ran = await terminus(['serve', '--db', path, '--port', '0'], { cwd: dir });
+    expect(ran.code).toBe(1);
+    expect(ran.stdout).toBe('');
+    const lines = ran.stderr.split('\n').filter((line) => line.trim() !== '');
+    expect(lines).toEqual([expect.stringMatching(new RegExp(`^terminus serve: ${path}: not a SQLite database`))]);
+  });
+});
