@@ -2,7 +2,7 @@ import { TerminusError } from '../core/errors.js';
 import type { Ids, Logger } from '../core/ports.js';
 import { findTool, parseArgs } from './arguments.js';
 import type { InlineCommand, InlineOutcome } from './engine-port.js';
-import { withFields } from './logger.js';
+import { logHandlerError, withFields } from './logger.js';
 import { settle, toOutcome } from './outcome.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
 
@@ -48,5 +48,6 @@ export async function runInline(
   };
   const settled = await settle(() => tool.handler(args, context));
   if (!settled.ok && command.signal.aborted) throw command.signal.reason;
-  return toOutcome(settled);
+  if (!settled.ok) logHandlerError(context.logger, settled.error);
+  return toOutcome(settled, tool);
 }

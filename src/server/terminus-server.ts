@@ -1,12 +1,11 @@
-import { Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
+import { McpServer, Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
 import { serveStdio as sdkServeStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { silentLogger, type Logger } from '../core/ports.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
-import { callToolInline } from './inline-call.js';
+import { installTerminus } from './install.js';
 import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
-import { listTools } from './tools-list.js';
 import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 
@@ -23,6 +22,16 @@ export interface TerminusServerOptions {
   readonly preflights?: Readonly<Record<string, Preflight>>;
   readonly logger?: Logger;
   readonly instructions?: string;
+  /**
+   * Plain (non-task) tools, resources and prompts: called with each fresh per-request (HTTP) or
+   * per-connection (stdio) `McpServer`, before the task tools are installed on it. Register with
+   * `server.registerTool` / `registerResource` / `registerPrompt` as on any SDK server.
+   * @example
+   * setup: (server) => {
+   *   server.registerTool('ping', { description: 'Answers pong' }, async () => ({ content: [{ type: 'text', text: 'pong' }] }));
+   * },
+   */
+  readonly setup?: (server: McpServer) => void;
 }
 
 export interface ServeStdioOptions {
@@ -66,31 +75,19 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
   const wires = options.wires ?? [tasksExtensionWire];
   const logger = options.logger ?? silentLogger;
   const preflights = new Map(Object.entries(options.preflights ?? {}));
-  const tools = listTools(options.engine.tools);
 
   const factory =
     (transport: TransportKind): McpServerFactory =>
     ({ era }) => {
-      const active = wires.filter((w) => w.eras.includes(era));
-      const extensions = Object.assign({}, ...active.map((w) => w.extensions ?? {})) as Record<
-        string,
-        Record<string, never>
-      >;
-      const server = new Server(
-        { name, version },
-        {
-          capabilities: { tools: {}, ...(Object.keys(extensions).length > 0 ? { extensions } : {}) },
-          ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-        },
-      );
-      server.setRequestHandler('tools/list', () => ({ tools }));
-      server.setRequestHandler(
-        'tools/call',
-        (request, ctx) => callToolInline(options.engine, request.params, ctx) as never,
-      );
-      const deps: WireDeps = { engine: options.engine, transport, preflights, logger };
-      for (const wire of active) wire.install(server, deps);
-      return server;
+      const info = { name, version };
+      const serverOptions = options.instructions === undefined ? {} : { instructions: options.instructions };
+      const deps = { engine: options.engine, transport, preflights, logger, wires };
+      if (options.setup !== undefined) {
+        const mcp = new McpServer(info, serverOptions);
+        options.setup(mcp);
+        return installTerminus(mcp, deps, era);
+      }
+      return installTerminus(new Server(info, serverOptions), deps, era);
     };
 
   const httpDeps: WireDeps = { engine: options.engine, transport: 'http', preflights, logger };
