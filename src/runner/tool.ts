@@ -107,6 +107,8 @@ export interface TaskToolDefinition<
 /**
  * Thrown by a handler to end its task `failed` with a JSON-RPC error (X-53). Any other exception
  * is a tool error: the task ends `completed` with `isError: true` (X-08, X-51).
+ * @example
+ * if (!(await backend.ready())) throw new ToolRpcError(-32010, 'backend refused', { backend: 'billing' });
  */
 export class ToolRpcError extends Error {
   readonly code: number;
