@@ -109,6 +109,7 @@ export type {
   OutboxItem,
 } from './executor/executor-types.js';
 export { createTokenBucket } from './executor/token-bucket.js';
+export { validateOutputSchemas, typedResult } from './executor/output-schemas.js';
 export type { TokenBucket, TokenBucketOptions } from './executor/token-bucket.js';
 export {
   connectServer,
