@@ -42,4 +42,13 @@ export default tseslint.config(
       'no-restricted-globals': ['error', { name: 'setTimeout', message: 'Inject a Clock.' }],
     },
   },
+  // The examples are plain JavaScript run as a user would (test/examples): linted without types.
+  {
+    files: ['examples/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: { process: 'readonly', console: 'readonly' },
+    },
+  },
 );

@@ -8,6 +8,11 @@
 # The suite needs Node 22 (it imports fs.globSync); npx fetches node@22 from the npm registry, so this
 # runs under the project's Node 20 too (reference 4.1). Extension scenarios must not get
 # --spec-version (they would be SKIPPED).
+#
+# Another server (scripts/conformance-install.sh): CONFORMANCE_SERVER is its command (one process,
+# given the database path as its last argument, printing `terminus listening on <url> ...`);
+# CONFORMANCE_AFTER is a command run with the url as its last argument after the scenarios, while
+# the server still runs (its failure fails the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +33,12 @@ if [[ ${#scenarios[@]} -eq 0 ]]; then
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/terminus-conformance-XXXXXX")
-node dist/cli/main.js serve --port 0 --fixtures conformance --db "$dir/conformance.db" >"$dir/stdout" 2>"$dir/stderr" &
+if [[ -n "${CONFORMANCE_SERVER:-}" ]]; then
+  # shellcheck disable=SC2086 # a command line, split on purpose
+  $CONFORMANCE_SERVER "$dir/conformance.db" >"$dir/stdout" 2>"$dir/stderr" &
+else
+  node dist/cli/main.js serve --port 0 --fixtures conformance --db "$dir/conformance.db" >"$dir/stdout" 2>"$dir/stderr" &
+fi
 server=$!
 stop_server() {
   if kill -0 "$server" 2>/dev/null; then
@@ -70,6 +80,10 @@ for scenario in "${scenarios[@]}"; do
 done
 
 log ""; log "$table"; log ""
+if [[ -n "${CONFORMANCE_AFTER:-}" ]]; then
+  # shellcheck disable=SC2086 # a command line, split on purpose
+  $CONFORMANCE_AFTER "$url" || failed+=("CONFORMANCE_AFTER")
+fi
 if [[ ${#failed[@]} -gt 0 ]]; then
   log "${#failed[@]} scenario(s) failed: ${failed[*]}"
   exit 1

@@ -20,6 +20,7 @@ export { systemClock, systemIds, systemRandom } from './core/system.js';
 export type { TaskStore } from './store/port.js';
 export { defineTaskTool, ToolRpcError } from './runner/tool.js';
 export type { TaskToolDefinition, TaskContext, TaskSupport, ToolResult, InputReply } from './runner/tool.js';
+export type { ToolAnnotations, ToolIcon } from './runner/tool.js';
 export type {
   NewTask,
   NewTaskLease,
@@ -38,6 +39,11 @@ export { createEngine } from './runner/engine.js';
 export type { EngineOptions } from './runner/engine.js';
 export { createTerminusServer } from './server/terminus-server.js';
 export type { TerminusServer, TerminusServerOptions, ServeStdioOptions } from './server/terminus-server.js';
+export { createTerminus } from './server/create-terminus.js';
+export type { CreateTerminusOptions, Terminus } from './server/create-terminus.js';
+export type { InstallContext } from './server/install.js';
+export { stderrLogger } from './server/stderr-logger.js';
+export type { LogLevel } from './server/stderr-logger.js';
 export type { HttpServerHandle, ServeHttpOptions } from './server/http/serve.js';
 export { route } from './server/http/routes.js';
 export type { HttpRoute, HttpHandler, HttpRequestInfo } from './server/http/routes.js';
@@ -117,6 +123,7 @@ export type {
   OutboxItem,
 } from './executor/executor-types.js';
 export { createTokenBucket } from './executor/token-bucket.js';
+export { validateOutputSchemas, typedResult } from './executor/output-schemas.js';
 export type { TokenBucket, TokenBucketOptions } from './executor/token-bucket.js';
 export {
   connectServer,

@@ -36,6 +36,12 @@ export type ErrorCode = (typeof ERROR_CODES)[number];
 
 const RETRYABLE: ReadonlySet<ErrorCode> = new Set(['unavailable', 'resource_exhausted']);
 
+/**
+ * The one error class of the library: a string `code` (`ERROR_CODES`), `retryable` for codes a
+ * caller may retry (`unavailable`), and `details`. Wire errors are made from it at the edge.
+ * @example
+ * throw new TerminusError('invalid_argument', 'pages must be positive', { details: { pages } });
+ */
 export class TerminusError extends Error {
   readonly code: ErrorCode;
   readonly retryable: boolean;
@@ -50,6 +56,11 @@ export class TerminusError extends Error {
   }
 }
 
+/**
+ * Narrows `e` to a `TerminusError`, of `code` when given.
+ * @example
+ * try { await engine.get(owner, id); } catch (error) { if (isTerminusError(error, 'not_found')) return null; throw error; }
+ */
 export function isTerminusError(e: unknown, code?: ErrorCode): e is TerminusError {
   return e instanceof TerminusError && (code === undefined || e.code === code);
 }

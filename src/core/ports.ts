@@ -35,6 +35,11 @@ export interface Logger {
   error(message: string, fields?: Record<string, unknown>): void;
 }
 
+/**
+ * A logger that drops everything (the engine's default; `createTerminus` defaults to `stderrLogger`).
+ * @example
+ * const engine = createEngine({ store, tools: [report], logger: silentLogger });
+ */
 export const silentLogger: Logger = {
   debug() {},
   info() {},

@@ -5,6 +5,9 @@ import type { Clock, Ids, Random } from './ports.js';
 /**
  * The real implementations of the ports, for production wiring. They live here, beside the ports,
  * and are injected by the CLI and server entry points; library code receives them as parameters.
+ * `createEngine` uses them when given no `clock`, `ids` or `random`.
+ * @example
+ * const engine = createEngine({ store, tools: [report], clock: systemClock, ids: systemIds, random: systemRandom });
  */
 export const systemClock: Clock = {
   now: () => Date.now(),
@@ -13,8 +16,18 @@ export const systemClock: Clock = {
   },
 };
 
+/**
+ * `Math.random` as the `Random` port (claim-interval jitter).
+ * @example
+ * createEngine({ store, tools, random: systemRandom });
+ */
 export const systemRandom: Random = { next: () => Math.random() };
 
+/**
+ * Task ids of 128 random bits (base64url, X-55) and `prefix_<uuid>` unique ids.
+ * @example
+ * createEngine({ store, tools, ids: systemIds });
+ */
 export const systemIds: Ids = {
   taskId: () => randomBytes(16).toString('base64url'),
   unique: (prefix) => `${prefix}_${randomUUID()}`,

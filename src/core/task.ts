@@ -11,6 +11,12 @@ export type TaskStatus = (typeof TASK_STATUSES)[number];
 export const TERMINAL_STATUSES = ['completed', 'failed', 'cancelled'] as const;
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number];
 
+/**
+ * Whether a task status is one of the three terminal ones (a terminal task never changes again).
+ * @example
+ * const task = await engine.get(owner, taskId);
+ * if (isTerminal(task.status)) console.log(task.status, task.result ?? task.error);
+ */
 export function isTerminal(status: TaskStatus): status is TerminalStatus {
   return status === 'completed' || status === 'failed' || status === 'cancelled';
 }

@@ -6,7 +6,7 @@ import type { Fence, FinishInput } from '../store/port.js';
 import { parseArgs } from './arguments.js';
 import { runHeartbeat } from './heartbeat.js';
 import { InputBroker } from './input.js';
-import { errorFields, withFields } from './logger.js';
+import { errorFields, logHandlerError, withFields } from './logger.js';
 import type { EngineSettings } from './options.js';
 import { settle, toFinish, toOutcome, type Settled } from './outcome.js';
 import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
@@ -201,10 +201,14 @@ export class Execution {
       await this.#release();
       return;
     }
+    if (!settled.ok) {
+      // The task ends as a tool error or failed, so the stack is the only trace the author gets.
+      logHandlerError(this.#logger, settled.error);
+    }
     // A result returned despite a cancel is still written: the store keeps it as lateOutcome (S4).
     let input: FinishInput;
     try {
-      input = toFinish(toOutcome(settled));
+      input = toFinish(toOutcome(settled, this.#tool));
     } catch (error) {
       // A result that cannot even be digested (a BigInt, a cycle) can never be stored.
       await this.#finish(unrecordable(`the result could not be serialised: ${messageOf(error)}`));

@@ -3,7 +3,7 @@ import type { Ids, Logger } from '../core/ports.js';
 import { checkArgumentSize, findTool, parseArgs } from './arguments.js';
 import type { InlineCommand, InlineOutcome } from './engine-port.js';
 import { checkProgress } from './execution.js';
-import { withFields } from './logger.js';
+import { logHandlerError, withFields } from './logger.js';
 import { settle, toOutcome } from './outcome.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
 
@@ -56,5 +56,6 @@ export async function runInline(
   };
   const settled = await settle(() => tool.handler(args, context));
   if (!settled.ok && command.signal.aborted) throw command.signal.reason;
-  return toOutcome(settled);
+  if (!settled.ok) logHandlerError(context.logger, settled.error);
+  return toOutcome(settled, tool);
 }

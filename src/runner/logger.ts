@@ -17,3 +17,17 @@ export function errorFields(error: unknown): Record<string, unknown> {
   }
   return { error: String(error) };
 }
+
+/**
+ * Logs a handler's exception with the run's fields (taskId, epoch, tool): a `ToolRpcError` is the
+ * handler's chosen outcome (warn), anything else a crash (error, with its stack), which the task
+ * only shows as a tool error text.
+ */
+export function logHandlerError(logger: Logger, error: unknown): void {
+  if (error instanceof Error && error.name === 'ToolRpcError') {
+    logger.warn('tool handler ended the task with a JSON-RPC error', errorFields(error));
+    return;
+  }
+  const stack = error instanceof Error && error.stack !== undefined ? { stack: error.stack } : {};
+  logger.error('tool handler threw', { ...errorFields(error), ...stack });
+}

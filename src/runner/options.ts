@@ -1,19 +1,25 @@
 import type { Clock, Ids, Logger, Random } from '../core/ports.js';
 import { silentLogger } from '../core/ports.js';
+import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { TaskEvents } from '../store/events.js';
 import { createLocalEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
 import type { TaskToolDefinition } from './tool.js';
 
-/** Everything `createEngine` takes. Only `store`, `tools`, `clock` and `ids` are required. */
+/**
+ * Everything `createEngine` takes. Only `store` and `tools` are required; `clock`, `ids` and `random`
+ * default to the system ones (a simulation or test passes its own).
+ */
 export interface EngineOptions {
   readonly store: TaskStore;
   /** The tools this node serves; a list or a map by name. Names MUST be unique. */
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a tool's Args type is erased here
   readonly tools: readonly TaskToolDefinition<any>[] | ReadonlyMap<string, TaskToolDefinition>;
-  readonly clock: Clock;
-  readonly ids: Ids;
-  /** Jitters the claim interval (x0.75..1.25) so several nodes do not poll in lockstep. */
+  /** Default `systemClock`. */
+  readonly clock?: Clock;
+  /** Default `systemIds`. */
+  readonly ids?: Ids;
+  /** Jitters the claim interval (x0.75..1.25) so several nodes do not poll in lockstep. Default `systemRandom`. */
   readonly random?: Random;
   readonly logger?: Logger;
   /** Shared with the wires (and, through a bridge, other nodes); default: in-process events. */
@@ -86,15 +92,16 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
   if (heartbeatMs >= leaseMs) {
     throw new RangeError(`heartbeatMs (${heartbeatMs}) must be shorter than leaseMs (${leaseMs})`);
   }
+  const ids = options.ids ?? systemIds;
   return {
     store: options.store,
     tools: toolMap(options.tools),
-    clock: options.clock,
-    ids: options.ids,
-    random: options.random,
+    clock: options.clock ?? systemClock,
+    ids,
+    random: options.random ?? systemRandom,
     logger: options.logger ?? silentLogger,
     events: options.events ?? createLocalEvents(),
-    nodeId: options.nodeId ?? options.ids.unique('worker'),
+    nodeId: options.nodeId ?? ids.unique('worker'),
     leaseMs,
     heartbeatMs,
     claimIntervalMs: positive('claimIntervalMs', options.claimIntervalMs ?? 250),

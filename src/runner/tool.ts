@@ -11,9 +11,10 @@ import type { RpcError } from '../core/task.js';
 export type TaskSupport = 'optional' | 'required' | 'forbidden';
 
 /** The `CallToolResult` a handler returns (MCP content blocks are passed through as they are). */
-export interface ToolResult {
+export interface ToolResult<Out extends Record<string, unknown> = Record<string, unknown>> {
   readonly content: readonly Record<string, unknown>[];
-  readonly structuredContent?: Record<string, unknown>;
+  /** Checked against the tool's `outputSchema` when it has one; a mismatch is a tool error. */
+  readonly structuredContent?: Out;
   /** A tool-level error: the task still ends `completed` (X-51, X-54). */
   readonly isError?: boolean;
 }
@@ -52,24 +53,62 @@ export interface TaskContext {
   requestInput(requestedSchema: Record<string, unknown>, message: string): Promise<InputReply>;
 }
 
-/** A tool whose calls run as durable tasks. */
-export interface TaskToolDefinition<Args extends Record<string, unknown> = Record<string, unknown>> {
+/** MCP `ToolAnnotations`: hints for clients, never trusted for security (listed as given). */
+export interface ToolAnnotations {
+  readonly title?: string;
+  readonly readOnlyHint?: boolean;
+  readonly destructiveHint?: boolean;
+  readonly idempotentHint?: boolean;
+  readonly openWorldHint?: boolean;
+  readonly [key: string]: unknown;
+}
+
+/** An MCP `Icon` (`tools/list` shows it as given). */
+export interface ToolIcon {
+  readonly src: string;
+  readonly mimeType?: string;
+  readonly sizes?: readonly string[];
+  readonly theme?: 'light' | 'dark';
+}
+
+/**
+ * A tool whose calls run as durable tasks. Every field of an MCP tool is listed in `tools/list` on
+ * every wire (`title`, `description`, `inputSchema`, `outputSchema`, `annotations`, `icons`,
+ * `_meta`); `taskSupport`, `ttlMs` and `pollIntervalMs` are how its tasks behave.
+ */
+export interface TaskToolDefinition<
+  Args extends Record<string, unknown> = Record<string, unknown>,
+  Out extends Record<string, unknown> = Record<string, unknown>,
+> {
   readonly name: string;
   readonly title?: string;
   readonly description: string;
   /** Arguments are validated with this before any task is created; a failure is `-32602`. */
   readonly inputSchema: z.ZodType<Args>;
+  /**
+   * The shape of the result's `structuredContent`. A result that is not a tool error and whose
+   * `structuredContent` is missing or does not match ends as a tool error (`isError: true`) naming
+   * the mismatch, so a client that validates against the listed schema never sees a bad value.
+   */
+  readonly outputSchema?: z.ZodType<Out>;
+  readonly annotations?: ToolAnnotations;
+  readonly icons?: readonly ToolIcon[];
+  /** Listed as the tool's `_meta`. */
+  readonly _meta?: Record<string, unknown>;
   readonly taskSupport?: TaskSupport;
   /** Task TTL from creation; default 1 hour. Null for unlimited. */
   readonly ttlMs?: number | null;
   /** Suggested poll interval; default 1000 ms. */
   readonly pollIntervalMs?: number;
-  readonly handler: (args: Args, ctx: TaskContext) => Promise<ToolResult>;
+  /** `Out` is inferred from `outputSchema` only, never from what the handler happens to return. */
+  readonly handler: (args: Args, ctx: TaskContext) => Promise<ToolResult<NoInfer<Out>>>;
 }
 
 /**
  * Thrown by a handler to end its task `failed` with a JSON-RPC error (X-53). Any other exception
  * is a tool error: the task ends `completed` with `isError: true` (X-08, X-51).
+ * @example
+ * if (!(await backend.ready())) throw new ToolRpcError(-32010, 'backend refused', { backend: 'billing' });
  */
 export class ToolRpcError extends Error {
   readonly code: number;
@@ -104,8 +143,9 @@ export class ToolRpcError extends Error {
  *   },
  * });
  */
-export function defineTaskTool<Args extends Record<string, unknown>>(
-  definition: TaskToolDefinition<Args>,
-): TaskToolDefinition<Args> {
+export function defineTaskTool<
+  Args extends Record<string, unknown>,
+  Out extends Record<string, unknown> = Record<string, unknown>,
+>(definition: TaskToolDefinition<Args, Out>): TaskToolDefinition<Args, Out> {
   return definition;
 }

@@ -1,4 +1,4 @@
-import { Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
+import { McpServer, Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
 import {
   serveStdio as sdkServeStdio,
   StdioServerTransport,
@@ -8,13 +8,12 @@ import { silentLogger, type Logger } from '../core/ports.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
 import { anonymousCapabilities } from './anonymous.js';
-import { callToolInline } from './inline-call.js';
+import { installTerminus } from './install.js';
 import { boundedNesting } from './nesting.js';
 import { resolveLimits, type ServerLimits } from './limits.js';
 import { CallerRates } from './rate-limit.js';
 import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
-import { listTools } from './tools-list.js';
 import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 
@@ -31,6 +30,16 @@ export interface TerminusServerOptions {
   readonly preflights?: Readonly<Record<string, Preflight>>;
   readonly logger?: Logger;
   readonly instructions?: string;
+  /**
+   * Plain (non-task) tools, resources and prompts: called with each fresh per-request (HTTP) or
+   * per-connection (stdio) `McpServer`, before the task tools are installed on it. Register with
+   * `server.registerTool` / `registerResource` / `registerPrompt` as on any SDK server.
+   * @example
+   * setup: (server) => {
+   *   server.registerTool('ping', { description: 'Answers pong' }, async () => ({ content: [{ type: 'text', text: 'pong' }] }));
+   * },
+   */
+  readonly setup?: (server: McpServer) => void;
 }
 
 export interface ServeStdioOptions {
@@ -76,30 +85,21 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
   const wires = options.wires ?? [tasksExtensionWire];
   const logger = options.logger ?? silentLogger;
   const preflights = new Map(Object.entries(options.preflights ?? {}));
-  const tools = listTools(options.engine.tools);
   // Every wire sees the engine through the anonymous-caller policy (strong keys, no lists).
   const engine = anonymousCapabilities(boundedNesting(options.engine));
 
   const factory =
     (transport: TransportKind): McpServerFactory =>
     ({ era }) => {
-      const active = wires.filter((w) => w.eras.includes(era));
-      const extensions = Object.assign({}, ...active.map((w) => w.extensions ?? {})) as Record<
-        string,
-        Record<string, never>
-      >;
-      const server = new Server(
-        { name, version },
-        {
-          capabilities: { tools: {}, ...(Object.keys(extensions).length > 0 ? { extensions } : {}) },
-          ...(options.instructions === undefined ? {} : { instructions: options.instructions }),
-        },
-      );
-      server.setRequestHandler('tools/list', () => ({ tools }));
-      server.setRequestHandler('tools/call', (request, ctx) => callToolInline(engine, request.params, ctx) as never);
-      const deps: WireDeps = { engine, transport, preflights, logger };
-      for (const wire of active) wire.install(server, deps);
-      return server;
+      const info = { name, version };
+      const serverOptions = options.instructions === undefined ? {} : { instructions: options.instructions };
+      const deps = { engine, transport, preflights, logger, wires };
+      if (options.setup !== undefined) {
+        const mcp = new McpServer(info, serverOptions);
+        options.setup(mcp);
+        return installTerminus(mcp, deps, era);
+      }
+      return installTerminus(new Server(info, serverOptions), deps, era);
     };
 
   const httpDeps: WireDeps = { engine, transport: 'http', preflights, logger };

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import type { TaskToolDefinition } from '../runner/tool.js';
+import type { TaskToolDefinition, ToolAnnotations, ToolIcon } from '../runner/tool.js';
+
+/** An icon as listed (a mutable copy: the SDK's result type has no readonly arrays). */
+export type ListedIcon = Omit<ToolIcon, 'sizes'> & { sizes?: string[] };
 
 /** A `tools/list` entry. */
 export interface ListedTool {
@@ -7,24 +10,42 @@ export interface ListedTool {
   title?: string;
   description: string;
   inputSchema: { type: 'object'; [key: string]: unknown };
+  outputSchema?: { type: 'object'; [key: string]: unknown };
+  annotations?: ToolAnnotations;
+  icons?: ListedIcon[];
+  _meta?: Record<string, unknown>;
 }
 
 /**
- * `tools/list` from the engine's tool table, JSON Schema by zod v4 (`io: 'input'`, so defaults make a
- * field optional). The `$schema` key is dropped: MCP input schemas are plain objects.
+ * `tools/list` from the engine's tool table, JSON Schema by zod v4 (`io: 'input'` for arguments, so
+ * defaults make a field optional; `io: 'output'` for results). The `$schema` key is dropped: MCP
+ * schemas are plain objects. Every wire lists these entries (the 2025 ones add their fields).
  */
 export function listTools(tools: ReadonlyMap<string, TaskToolDefinition>): ListedTool[] {
   return [...tools.values()].map((tool) => {
-    const { $schema: _ignored, ...inputSchema } = z.toJSONSchema(tool.inputSchema, {
-      io: 'input',
-      unrepresentable: 'any',
-    }) as Record<string, unknown>;
     const listed: ListedTool = {
       name: tool.name,
       description: tool.description,
-      inputSchema: { ...inputSchema, type: 'object' },
+      inputSchema: jsonSchema(tool.inputSchema, 'input'),
     };
     if (tool.title !== undefined) listed.title = tool.title;
+    if (tool.outputSchema !== undefined) listed.outputSchema = jsonSchema(tool.outputSchema, 'output');
+    if (tool.annotations !== undefined) listed.annotations = tool.annotations;
+    if (tool.icons !== undefined) listed.icons = tool.icons.map(listIcon);
+    if (tool._meta !== undefined) listed._meta = tool._meta;
     return listed;
   });
+}
+
+function jsonSchema(schema: z.ZodType, io: 'input' | 'output'): { type: 'object'; [key: string]: unknown } {
+  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
+  return { ...rest, type: 'object' };
+}
+
+function listIcon(icon: ToolIcon): ListedIcon {
+  const { sizes, ...rest } = icon;
+  return sizes === undefined ? { ...rest } : { ...rest, sizes: [...sizes] };
 }

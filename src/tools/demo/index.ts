@@ -12,6 +12,8 @@ export interface DemoToolsOptions {
 /**
  * The demo tools `terminus serve` registers: `analyze_csv` (streams a CSV, checkpointing its byte
  * offset), `build_report` (minutes of sectioned work) and `migrate` (an input round, then batches).
+ * @example
+ * const terminus = await createTerminus({ db: './tasks.db', tools: demoTools({ dataDir: './data' }) });
  */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each tool keeps its own Args type
 export function demoTools(options: DemoToolsOptions = {}): TaskToolDefinition<any>[] {
