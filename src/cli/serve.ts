@@ -1,5 +1,4 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Logger } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { createEngine } from '../runner/engine.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
@@ -11,6 +10,14 @@ import { clusterTools } from '../tools/cluster/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
+import { operationsRoutes } from '../server/http/ops-routes.js';
+import { readinessProbe } from '../telemetry/health.js';
+import { requestInstrument } from '../telemetry/http.js';
+import { combineObservers } from '../telemetry/lifecycle.js';
+import { LOG_FORMATS, lifecycleLog, lineLogger, type LogFormat } from '../telemetry/log.js';
+import { createMetrics } from '../telemetry/metrics.js';
+import { timedStore } from '../telemetry/store.js';
+import { taskTracing } from '../telemetry/trace.js';
 
 interface ServeFlags {
   readonly host: string;
@@ -22,6 +29,9 @@ interface ServeFlags {
   readonly pgSchema?: string;
   readonly verbose: boolean;
   readonly disableWire: WireName[];
+  readonly logFormat: LogFormat;
+  readonly logPayloads: boolean;
+  readonly leaseMs?: number;
 }
 
 /**
@@ -60,7 +70,32 @@ export function registerServe(program: Command): void {
       collectWire,
       [],
     )
+    .addOption(new Option('--log-format <format>', 'log lines on stderr as').choices(LOG_FORMATS).default('text'))
+    .option('--log-payloads', 'include task arguments, results and error messages in lifecycle logs', false)
+    .option(
+      '--lease-ms <ms>',
+      'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
+      parseMs,
+    )
     .action((flags: ServeFlags) => serve(flags));
+  withEnvironment(program.commands.find((c) => c.name() === 'serve'));
+}
+
+/**
+ * Every `serve` flag can be set from a `TERMINUS_*` variable (`--log-format` is `TERMINUS_LOG_FORMAT`);
+ * a flag on the command line wins. Applied to the registered options, so flags added later get one too.
+ */
+function withEnvironment(command: Command | undefined): void {
+  for (const option of command?.options ?? []) {
+    if (option.long === undefined || option.long === '--version' || option.long === '--help') continue;
+    option.env(`TERMINUS_${option.long.slice(2).replaceAll('-', '_').toUpperCase()}`);
+  }
+}
+
+function parseMs(value: string): number {
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms <= 0) throw new InvalidArgumentError('not a positive whole number of milliseconds');
+  return ms;
 }
 
 function collectWire(value: string, previous: WireName[]): WireName[] {
@@ -78,9 +113,16 @@ function parsePort(value: string): number {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
-  const logger = stderrLogger(flags.verbose);
+  const logger = lineLogger({
+    format: flags.logFormat,
+    debug: flags.verbose,
+    now: () => Date.now(),
+    write: (line) => process.stderr.write(line),
+  });
   const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
-  const { store } = opened;
+  const metrics = createMetrics();
+  const store = timedStore(opened.store, (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok));
+  const readiness = readinessProbe({ store, now: () => systemClock.now() });
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
   let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });
   let preflights: Readonly<Record<string, Preflight>> = {};
@@ -98,6 +140,13 @@ async function serve(flags: ServeFlags): Promise<void> {
     ids: systemIds,
     random: systemRandom,
     logger,
+    ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    observer: combineObservers(
+      lifecycleLog({ logger, payloads: flags.logPayloads }),
+      metrics.observer,
+      taskTracing(),
+      readiness.observer,
+    ),
   });
   engine.start();
   // Every wire is served; disabled ones only refuse new submissions (seed 002).
@@ -117,7 +166,12 @@ async function serve(flags: ServeFlags): Promise<void> {
     close = () => stdio.close();
     logger.info(`terminus serving stdio (db ${opened.label})`);
   } else {
-    const http = await server.serveHttp({ host: flags.host, port: flags.port });
+    const http = await server.serveHttp({
+      host: flags.host,
+      port: flags.port,
+      routes: operationsRoutes({ readiness, registry: metrics.registry }),
+      instrument: requestInstrument({ metrics }),
+    });
     close = () => http.close();
     process.stdout.write(`terminus listening on ${http.url} (db ${opened.label})\n`);
   }
@@ -144,20 +198,4 @@ async function serve(flags: ServeFlags): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-}
-
-/** One line per entry on stderr: `level message {fields}`. */
-function stderrLogger(verbose: boolean): Logger {
-  const write = (level: string, message: string, fields?: Record<string, unknown>): void => {
-    const extra = fields === undefined || Object.keys(fields).length === 0 ? '' : ` ${JSON.stringify(fields)}`;
-    process.stderr.write(`${new Date().toISOString()} ${level} ${message}${extra}\n`);
-  };
-  return {
-    debug: (m, f) => {
-      if (verbose) write('debug', m, f);
-    },
-    info: (m, f) => write('info', m, f),
-    warn: (m, f) => write('warn', m, f),
-    error: (m, f) => write('error', m, f),
-  };
 }

@@ -25,7 +25,7 @@ export type { EngineOptions } from './options.js';
  */
 export function createEngine(options: EngineOptions): TaskEngine {
   const settings = resolveOptions(options);
-  const { store, clock, events } = settings;
+  const { store, clock, events, observer } = settings;
   const runner = new Runner(settings);
   let sweeper: { readonly stop: AbortController; readonly done: Promise<void> } | null = null;
 
@@ -43,6 +43,8 @@ export function createEngine(options: EngineOptions): TaskEngine {
       const outcome = await submitTask(settings, command);
       if (outcome.created) {
         events.publish({ taskId: outcome.task.id, kind: 'created' });
+        const { id: taskId, tool, wire, owner, args, createdAt: at } = outcome.task;
+        observer.observe({ kind: 'created', at, taskId, tool, wire, owner, args });
         runner.wake();
       }
       return outcome;
@@ -59,6 +61,9 @@ export function createEngine(options: EngineOptions): TaskEngine {
         runner.cancelled(id);
         events.publish({ taskId: id, kind: 'cancelled' });
       }
+      const { tool, status } = outcome.task;
+      const won = outcome.outcome === 'cancelled' ? 'won' : 'lost';
+      observer.observe({ kind: 'cancel_requested', at: clock.now(), taskId: id, tool, outcome: won, status });
       return outcome;
     },
 
@@ -66,6 +71,15 @@ export function createEngine(options: EngineOptions): TaskEngine {
       const task = await store.respond(owner, id, responses, clock.now());
       runner.inputReceived(id);
       events.publish({ taskId: id, kind: 'input_received' });
+      const keys = Object.keys(responses);
+      observer.observe({
+        kind: 'input_answered',
+        at: clock.now(),
+        taskId: id,
+        tool: task.tool,
+        keys,
+        status: task.status,
+      });
       return task;
     },
 

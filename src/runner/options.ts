@@ -3,6 +3,7 @@ import { silentLogger } from '../core/ports.js';
 import type { TaskEvents } from '../store/events.js';
 import { createLocalEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
+import { silentObserver, type TaskObserver } from '../telemetry/lifecycle.js';
 import type { TaskToolDefinition } from './tool.js';
 
 /** Everything `createEngine` takes. Only `store`, `tools`, `clock` and `ids` are required. */
@@ -36,6 +37,8 @@ export interface EngineOptions {
   readonly maxTtlMs?: number;
   /** Poll interval suggested to clients when the tool names none. 1000 ms. */
   readonly defaultPollIntervalMs?: number;
+  /** Receives every lifecycle event (created, claimed, run ended, ...): logs, metrics, traces. */
+  readonly observer?: TaskObserver;
 }
 
 /** The options with every default applied. */
@@ -56,6 +59,7 @@ export interface EngineSettings {
   readonly defaultTtlMs: number;
   readonly maxTtlMs: number | undefined;
   readonly defaultPollIntervalMs: number;
+  readonly observer: TaskObserver;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -81,6 +85,7 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
     maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
     defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
+    observer: options.observer ?? silentObserver,
   };
 }
 

@@ -77,12 +77,14 @@ export class Runner {
   }
 
   async #claimLoop(stop: AbortSignal): Promise<void> {
-    const { clock, store, logger } = this.#settings;
+    const { clock, store, logger, observer, nodeId: node } = this.#settings;
     const tools = [...this.#settings.tools.keys()];
     while (!stop.aborted) {
       const free = this.#settings.concurrency - this.#running.size;
       let full = false;
-      if (free > 0 && tools.length > 0) {
+      const queried = free > 0 && tools.length > 0;
+      const pass = { started: clock.now(), claimed: 0, ok: true };
+      if (queried) {
         try {
           const claimed = await store.claim({
             workerId: this.#settings.nodeId,
@@ -92,12 +94,17 @@ export class Runner {
             tools,
           });
           for (const task of claimed) this.#launch(task, stop);
+          pass.claimed = claimed.length;
           // A full batch suggests more work is waiting: claim again without sleeping.
           full = claimed.length === free && !stop.aborted;
         } catch (error) {
+          pass.ok = false;
           logger.warn('claim failed', errorFields(error));
         }
       }
+      const at = clock.now();
+      const { started, claimed, ok } = pass;
+      observer.observe({ kind: 'claim_pass', at, node, queried, durationMs: at - started, claimed, ok });
       if (!full) await this.#wakeup.sleep(this.#interval(), stop);
     }
   }
@@ -105,6 +112,10 @@ export class Runner {
   #launch(task: TaskRecord, stop: AbortSignal): void {
     const tool = this.#settings.tools.get(task.tool);
     if (tool === undefined) return; // claim is filtered by tool name; unreachable
+    const { id: taskId, epoch, createdAt } = task;
+    const node = this.#settings.nodeId;
+    const at = this.#settings.clock.now();
+    this.#settings.observer.observe({ kind: 'claimed', at, taskId, tool: tool.name, node, epoch, createdAt });
     const execution = new Execution(this.#settings, task, tool);
     const key = `${task.id}:${task.epoch}`;
     const done = execution.run().finally(() => {

@@ -1,5 +1,6 @@
 import type { Clock, Logger } from '../core/ports.js';
 import type { TaskStore } from '../store/port.js';
+import type { TaskObserver } from '../telemetry/lifecycle.js';
 import { errorFields } from './logger.js';
 
 /** Rows deleted per store call; a full batch is followed by another at once. */
@@ -10,7 +11,12 @@ const SWEEP_BATCH = 500;
  * task, so the sweep needs no care of its own). Never rejects.
  */
 export async function runSweeper(
-  settings: { readonly store: TaskStore; readonly clock: Clock; readonly logger: Logger },
+  settings: {
+    readonly store: TaskStore;
+    readonly clock: Clock;
+    readonly logger: Logger;
+    readonly observer?: TaskObserver;
+  },
   intervalMs: number,
   stop: AbortSignal,
 ): Promise<void> {
@@ -26,6 +32,7 @@ export async function runSweeper(
       while (swept === SWEEP_BATCH && !stop.aborted) {
         swept = await store.sweepExpired(clock.now(), SWEEP_BATCH);
         if (swept > 0) logger.debug('swept expired tasks', { swept });
+        if (swept > 0) settings.observer?.observe({ kind: 'expired', at: clock.now(), count: swept });
       }
     } catch (error) {
       logger.warn('TTL sweep failed', errorFields(error));
