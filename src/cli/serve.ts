@@ -10,6 +10,8 @@ import { clusterTools } from '../tools/cluster/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
+import { consoleRoutes } from '../console/routes.js';
+import { timelineRecorder } from '../console/timeline.js';
 import { operationsRoutes } from '../server/http/ops-routes.js';
 import { readinessProbe } from '../telemetry/health.js';
 import { requestInstrument } from '../telemetry/http.js';
@@ -32,6 +34,7 @@ interface ServeFlags {
   readonly logFormat: LogFormat;
   readonly logPayloads: boolean;
   readonly leaseMs?: number;
+  readonly console: boolean;
 }
 
 /**
@@ -40,8 +43,7 @@ interface ServeFlags {
  * stdio mode; logs go to stderr.
  */
 export function registerServe(program: Command): void {
-  program
-    .command('serve')
+  environmentCommand(program, 'serve')
     .description('Serve durable MCP tools over Streamable HTTP (2026-07-28 Tasks extension) or stdio')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 3000)
@@ -72,25 +74,45 @@ export function registerServe(program: Command): void {
     )
     .addOption(new Option('--log-format <format>', 'log lines on stderr as').choices(LOG_FORMATS).default('text'))
     .option('--log-payloads', 'include task arguments, results and error messages in lifecycle logs', false)
+    .option('--console', 'serve the web console at /console (loopback hosts only until serve takes credentials)', false)
     .option(
       '--lease-ms <ms>',
       'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
       parseMs,
     )
     .action((flags: ServeFlags) => serve(flags));
-  withEnvironment(program.commands.find((c) => c.name() === 'serve'));
 }
 
 /**
- * Every `serve` flag can be set from a `TERMINUS_*` variable (`--log-format` is `TERMINUS_LOG_FORMAT`);
- * a flag on the command line wins. Applied to the registered options, so flags added later get one too.
+ * A subcommand every option of which can also be set from a `TERMINUS_*` variable (`--log-format`
+ * is `TERMINUS_LOG_FORMAT`); a flag on the command line wins. Done in `addOption`, which `.option()`
+ * calls too, because commander binds an option's variable when the option is added: flags other
+ * branches add to `serve` get their variable without a line of their own.
  */
-function withEnvironment(command: Command | undefined): void {
-  for (const option of command?.options ?? []) {
-    if (option.long === undefined || option.long === '--version' || option.long === '--help') continue;
-    option.env(`TERMINUS_${option.long.slice(2).replaceAll('-', '_').toUpperCase()}`);
+function environmentCommand(program: Command, name: string): Command {
+  class EnvironmentCommand extends Command {
+    override addOption(option: Option): this {
+      if (option.envVar === undefined && option.long !== undefined) {
+        option.env(`TERMINUS_${option.long.slice(2).replaceAll('-', '_').toUpperCase()}`);
+      }
+      return super.addOption(option);
+    }
   }
+  const command = new EnvironmentCommand(name);
+  // Commander turns a boolean flag on whenever its variable exists; TERMINUS_STDIO=false must not.
+  command.hook('preAction', (self) => {
+    for (const option of self.options) {
+      const key = option.attributeName();
+      if (option.required || option.optional || option.envVar === undefined) continue;
+      if (self.getOptionValueSource(key) !== 'env') continue;
+      self.setOptionValueWithSource(key, /^(1|true|yes|on)$/i.test(process.env[option.envVar] ?? ''), 'env');
+    }
+  });
+  program.addCommand(command);
+  return command;
 }
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
 
 function parseMs(value: string): number {
   const ms = Number(value);
@@ -113,6 +135,14 @@ function parsePort(value: string): number {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
+  if (flags.console && !flags.stdio && !LOOPBACK_HOSTS.has(flags.host)) {
+    // Without authentication every HTTP caller is `anonymous`, so the console would list every
+    // anonymous task to anyone who can reach the port.
+    process.stderr.write(
+      `terminus: --console needs a loopback --host (got ${flags.host}); put it behind a proxy that authenticates\n`,
+    );
+    process.exit(2);
+  }
   const logger = lineLogger({
     format: flags.logFormat,
     debug: flags.verbose,
@@ -123,6 +153,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   const metrics = createMetrics();
   const store = timedStore(opened.store, (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok));
   const readiness = readinessProbe({ store, now: () => systemClock.now() });
+  const timeline = flags.console ? timelineRecorder() : undefined;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
   let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });
   let preflights: Readonly<Record<string, Preflight>> = {};
@@ -146,6 +177,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       metrics.observer,
       taskTracing(),
       readiness.observer,
+      timeline?.observer,
     ),
   });
   engine.start();
@@ -169,7 +201,12 @@ async function serve(flags: ServeFlags): Promise<void> {
     const http = await server.serveHttp({
       host: flags.host,
       port: flags.port,
-      routes: operationsRoutes({ readiness, registry: metrics.registry }),
+      routes: [
+        ...operationsRoutes({ readiness, registry: metrics.registry }),
+        ...(flags.console
+          ? consoleRoutes({ engine: server.engine, ...(timeline === undefined ? {} : { timeline }) })
+          : []),
+      ],
       instrument: requestInstrument({ metrics }),
     });
     close = () => http.close();
