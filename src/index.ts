@@ -157,5 +157,7 @@ export { AsyncContextManager } from './telemetry/context.js';
 export { readinessProbe } from './telemetry/health.js';
 export type { Readiness, ReadinessOptions, ReadinessProbe } from './telemetry/health.js';
 export { timedStore } from './telemetry/store.js';
+export { executorMetrics } from './telemetry/executor.js';
+export type { ExecutorMetrics } from './telemetry/executor.js';
 export { operationsRoutes } from './server/http/ops-routes.js';
 export type { RequestFacts } from './server/http/serve.js';
