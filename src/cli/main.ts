@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerCall } from './call.js';
 import { registerOps } from './ops.js';
+import { registerOpsUi } from './ops-ui.js';
 import { registerGate } from './gate.js';
 import { registerServe } from './serve.js';
 
@@ -15,5 +16,6 @@ registerServe(program);
 registerGate(program);
 registerCall(program);
 registerOps(program);
+registerOpsUi(program);
 
 await program.parseAsync(process.argv);

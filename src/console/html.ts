@@ -63,7 +63,7 @@ ol.timeline{margin:0;padding-left:18px}ol.timeline li{margin:3px 0}
 `;
 
 /** The page frame: title, navigation and the caller the page was made for. */
-export function page(title: string, caller: string, body: Html): string {
+export function page(title: string, caller: string, body: Html, home = '/console'): string {
   return `<!doctype html>${
     html`<html lang="en">
       <head>
@@ -76,7 +76,7 @@ export function page(title: string, caller: string, body: Html): string {
       </head>
       <body>
         <header>
-          <a href="/console">terminus console</a><small>signed in as <code>${caller}</code></small>
+          <a href="${home}">terminus console</a><small>signed in as <code>${caller}</code></small>
         </header>
         <main>${body}</main>
       </body>
