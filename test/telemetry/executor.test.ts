@@ -7,6 +7,7 @@ import { createExecutor } from '../../src/executor/executor.js';
 import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
 import { createEngine } from '../../src/runner/engine.js';
 import { createTerminusServer } from '../../src/server/terminus-server.js';
+import { createWireRegistry } from '../../src/server/wire/registry.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import { AsyncContextManager } from '../../src/telemetry/context.js';
 import { executorMetrics } from '../../src/telemetry/executor.js';
@@ -29,22 +30,28 @@ async function value(registry: import('prom-client').Registry, name: string, lab
   return metric?.values.find((v) => Object.entries(labels).every(([k, l]) => v.labels[k] === l))?.value ?? 0;
 }
 
-describe('executor metrics and trace context to the server', () => {
-  it('counts requests, polls, receipts and operations by state; the server request continues the caller’s trace', async () => {
+const WIRES = [
+  { wire: 'mcp-tasks-ext', create: 'tools/call', carrier: '_meta' },
+  { wire: 'mcp-2025-11-25', create: 'tools/call', carrier: 'traceparent header' },
+  { wire: 'aip-151', create: 'POST /v1/tools', carrier: 'traceparent header' },
+] as const;
+
+describe.each(WIRES)('executor metrics and trace context to the server ($wire)', ({ wire, create, carrier }) => {
+  it(`counts requests, polls, receipts and operations by state; the server request continues the caller’s trace (${carrier})`, async () => {
+    exporter.reset();
     const store = createMemoryTaskStore();
     const quick = tool('quick', async () => text('quick done'), { pollIntervalMs: 50, taskSupport: 'required' });
     const engine = createEngine({ store, tools: [quick], clock: systemClock, ids: systemIds, claimIntervalMs: 20 });
     engine.start();
-    const http = await createTerminusServer({ engine }).serveHttp({
+    const wires = createWireRegistry({ disabled: [] }).adapters;
+    const http = await createTerminusServer({ engine, wires }).serveHttp({
       port: 0,
       instrument: requestInstrument({ tracer }),
     });
     const metrics = executorMetrics();
     const executor = await createExecutor({
       ledger: metrics.ledger(createMemoryLedger()),
-      connect: metrics.connect(() =>
-        connectServer({ url: http.url }, { clock: systemClock, wire: 'auto', timeoutMs: 10_000 }),
-      ),
+      connect: metrics.connect(() => connectServer({ url: http.url }, { clock: systemClock, wire, timeoutMs: 10_000 })),
       clock: systemClock,
       random: systemRandom,
       ids: systemIds,
@@ -71,10 +78,11 @@ describe('executor metrics and trace context to the server', () => {
       expect(await value(registry, 'terminus_executor_state_entries_total', { state: 'ACCEPTED' })).toBe(1);
       expect(await value(registry, 'terminus_executor_state_entries_total', { state: 'SUBMITTING' })).toBe(1);
 
-      // `_meta.traceparent` carried the caller's span: the server's tools/call span is its child.
+      // The caller's span went with the request: the server's span for the creating request is its child.
       const call = exporter
         .getFinishedSpans()
-        .find((s) => s.name === 'terminus.request' && s.attributes['rpc.method'] === 'tools/call');
+        .find((s) => s.name === 'terminus.request' && s.attributes['rpc.method'] === create);
+      expect(call?.attributes['terminus.wire']).toBe(wire);
       expect(call?.spanContext().traceId).toBe(caller.traceId);
       expect(call?.parentSpanContext?.spanId).toBe(caller.spanId);
       expect(trace.getSpanContext(context.active())).toBeUndefined();
