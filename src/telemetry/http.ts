@@ -36,7 +36,7 @@ export function requestInstrument(
   const now = options.now ?? (() => performance.now());
   return async (facts, run) => {
     const message = parseMessage(facts.body);
-    const method = message?.method ?? `${facts.httpMethod} ${routeOf(facts.path)}`;
+    const method = message === undefined ? `${facts.httpMethod} ${routeOf(facts.path)}` : methodLabel(message.method);
     const wire = wireOf(facts, message?.method);
     const parent = parentContext(message?.meta, facts.headers);
     const span = tracer.startSpan(
@@ -61,6 +61,34 @@ export function requestInstrument(
       span.end();
     }
   };
+}
+
+/**
+ * JSON-RPC methods the wires serve (and MCP's lifecycle ones). Any other name a client sends is
+ * `other`: a label per arbitrary string would let one client grow the metrics without bound.
+ */
+const KNOWN_METHODS: ReadonlySet<string> = new Set([
+  'initialize',
+  'ping',
+  'tools/list',
+  'tools/call',
+  'tasks/get',
+  'tasks/result',
+  'tasks/cancel',
+  'tasks/list',
+  'tasks/update',
+  'subscriptions/listen',
+  'tools/async/status',
+  'tools/async/result',
+  'tools/async/cancel',
+  'terminus/tasks/lookup',
+  'notifications/initialized',
+  'notifications/cancelled',
+]);
+
+function methodLabel(method: string | undefined): string {
+  if (method === undefined) return 'response';
+  return KNOWN_METHODS.has(method) ? method : 'other';
 }
 
 interface Message {
@@ -117,9 +145,12 @@ function wireOf(facts: RequestFacts, method: string | undefined): string {
   return 'mcp-tasks-ext';
 }
 
+/** A bounded route label: the path is client-chosen, so only known prefixes keep their name. */
 function routeOf(path: string): string {
   if (path.startsWith('/v1/operations')) return '/v1/operations';
   if (path.startsWith('/v1/tools')) return '/v1/tools';
-  if (path.startsWith('/console')) return '/console';
-  return path;
+  if (path.startsWith('/v1/')) return '/v1/*';
+  if (path === '/console' || path.startsWith('/console/')) return '/console';
+  if (['/mcp', '/healthz', '/readyz', '/metrics'].includes(path)) return path;
+  return 'other';
 }

@@ -120,6 +120,18 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
         return 200;
       },
     );
+    // Client-chosen method names and paths never become labels of their own (bounded cardinality).
+    const odd = { jsonrpc: '2.0', id: 2, method: 'made/up-4711', params: {} };
+    await instrument(
+      { httpMethod: 'POST', path: '/mcp', headers: {}, body: Buffer.from(JSON.stringify(odd)) },
+      async () => 200,
+    );
+    await instrument({ httpMethod: 'GET', path: '/v1/zzz-4711', headers: {}, body: undefined }, async () => 404);
+    expect(await value(a.metrics, 'terminus_http_requests_total', { method: 'other', wire: 'mcp-tasks-ext' })).toBe(1);
+    expect(
+      await value(a.metrics, 'terminus_http_requests_total', { method: 'GET /v1/*', wire: 'aip-151', code: '404' }),
+    ).toBe(1);
+    expect(await a.metrics.registry.metrics()).not.toContain('4711');
     await started.promise;
     storeA.kill(); // node A dies mid-run: it writes nothing more, its run span never ends
 
