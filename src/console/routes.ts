@@ -7,6 +7,7 @@ import { ownerOf } from '../server/owner.js';
 import { detailPage, errorPage, listPage, type ListFilters } from './pages.js';
 import { timelineOf, type TimelineRecorder } from './timeline.js';
 
+/** What the console serves: an engine, and optionally what this node saw happen. */
 export interface ConsoleOptions {
   readonly engine: TaskEngine;
   /** What this node saw happen to tasks (claims with their node, run ends); pass its observer to the engine. */

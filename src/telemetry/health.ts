@@ -12,12 +12,14 @@ export interface Readiness {
   };
 }
 
+/** A readiness check fed by the engine's claim passes. */
 export interface ReadinessProbe {
   /** Pass to the engine (with `combineObservers`): it sees the runner's claim passes. */
   readonly observer: TaskObserver;
   check(): Promise<Readiness>;
 }
 
+/** What `readinessProbe` checks and how patiently. */
 export interface ReadinessOptions {
   readonly store: TaskStore;
   /** The clock the engine uses (claim passes are stamped with it). */

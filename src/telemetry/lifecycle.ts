@@ -92,6 +92,7 @@ export type LifecycleEvent =
  */
 export type RunOutcome = 'completed' | 'failed' | 'late' | 'cancelled' | 'shutdown' | 'lease_lost';
 
+/** The `kind` of a lifecycle event. */
 export type LifecycleKind = LifecycleEvent['kind'];
 
 /** Receives lifecycle events. MUST NOT throw or block: it runs inside the engine's hot paths. */
@@ -99,6 +100,7 @@ export interface TaskObserver {
   observe(event: LifecycleEvent): void;
 }
 
+/** The default observer: ignores every event. */
 export const silentObserver: TaskObserver = { observe() {} };
 
 /** One observer that hands every event to each of `observers`, in order; one that throws does not stop the rest. */

@@ -1,6 +1,7 @@
 import type { Logger } from '../core/ports.js';
 import type { LifecycleEvent, TaskObserver } from './lifecycle.js';
 
+/** Options of `lifecycleLog`. */
 export interface LifecycleLogOptions {
   /** Where the lines go; every task event is one `info` entry. */
   readonly logger: Logger;
@@ -87,8 +88,10 @@ const RUN_MESSAGES = {
 
 /** `json`: one JSON object a line; `text`: `time level message key=value ...`. */
 export const LOG_FORMATS = ['json', 'text'] as const;
+/** `json` or `text`. */
 export type LogFormat = (typeof LOG_FORMATS)[number];
 
+/** Options of `lineLogger`. */
 export interface LineLoggerOptions {
   readonly format: LogFormat;
   /** Writes one line (with its newline). */

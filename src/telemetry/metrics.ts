@@ -14,6 +14,7 @@ export interface TerminusMetrics {
   storeCall(operation: string, seconds: number, ok: boolean): void;
 }
 
+/** The labels of one answered request: JSON-RPC method or route, wire, HTTP status. */
 export interface RequestLabels {
   readonly method: string;
   readonly wire: string;
