@@ -3,7 +3,7 @@ import { silentLogger } from '../core/ports.js';
 import type { TaskEvents } from '../store/events.js';
 import { createLocalEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
-import { silentObserver, type TaskObserver } from '../telemetry/lifecycle.js';
+import { combineObservers, silentObserver, type TaskObserver } from '../telemetry/lifecycle.js';
 import type { TaskToolDefinition } from './tool.js';
 
 /** Everything `createEngine` takes. Only `store`, `tools`, `clock` and `ids` are required. */
@@ -85,7 +85,8 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
     maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
     defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
-    observer: options.observer ?? silentObserver,
+    // Guarded: an observer that throws must not fail a command whose write already committed (S1).
+    observer: options.observer === undefined ? silentObserver : combineObservers(options.observer),
   };
 }
 

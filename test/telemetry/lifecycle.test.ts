@@ -211,6 +211,24 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
     expect(runs[0]?.links.map((l) => l.context.spanId)).toEqual([root.spanId]);
   });
 
+  it('a throwing observer fails no command: the submit that committed still answers, the task still runs', async () => {
+    const store = await sqlite.open();
+    const seen: string[] = [];
+    const observer = {
+      observe(event: { kind: string }) {
+        seen.push(event.kind);
+        if (event.kind !== 'claim_pass') throw new Error('observer bug');
+      },
+    };
+    const engine = engineFor(store, [tool('job', async () => text('ok'))], { observer });
+    engines.push(engine);
+    engine.start();
+    const { task } = await engine.submit({ owner: OWNER, tool: 'job', args: {}, wire: 'mcp-tasks-ext' });
+    await untilStatus(store, task.id, (t) => t.status === 'completed');
+    await expect(engine.cancel(OWNER, task.id)).resolves.toMatchObject({ outcome: 'already_terminal' });
+    expect(seen).toEqual(expect.arrayContaining(['created', 'claimed', 'run_ended', 'cancel_requested']));
+  });
+
   it('logs input requested and answered, and a cancel that wins and one that loses', async () => {
     const store = await sqlite.open();
     const n = node(tracer);
