@@ -163,3 +163,22 @@ export type {
   CancelAnswer,
   WireStatusAnswer,
 } from './executor/wire-port.js';
+
+// Operations: lifecycle logs, metrics, traces, health (issue 16).
+export { combineObservers, silentObserver } from './telemetry/lifecycle.js';
+export type { LifecycleEvent, LifecycleKind, RunOutcome, TaskObserver } from './telemetry/lifecycle.js';
+export { lifecycleLog, lineLogger, LOG_FORMATS } from './telemetry/log.js';
+export type { LifecycleLogOptions, LineLoggerOptions, LogFormat } from './telemetry/log.js';
+export { createMetrics } from './telemetry/metrics.js';
+export type { RequestLabels, TerminusMetrics } from './telemetry/metrics.js';
+export { taskSpanContext, taskTracing, TRACER_NAME } from './telemetry/trace.js';
+export { requestInstrument } from './telemetry/http.js';
+export type { RequestInstrument } from './telemetry/http.js';
+export { AsyncContextManager } from './telemetry/context.js';
+export { readinessProbe } from './telemetry/health.js';
+export type { Readiness, ReadinessOptions, ReadinessProbe } from './telemetry/health.js';
+export { timedStore } from './telemetry/store.js';
+export { executorMetrics } from './telemetry/executor.js';
+export type { ExecutorMetrics } from './telemetry/executor.js';
+export { operationsRoutes } from './server/http/ops-routes.js';
+export type { RequestFacts } from './server/http/serve.js';

@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { registerCall } from './call.js';
 import { registerOps } from './ops.js';
+import { registerOpsUi } from './ops-ui.js';
 import { registerGate } from './gate.js';
 import { registerServe } from './serve.js';
 import { registerWorker } from './worker.js';
@@ -17,5 +18,6 @@ registerGate(program);
 registerCall(program);
 registerOps(program);
 registerWorker(program);
+registerOpsUi(program);
 
 await program.parseAsync(process.argv);

@@ -1,5 +1,4 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { Logger } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { createEngine } from '../runner/engine.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
@@ -13,6 +12,16 @@ import { clusterTools } from '../tools/cluster/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
+import { consoleRoutes } from '../console/routes.js';
+import { timelineRecorder } from '../console/timeline.js';
+import { operationsRoutes } from '../server/http/ops-routes.js';
+import { readinessProbe } from '../telemetry/health.js';
+import { requestInstrument } from '../telemetry/http.js';
+import { combineObservers } from '../telemetry/lifecycle.js';
+import { LOG_FORMATS, lifecycleLog, lineLogger, type LogFormat } from '../telemetry/log.js';
+import { createMetrics } from '../telemetry/metrics.js';
+import { timedStore } from '../telemetry/store.js';
+import { taskTracing } from '../telemetry/trace.js';
 
 interface ServeFlags extends AuthFlags {
   readonly host: string;
@@ -37,6 +46,10 @@ interface ServeFlags extends AuthFlags {
   readonly keyRetentionDays: number;
   readonly maxArgumentBytes: number;
   readonly maxAttempts: number;
+  readonly logFormat: LogFormat;
+  readonly logPayloads: boolean;
+  readonly leaseMs?: number;
+  readonly console: boolean;
 }
 
 /**
@@ -45,8 +58,7 @@ interface ServeFlags extends AuthFlags {
  * stdio mode; logs go to stderr.
  */
 export function registerServe(program: Command): void {
-  program
-    .command('serve')
+  environmentCommand(program, 'serve')
     .description('Serve durable MCP tools over Streamable HTTP (2026-07-28 Tasks extension) or stdio')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 3000)
@@ -111,7 +123,52 @@ export function registerServe(program: Command): void {
     .option('--key-retention-days <n>', 'days a looked-up, never-used submission key stays burned', count, 7)
     .option('--max-argument-bytes <n>', 'largest tool call arguments, as JSON bytes', count, 1024 * 1024)
     .option('--max-attempts <n>', 'runs of one task without an outcome before it fails', count, 50)
+    .addOption(new Option('--log-format <format>', 'log lines on stderr as').choices(LOG_FORMATS).default('text'))
+    .option('--log-payloads', 'include task arguments, results and error messages in lifecycle logs', false)
+    .option('--console', 'serve the web console at /console (loopback hosts only until serve takes credentials)', false)
+    .option(
+      '--lease-ms <ms>',
+      'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
+      parseMs,
+    )
     .action((flags: ServeFlags) => serve(flags));
+}
+
+/**
+ * A subcommand every option of which can also be set from a `TERMINUS_*` variable (`--log-format`
+ * is `TERMINUS_LOG_FORMAT`); a flag on the command line wins. Done in `addOption`, which `.option()`
+ * calls too, because commander binds an option's variable when the option is added: flags other
+ * branches add to `serve` get their variable without a line of their own.
+ */
+function environmentCommand(program: Command, name: string): Command {
+  class EnvironmentCommand extends Command {
+    override addOption(option: Option): this {
+      if (option.envVar === undefined && option.long !== undefined) {
+        option.env(`TERMINUS_${option.long.slice(2).replaceAll('-', '_').toUpperCase()}`);
+      }
+      return super.addOption(option);
+    }
+  }
+  const command = new EnvironmentCommand(name);
+  // Commander turns a boolean flag on whenever its variable exists; TERMINUS_STDIO=false must not.
+  command.hook('preAction', (self) => {
+    for (const option of self.options) {
+      const key = option.attributeName();
+      if (option.required || option.optional || option.envVar === undefined) continue;
+      if (self.getOptionValueSource(key) !== 'env') continue;
+      self.setOptionValueWithSource(key, /^(1|true|yes|on)$/i.test(process.env[option.envVar] ?? ''), 'env');
+    }
+  });
+  program.addCommand(command);
+  return command;
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '::1', 'localhost']);
+
+function parseMs(value: string): number {
+  const ms = Number(value);
+  if (!Number.isInteger(ms) || ms <= 0) throw new InvalidArgumentError('not a positive whole number of milliseconds');
+  return ms;
 }
 
 function collectWire(value: string, previous: WireName[]): WireName[] {
@@ -135,9 +192,22 @@ function parsePort(value: string): number {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
-  const logger = stderrLogger(flags.verbose);
+  const logger = lineLogger({
+    format: flags.logFormat,
+    debug: flags.verbose,
+    now: () => Date.now(),
+    write: (line) => process.stderr.write(line),
+  });
   // Before the store opens: a bad tokens file or JWKS is one line and exit 2, nothing started.
   const authenticate = await serveAuth(flags, { host: flags.host, stdio: flags.stdio, logger });
+  if (flags.console && !flags.stdio && !LOOPBACK_HOSTS.has(flags.host) && authenticate === undefined) {
+    // Without authentication every HTTP caller is `anonymous`, so the console would list every
+    // anonymous task to anyone who can reach the port.
+    process.stderr.write(
+      `terminus: --console needs a loopback --host (got ${flags.host}) or --auth-tokens / --auth-jwks\n`,
+    );
+    process.exit(2);
+  }
   const opened = await openStoreOrExit({
     db: flags.db,
     nodeId: flags.nodeId,
@@ -145,7 +215,10 @@ async function serve(flags: ServeFlags): Promise<void> {
     logger,
     integrityCheck: flags.fullIntegrityCheck ? 'full' : 'quick',
   });
-  const { store } = opened;
+  const metrics = createMetrics();
+  const store = timedStore(opened.store, (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok));
+  const readiness = readinessProbe({ store, now: () => systemClock.now() });
+  const timeline = flags.console ? timelineRecorder() : undefined;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
   let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });
   let preflights: Readonly<Record<string, Preflight>> = {};
@@ -167,6 +240,14 @@ async function serve(flags: ServeFlags): Promise<void> {
     keyRetentionMs: Math.max(1, flags.keyRetentionDays) * 86_400_000,
     maxArgumentBytes: Math.max(1, flags.maxArgumentBytes),
     maxAttempts: Math.max(1, flags.maxAttempts),
+    ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    observer: combineObservers(
+      lifecycleLog({ logger, payloads: flags.logPayloads }),
+      metrics.observer,
+      taskTracing(),
+      readiness.observer,
+      timeline?.observer,
+    ),
   });
   if (flags.runner) engine.start();
   // Every wire is served; disabled ones only refuse new submissions (seed 002).
@@ -202,6 +283,13 @@ async function serve(flags: ServeFlags): Promise<void> {
       port: flags.port,
       ...(authenticate === undefined ? {} : { authenticate }),
       ...(flags.allowedOrigin.length === 0 ? {} : { allowedOrigins: flags.allowedOrigin }),
+      routes: [
+        ...operationsRoutes({ readiness, registry: metrics.registry }),
+        ...(flags.console
+          ? consoleRoutes({ engine: server.engine, ...(timeline === undefined ? {} : { timeline }) })
+          : []),
+      ],
+      instrument: requestInstrument({ metrics }),
     });
     close = () => http.close();
     process.stdout.write(`terminus listening on ${http.url} (db ${opened.label})\n`);
@@ -229,20 +317,4 @@ async function serve(flags: ServeFlags): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
-}
-
-/** One line per entry on stderr: `level message {fields}`. */
-export function stderrLogger(verbose: boolean): Logger {
-  const write = (level: string, message: string, fields?: Record<string, unknown>): void => {
-    const extra = fields === undefined || Object.keys(fields).length === 0 ? '' : ` ${JSON.stringify(fields)}`;
-    process.stderr.write(`${new Date().toISOString()} ${level} ${message}${extra}\n`);
-  };
-  return {
-    debug: (m, f) => {
-      if (verbose) write('debug', m, f);
-    },
-    info: (m, f) => write('info', m, f),
-    warn: (m, f) => write('warn', m, f),
-    error: (m, f) => write('error', m, f),
-  };
 }

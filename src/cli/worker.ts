@@ -7,7 +7,7 @@ import { clusterTools } from '../tools/cluster/index.js';
 import { conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
-import { stderrLogger } from './serve.js';
+import { lifecycleLog, lineLogger } from '../telemetry/log.js';
 
 interface WorkerFlags {
   readonly db: string;
@@ -47,7 +47,12 @@ export function registerWorker(program: Command): void {
 }
 
 async function work(flags: WorkerFlags): Promise<void> {
-  const logger = stderrLogger(flags.verbose);
+  const logger = lineLogger({
+    format: 'text',
+    debug: flags.verbose,
+    now: () => Date.now(),
+    write: (line) => process.stderr.write(line),
+  });
   const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
   // The same tool sets as `terminus serve` picks: a worker runs what the server accepts.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
@@ -63,6 +68,7 @@ async function work(flags: WorkerFlags): Promise<void> {
     ids: systemIds,
     random: systemRandom,
     logger,
+    observer: lifecycleLog({ logger, payloads: false }),
   });
   engine.start();
   process.stdout.write(`terminus worker ${flags.nodeId} running ${tools.length} tools (db ${opened.label})\n`);

@@ -25,7 +25,7 @@ export type { EngineOptions } from './options.js';
  */
 export function createEngine(options: EngineOptions): TaskEngine {
   const settings = resolveOptions(options);
-  const { store, clock, events } = settings;
+  const { store, clock, events, observer } = settings;
   const runner = new Runner(settings);
   let sweeper: { readonly stop: AbortController; readonly done: Promise<void> } | null = null;
 
@@ -56,6 +56,8 @@ export function createEngine(options: EngineOptions): TaskEngine {
       else slot?.release();
       if (outcome.created) {
         events.publish({ taskId: outcome.task.id, kind: 'created' });
+        const { id: taskId, tool, wire, owner, args, createdAt: at } = outcome.task;
+        observer.observe({ kind: 'created', at, taskId, tool, wire, owner, args });
         if (!leased) runner.wake();
       }
       return outcome;
@@ -72,6 +74,9 @@ export function createEngine(options: EngineOptions): TaskEngine {
         runner.cancelled(id);
         events.publish({ taskId: id, kind: 'cancelled' });
       }
+      const { tool, status } = outcome.task;
+      const won = outcome.outcome === 'cancelled' ? 'won' : 'lost';
+      observer.observe({ kind: 'cancel_requested', at: clock.now(), taskId: id, tool, outcome: won, status });
       return outcome;
     },
 
@@ -79,6 +84,15 @@ export function createEngine(options: EngineOptions): TaskEngine {
       const task = await store.respond(owner, id, responses, clock.now());
       runner.inputReceived(id);
       events.publish({ taskId: id, kind: 'input_received' });
+      const keys = Object.keys(responses);
+      observer.observe({
+        kind: 'input_answered',
+        at: clock.now(),
+        taskId: id,
+        tool: task.tool,
+        keys,
+        status: task.status,
+      });
       return task;
     },
 

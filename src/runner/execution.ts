@@ -10,6 +10,7 @@ import { errorFields, logHandlerError, withFields } from './logger.js';
 import type { EngineSettings } from './options.js';
 import { settle, toFinish, toOutcome, type Settled } from './outcome.js';
 import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
+import type { LifecycleEvent, RunOutcome } from '../telemetry/lifecycle.js';
 import { ToolRpcError, type TaskContext, type TaskToolDefinition } from './tool.js';
 
 /** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
@@ -48,6 +49,7 @@ export class Execution {
   readonly #abort = new AbortController();
   readonly #broker: InputBroker;
   #leaseLost = false;
+  #startedAt = 0;
 
   constructor(settings: EngineSettings, task: TaskRecord, tool: TaskToolDefinition) {
     this.#settings = settings;
@@ -91,6 +93,7 @@ export class Execution {
 
   /** Runs the handler to its end and records the outcome; never rejects. */
   async run(): Promise<void> {
+    this.#startedAt = this.#settings.clock.now();
     const beating = new AbortController();
     const heartbeat = runHeartbeat({
       ...this.#settings,
@@ -164,6 +167,9 @@ export class Execution {
     const record = await this.#fenced((now) => this.#settings.store.requestInput(this.fence, key, request, now));
     if (Object.hasOwn(record.inputRequests, key)) {
       this.#settings.events.publish({ taskId: this.#task.id, kind: 'input_requested' });
+      const { clock, observer, nodeId: node } = this.#settings;
+      const { id: taskId, epoch } = this.#task;
+      observer.observe({ kind: 'input_requested', at: clock.now(), taskId, tool: this.#tool.name, node, epoch, key });
     }
     return record;
   }
@@ -193,12 +199,14 @@ export class Execution {
     if (this.#leaseLost) {
       // Another claim owns the task now; anything written from here would be a stale epoch (S3).
       this.#logger.warn('lease lost; the outcome of this run is dropped');
+      this.#ended('lease_lost');
       return;
     }
     const kind = abortKind(this.#abort.signal);
     if (!settled.ok && (kind === 'cancelled' || kind === 'shutdown')) {
       // Interrupted, not finished: a cancelled task is already terminal, a shut-down one is re-run.
       await this.#release();
+      this.#ended(kind);
       return;
     }
     if (!settled.ok) {
@@ -234,13 +242,16 @@ export class Execution {
         const outcome = await store.finish(this.fence, input, clock.now());
         if (outcome.outcome === 'recorded') {
           events.publish({ taskId: this.#task.id, kind: 'terminal' });
+          this.#ended(input.status, input.status === 'completed' ? { result: input.result } : { error: input.error });
         } else {
           this.#logger.info('handler finished after the task was cancelled; kept as lateOutcome');
+          this.#ended('late');
         }
         return;
       } catch (error) {
         if (isTerminusError(error, 'lease_lost')) {
           this.#logger.warn('lease lost before the outcome was written; dropped');
+          this.#ended('lease_lost');
           return;
         }
         if (!(error instanceof TerminusError && error.retryable) || attempt >= FINISH_ATTEMPTS) throw error;
@@ -248,6 +259,17 @@ export class Execution {
         await clock.sleep(this.#settings.heartbeatMs);
       }
     }
+  }
+
+  #ended(
+    outcome: RunOutcome,
+    payload: Pick<Extract<LifecycleEvent, { kind: 'run_ended' }>, 'result' | 'error'> = {},
+  ): void {
+    const { clock, observer, nodeId: node } = this.#settings;
+    const at = clock.now();
+    const { id: taskId, epoch } = this.#task;
+    const runMs = at - this.#startedAt;
+    observer.observe({ kind: 'run_ended', at, taskId, tool: this.#tool.name, node, epoch, runMs, outcome, ...payload });
   }
 
   async #release(): Promise<void> {

@@ -4,6 +4,7 @@ import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { TaskEvents } from '../store/events.js';
 import { createLocalEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
+import { combineObservers, silentObserver, type TaskObserver } from '../telemetry/lifecycle.js';
 import type { TaskToolDefinition } from './tool.js';
 
 /**
@@ -60,6 +61,8 @@ export interface EngineOptions {
    * deletes it and the key may be used again. 7 days.
    */
   readonly keyRetentionMs?: number;
+  /** Receives every lifecycle event (created, claimed, run ended, ...): logs, metrics, traces. */
+  readonly observer?: TaskObserver;
 }
 
 /** The options with every default applied. */
@@ -84,6 +87,7 @@ export interface EngineSettings {
   readonly maxArgumentBytes: number;
   readonly maxLiveTasksPerOwner: number;
   readonly keyRetentionMs: number;
+  readonly observer: TaskObserver;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -114,6 +118,8 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     maxArgumentBytes: positive('maxArgumentBytes', options.maxArgumentBytes ?? 1024 * 1024),
     maxLiveTasksPerOwner: nonNegative('maxLiveTasksPerOwner', options.maxLiveTasksPerOwner ?? 10_000),
     keyRetentionMs: positive('keyRetentionMs', options.keyRetentionMs ?? 7 * 24 * 3_600_000),
+    // Guarded: an observer that throws must not fail a command whose write already committed (S1).
+    observer: options.observer === undefined ? silentObserver : combineObservers(options.observer),
   };
 }
 

@@ -133,12 +133,14 @@ export class Runner {
   }
 
   async #claimLoop(stop: AbortSignal): Promise<void> {
-    const { clock, store, logger } = this.#settings;
+    const { clock, store, logger, observer, nodeId: node } = this.#settings;
     const tools = [...this.#settings.tools.keys()];
     while (!stop.aborted) {
       const free = this.#settings.concurrency - this.#running.size - this.#slots.size;
       let full = false;
-      if (free > 0 && tools.length > 0) {
+      const queried = free > 0 && tools.length > 0;
+      const pass = { started: clock.now(), claimed: 0, ok: true };
+      if (queried) {
         // This claim answers every wish made so far; one made while it commits stays.
         this.#wanted = false;
         this.#claiming = free;
@@ -152,16 +154,21 @@ export class Runner {
           });
           this.#claiming = 0;
           for (const task of claimed) this.#launch(task, stop);
+          pass.claimed = claimed.length;
           // A full batch suggests more work is waiting: claim again without sleeping.
           full = claimed.length === free && !stop.aborted;
           if (full) this.#wanted = true;
         } catch (error) {
           this.#wanted = true;
+          pass.ok = false;
           logger.warn('claim failed', errorFields(error));
         } finally {
           this.#claiming = 0;
         }
       }
+      const at = clock.now();
+      const { started, claimed, ok } = pass;
+      observer.observe({ kind: 'claim_pass', at, node, queried, durationMs: at - started, claimed, ok });
       if (!full) await this.#wakeup.sleep(this.#interval(), stop);
     }
   }
@@ -174,6 +181,10 @@ export class Runner {
   #launch(task: TaskRecord, stop: AbortSignal): void {
     const tool = this.#settings.tools.get(task.tool);
     if (tool === undefined) return; // claim is filtered by tool name; unreachable
+    const { id: taskId, epoch, createdAt } = task;
+    const node = this.#settings.nodeId;
+    const at = this.#settings.clock.now();
+    this.#settings.observer.observe({ kind: 'claimed', at, taskId, tool: tool.name, node, epoch, createdAt });
     const execution = new Execution(this.#settings, task, tool);
     const key = `${task.id}:${task.epoch}`;
     const done = execution.run().finally(() => {

@@ -1,5 +1,6 @@
 import type { Clock, Logger } from '../core/ports.js';
 import type { TaskStore } from '../store/port.js';
+import type { TaskObserver } from '../telemetry/lifecycle.js';
 import { errorFields } from './logger.js';
 
 /** Rows deleted per store call; a full batch is followed by another at once. */
@@ -16,6 +17,7 @@ export async function runSweeper(
     readonly clock: Clock;
     readonly logger: Logger;
     readonly keyRetentionMs: number;
+    readonly observer?: TaskObserver;
   },
   intervalMs: number,
   stop: AbortSignal,
@@ -32,6 +34,7 @@ export async function runSweeper(
       while (swept === SWEEP_BATCH && !stop.aborted) {
         swept = await store.sweepExpired(clock.now(), SWEEP_BATCH);
         if (swept > 0) logger.debug('swept expired tasks', { swept });
+        if (swept > 0) settings.observer?.observe({ kind: 'expired', at: clock.now(), count: swept });
       }
       swept = SWEEP_BATCH;
       while (swept === SWEEP_BATCH && !stop.aborted) {

@@ -8,6 +8,7 @@ import {
   CLIENT_INFO_META_KEY,
   PROTOCOL_VERSION_META_KEY,
 } from '@modelcontextprotocol/client';
+import { traceMeta } from './trace-context.js';
 
 export const MODERN_PROTOCOL_VERSION = '2026-07-28';
 export const LEGACY_PROTOCOL_VERSION = '2025-11-25';
@@ -31,7 +32,7 @@ export function clientCapabilities(): Record<string, unknown> {
   return { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } };
 }
 
-/** `params` with the modern envelope merged into `params._meta` (the caller's own keys win). */
+/** `params` with the modern envelope (and the active span's W3C trace context) merged into `params._meta` (the caller's own keys win). */
 export function withEnvelope(params: Record<string, unknown>, clientInfo: ClientInfo): Record<string, unknown> {
   const own = params._meta;
   const meta = typeof own === 'object' && own !== null && !Array.isArray(own) ? own : {};
@@ -41,6 +42,7 @@ export function withEnvelope(params: Record<string, unknown>, clientInfo: Client
       [PROTOCOL_VERSION_META_KEY]: MODERN_PROTOCOL_VERSION,
       [CLIENT_INFO_META_KEY]: { ...clientInfo },
       [CLIENT_CAPABILITIES_META_KEY]: clientCapabilities(),
+      ...traceMeta(),
       ...meta,
     },
   };

@@ -27,6 +27,7 @@ import {
   type ServerRequestReply,
 } from './connection.js';
 import { DEFAULT_CLIENT_INFO, MODERN_PROTOCOL_VERSION, withEnvelope, type ClientInfo } from './envelope.js';
+import { traceMeta } from './trace-context.js';
 import { isRecord, malformed, RpcErrorFailure } from './rpc-error.js';
 
 export interface HttpConnectionOptions {
@@ -104,6 +105,8 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
+      // W3C trace context as HTTP headers too: the 2025-11-25 leg carries no `_meta` envelope.
+      ...traceMeta(),
       ...options.headers,
     };
     if (modern) headers['mcp-protocol-version'] = MODERN_PROTOCOL_VERSION;

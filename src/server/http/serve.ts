@@ -58,6 +58,19 @@ export interface ServeHttpOptions {
   readonly allowedOrigins?: readonly string[];
   /** Upper bound on a request body; default 4 MiB (the SDK's own). */
   readonly maxBodyBytes?: number;
+  /**
+   * Wraps the answer to every routed request (metrics, a server span: `requestInstrument` of
+   * telemetry): `run` writes the response and resolves with its HTTP status.
+   */
+  readonly instrument?: (facts: RequestFacts, run: () => Promise<number>) => Promise<number>;
+}
+
+/** What `instrument` learns of a request: its method, path, headers and body bytes. */
+export interface RequestFacts {
+  readonly httpMethod: string;
+  readonly path: string;
+  readonly headers: IncomingMessage['headers'];
+  readonly body: Buffer | undefined;
 }
 
 export interface HttpServerHandle {
@@ -191,8 +204,14 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
     const { request, body, parsedBody } = bridged;
     const refused = checkBody(req, body, match.route === mcpRoute);
     if (refused !== undefined) return refuse(refused);
-    const response = await match.route.handle(request, { authInfo, params: match.params, body, parsedBody });
-    await writeWebResponse(res, response);
+    const answer = async (): Promise<number> => {
+      const response = await match.route.handle(request, { authInfo, params: match.params, body, parsedBody });
+      await writeWebResponse(res, response);
+      return response.status;
+    };
+    if (options.instrument === undefined) await answer();
+    else
+      await options.instrument({ httpMethod: req.method ?? 'GET', path: pathname, headers: req.headers, body }, answer);
   }
 
   await new Promise<void>((resolve, reject) => {

@@ -8,6 +8,7 @@ import type { Clock } from '../../../core/ports.js';
 import { WireFailure } from '../../wire-port.js';
 import { parseRetryAfter } from '../connection.js';
 import { isRecord, malformed } from '../rpc-error.js';
+import { traceMeta } from '../trace-context.js';
 
 export interface AipHttpOptions {
   /** API root, e.g. `http://127.0.0.1:3000` (routes are `/v1/...` under it). */
@@ -70,6 +71,7 @@ export function createAipHttp(options: AipHttpOptions): AipRequest {
         headers: {
           accept: 'application/json',
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+          ...traceMeta(),
           ...options.headers,
         },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),

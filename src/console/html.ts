@@ -1,0 +1,85 @@
+/** HTML text with its special characters escaped. */
+export function escape(value: unknown): string {
+  return String(value)
+    .replaceAll('&', '&amp;')
+    .replaceAll('<', '&lt;')
+    .replaceAll('>', '&gt;')
+    .replaceAll('"', '&quot;')
+    .replaceAll("'", '&#39;');
+}
+
+/** A tagged template whose interpolations are escaped unless they are `Html` already. */
+export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
+  let out = strings[0] ?? '';
+  values.forEach((value, i) => {
+    out += render(value) + (strings[i + 1] ?? '');
+  });
+  return new Html(out);
+}
+
+/** Markup that is safe to insert as it is. */
+export class Html {
+  readonly text: string;
+  constructor(text: string) {
+    this.text = text;
+  }
+  toString(): string {
+    return this.text;
+  }
+}
+
+function render(value: unknown): string {
+  if (value instanceof Html) return value.text;
+  if (Array.isArray(value)) return value.map(render).join('');
+  if (value === undefined || value === null || value === false) return '';
+  return escape(value);
+}
+
+// Inline: the console is served with no CDN and no static files (one response per page).
+const STYLE = `
+body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
+header{background:#1d2330;color:#fff;padding:10px 20px;display:flex;gap:20px;align-items:baseline}
+header a{color:#fff;text-decoration:none;font-weight:600}
+header small{color:#b9c0cf}
+main{padding:16px 20px;max-width:1200px}
+table{border-collapse:collapse;width:100%;background:#fff}
+th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e3e6eb;vertical-align:top}
+th{background:#eef0f4;font-weight:600}
+code,pre{font:12px/1.4 ui-monospace,monospace}
+pre{background:#fff;border:1px solid #e3e6eb;padding:8px;overflow:auto;max-height:360px}
+.status{display:inline-block;padding:1px 8px;border-radius:10px;font-size:12px;font-weight:600}
+.working{background:#dbeafe;color:#1e40af}.input_required{background:#fef3c7;color:#92400e}
+.completed{background:#dcfce7;color:#166534}.failed{background:#fee2e2;color:#991b1b}
+.cancelled{background:#e5e7eb;color:#374151}
+form.filters{display:flex;gap:10px;align-items:end;margin-bottom:12px;flex-wrap:wrap}
+label{display:flex;flex-direction:column;font-size:12px;color:#4b5563;gap:2px}
+button{padding:5px 12px;border:1px solid #1d2330;background:#1d2330;color:#fff;border-radius:4px;cursor:pointer}
+button.danger{background:#b91c1c;border-color:#b91c1c}
+.card{background:#fff;border:1px solid #e3e6eb;padding:12px 14px;margin-bottom:14px}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0}
+dt{color:#4b5563}dd{margin:0}
+ol.timeline{margin:0;padding-left:18px}ol.timeline li{margin:3px 0}
+.muted{color:#6b7280}
+`;
+
+/** The page frame: title, navigation and the caller the page was made for. */
+export function page(title: string, caller: string, body: Html, home = '/console'): string {
+  return `<!doctype html>${
+    html`<html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width,initial-scale=1" />
+        <title>${title} · terminus console</title>
+        <style>
+          ${new Html(STYLE)}
+        </style>
+      </head>
+      <body>
+        <header>
+          <a href="${home}">terminus console</a><small>signed in as <code>${caller}</code></small>
+        </header>
+        <main>${body}</main>
+      </body>
+    </html>`.text
+  }`;
+}

@@ -1,0 +1,161 @@
+import type { IncomingMessage } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { consoleRoutes } from '../../src/console/routes.js';
+import { timelineRecorder } from '../../src/console/timeline.js';
+import { systemClock, systemIds } from '../../src/core/system.js';
+import { createEngine } from '../../src/runner/engine.js';
+import type { TaskEngine } from '../../src/runner/engine-port.js';
+import { operationsRoutes } from '../../src/server/http/ops-routes.js';
+import type { HttpServerHandle } from '../../src/server/http/serve.js';
+import { createTerminusServer } from '../../src/server/terminus-server.js';
+import { createMemoryTaskStore } from '../../src/store/memory/index.js';
+import type { TaskStore } from '../../src/store/port.js';
+import { readinessProbe } from '../../src/telemetry/health.js';
+import { text, tool, until } from '../runner/helpers.js';
+
+/** `x-user: alice` authenticates as alice; no header is anonymous; `x-user: ?` is rejected. */
+async function authenticate(req: IncomingMessage) {
+  const user = req.headers['x-user'];
+  if (user === undefined) return undefined;
+  if (user === '?') throw new Error('bad credentials');
+  return { token: String(user), clientId: String(user), scopes: [] };
+}
+
+const confirm = tool('confirm', async (_args, ctx) => {
+  const schema = {
+    type: 'object',
+    properties: { confirm: { type: 'boolean' }, note: { type: 'string' }, times: { type: 'integer' } },
+  };
+  const reply = await ctx.requestInput(schema, 'Really?');
+  return text(JSON.stringify(reply));
+});
+
+let opened: { engine: TaskEngine; http: HttpServerHandle; store: TaskStore } | undefined;
+afterEach(async () => {
+  await opened?.http.close();
+  await opened?.engine.stop();
+  await opened?.store.close();
+  opened = undefined;
+});
+
+async function start(): Promise<{ base: string; engine: TaskEngine; store: TaskStore }> {
+  const store = createMemoryTaskStore();
+  const timeline = timelineRecorder();
+  const readiness = readinessProbe({ store, now: () => systemClock.now() });
+  const engine = createEngine({
+    store,
+    tools: [confirm],
+    clock: systemClock,
+    ids: systemIds,
+    claimIntervalMs: 20,
+    observer: { observe: (e) => (timeline.observer.observe(e), readiness.observer.observe(e)) },
+  });
+  engine.start();
+  const server = createTerminusServer({ engine });
+  const http = await server.serveHttp({
+    port: 0,
+    authenticate,
+    routes: [...operationsRoutes({ readiness }), ...consoleRoutes({ engine, timeline })],
+  });
+  opened = { engine, http, store };
+  return { base: http.url.replace(/\/mcp$/, ''), engine, store };
+}
+
+const form = (base: string, fields: Record<string, string>, user = 'alice') => ({
+  method: 'POST',
+  redirect: 'manual' as const,
+  headers: { 'x-user': user, origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+  body: new URLSearchParams(fields).toString(),
+});
+
+describe('console: owners, actions, origin (S8)', () => {
+  it('shows a caller only its own tasks and lets only the owner act on them', async () => {
+    const { base, engine } = await start();
+    const { task } = await engine.submit({ owner: 'auth:alice', tool: 'confirm', args: {}, wire: 'mcp-tasks-ext' });
+    await engine.submit({ owner: 'auth:bob', tool: 'confirm', args: { n: 2 }, wire: 'sep-1391' });
+
+    const alice = await (await fetch(`${base}/console`, { headers: { 'x-user': 'alice' } })).text();
+    expect(alice).toContain(`data-task="${task.id}"`);
+    expect(alice.match(/data-task=/g)).toHaveLength(1);
+    expect(alice).toContain('signed in as <code>auth:alice</code>');
+    const bobList = await (await fetch(`${base}/console`, { headers: { 'x-user': 'bob' } })).text();
+    expect(bobList).not.toContain(task.id);
+    // A foreign task is "no such task", like an unknown id; the cancel changes nothing.
+    expect((await fetch(`${base}/console/tasks/${task.id}`, { headers: { 'x-user': 'bob' } })).status).toBe(404);
+    expect((await fetch(`${base}/console/tasks/${task.id}/cancel`, form(base, {}, 'bob'))).status).toBe(404);
+    expect((await engine.get('auth:alice', task.id)).status).not.toBe('cancelled');
+    // Same authentication as the API: rejected credentials are a 401 before any page.
+    expect((await fetch(`${base}/console`, { headers: { 'x-user': '?' } })).status).toBe(401);
+    // Filters: status and wire go to the store, tool to the page.
+    const finished = await (await fetch(`${base}/console?status=completed`, { headers: { 'x-user': 'alice' } })).text();
+    expect(finished).toContain('No task matches.');
+    const onWire = await (await fetch(`${base}/console?wire=sep-1391`, { headers: { 'x-user': 'bob' } })).text();
+    expect(onWire.match(/data-task=/g)).toHaveLength(1);
+  });
+
+  it('answers an input request from its form with typed values, and refuses a cross-site POST', async () => {
+    const { base, engine } = await start();
+    const { task } = await engine.submit({ owner: 'auth:alice', tool: 'confirm', args: {}, wire: 'mcp-tasks-ext' });
+    const asked = await until(async () => {
+      const t = await engine.get('auth:alice', task.id);
+      return t.status === 'input_required' ? t : undefined;
+    });
+    const key = Object.keys(asked.inputRequests)[0]!;
+    const detail = await (await fetch(`${base}/console/tasks/${task.id}`, { headers: { 'x-user': 'alice' } })).text();
+    expect(detail).toContain(`name="key" value="${key}"`);
+    expect(detail).toContain('Really?');
+
+    const crossSite = {
+      ...form(base, { key, action: 'accept' }),
+      headers: { ...form(base, {}).headers, origin: 'http://evil.example' },
+    };
+    expect((await fetch(`${base}/console/tasks/${task.id}/answer`, crossSite)).status).toBe(403);
+    expect((await fetch(`${base}/console/tasks/${task.id}/cancel`, { ...crossSite, body: '' })).status).toBe(403);
+
+    const answered = await fetch(
+      `${base}/console/tasks/${task.id}/answer`,
+      form(base, { key, action: 'accept', 'field.confirm': 'true', 'field.note': 'ok', 'field.times': '3' }),
+    );
+    expect(answered.status).toBe(303);
+    expect(answered.headers.get('location')).toContain('notice=Answer%20sent.');
+    const done = await until(async () => {
+      const t = await engine.get('auth:alice', task.id);
+      return t.status === 'completed' ? t : undefined;
+    });
+    expect(JSON.parse((done.result?.['content'] as { text: string }[])[0]!.text)).toEqual({
+      action: 'accept',
+      content: { confirm: true, note: 'ok', times: 3 },
+    });
+    const page = await (await fetch(`${base}/console/tasks/${task.id}`, { headers: { 'x-user': 'alice' } })).text();
+    expect(page).toContain('data-field="result"');
+    expect(page).toContain(`input ${key} answered`);
+    expect(page).toContain('epoch 1 on node');
+    expect(page).not.toContain('Cancel task'); // a terminal task offers no cancel
+  });
+});
+
+describe('/readyz', () => {
+  it('is 503 with the failing check when the store cannot be read, 200 again once it can', async () => {
+    const { base, store } = await start();
+    await until(async () => (await fetch(`${base}/readyz`)).status === 200, 'ready');
+    const get = store.get.bind(store);
+    store.get = () => Promise.reject(new Error('database is locked'));
+    const down = await fetch(`${base}/readyz`);
+    expect(down.status).toBe(503);
+    expect(await down.json()).toMatchObject({
+      ready: false,
+      checks: { store: { ok: false, error: 'database is locked' } },
+    });
+    store.get = get;
+    expect((await fetch(`${base}/readyz`)).status).toBe(200);
+  });
+
+  it('is 503 while the claim loop has not run', async () => {
+    const store = createMemoryTaskStore();
+    const readiness = readinessProbe({ store, now: () => systemClock.now() });
+    expect(await readiness.check()).toMatchObject({
+      ready: false,
+      checks: { store: { ok: true }, runner: { ok: false } },
+    });
+  });
+});
