@@ -4,6 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { Registry } from 'prom-client';
+import { operationsRoutes } from '../../src/server/http/ops-routes.js';
+import { readinessProbe } from '../../src/telemetry/health.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, systemIds } from '../../src/core/system.js';
 import { createEngine } from '../../src/runner/engine.js';
@@ -53,7 +56,14 @@ async function serve(authenticate: Awaited<ReturnType<typeof serveAuth>>) {
   engine.start();
   const registry = createWireRegistry();
   const server = createTerminusServer({ engine, wires: registry.adapters });
-  const http = await server.serveHttp({ port: 0, ...(authenticate === undefined ? {} : { authenticate }) });
+  const http = await server.serveHttp({
+    port: 0,
+    ...(authenticate === undefined ? {} : { authenticate }),
+    routes: operationsRoutes({
+      readiness: readinessProbe({ store, now: () => Date.now() }),
+      registry: new Registry(),
+    }),
+  });
   return {
     url: http.url,
     base: http.url.replace(/\/mcp$/, ''),
@@ -104,6 +114,17 @@ describe('bearer tokens from a file', () => {
     const run = await aip(s.base, 'POST', '/v1/tools/work:run', undefined, { arguments: {} });
     expect(run.status).toBe(401);
     expect((await s.engine.list('anonymous', { limit: 10 })).tasks).toHaveLength(0);
+  });
+
+  it('the health probes answer without a token; /metrics needs one like every other route', async () => {
+    expect((await fetch(`${s.base}/healthz`)).status).toBe(200);
+    // Ready or not (no claim pass is observed here), the probe answers: it is not refused.
+    const ready = await fetch(`${s.base}/readyz`);
+    expect([200, 503]).toContain(ready.status);
+    expect(((await ready.json()) as Json).ready).toBeTypeOf('boolean');
+    expect((await fetch(`${s.base}/metrics`)).status).toBe(401);
+    const authorized = await fetch(`${s.base}/metrics`, { headers: { authorization: `Bearer ${ALICE_TOKEN}` } });
+    expect(authorized.status).toBe(200);
   });
 
   it('401 invalid_token for an unknown token or another scheme', async () => {

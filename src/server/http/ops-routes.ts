@@ -5,21 +5,29 @@ import { route, type HttpRoute } from './routes.js';
 /**
  * `/healthz` (the process answers), `/readyz` (store reachable, claim loop alive: 503 with the
  * failing check otherwise) and, with a registry, `GET /metrics` in Prometheus text format.
- * They go through the server's `authenticate` hook like every route: a probe sends no credentials,
- * which a hook MUST answer with `undefined` (anonymous), not a rejection.
+ * The probes answer without authentication (an orchestrator sends no credentials; they reveal
+ * only liveness and the names of failing checks); `/metrics` goes through `authenticate` like
+ * every other route.
  */
 export function operationsRoutes(options: {
   readonly readiness?: ReadinessProbe;
   readonly registry?: Registry;
 }): HttpRoute[] {
-  const routes: HttpRoute[] = [route('GET', '/healthz', () => Promise.resolve(Response.json({ status: 'alive' })))];
+  const routes: HttpRoute[] = [
+    route('GET', '/healthz', () => Promise.resolve(Response.json({ status: 'alive' })), { unauthenticated: true }),
+  ];
   const { readiness, registry } = options;
   if (readiness !== undefined) {
     routes.push(
-      route('GET', '/readyz', async () => {
-        const report = await readiness.check();
-        return Response.json(report, { status: report.ready ? 200 : 503 });
-      }),
+      route(
+        'GET',
+        '/readyz',
+        async () => {
+          const report = await readiness.check();
+          return Response.json(report, { status: report.ready ? 200 : 503 });
+        },
+        { unauthenticated: true },
+      ),
     );
   }
   if (registry !== undefined) {

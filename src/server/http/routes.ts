@@ -24,6 +24,11 @@ export interface HttpRoute {
   /** `/v1/operations/:name`, `/v1/operations/*` or an exact path. */
   readonly path: string;
   readonly handle: HttpHandler;
+  /**
+   * Answered without the `authenticate` hook (liveness and readiness probes, which carry no
+   * credentials). Such a route MUST reveal nothing a caller could own.
+   */
+  readonly unauthenticated?: boolean;
 }
 
 /**
@@ -31,8 +36,18 @@ export interface HttpRoute {
  * @example
  * await terminus.serveHttp({ routes: [route('GET', '/v1/operations/*', listOrGetOperation)] });
  */
-export function route(method: string, path: string, handle: HttpHandler): HttpRoute {
-  return { method: method.toUpperCase(), path, handle };
+export function route(
+  method: string,
+  path: string,
+  handle: HttpHandler,
+  options: { readonly unauthenticated?: boolean } = {},
+): HttpRoute {
+  return {
+    method: method.toUpperCase(),
+    path,
+    handle,
+    ...(options.unauthenticated === true ? { unauthenticated: true } : {}),
+  };
 }
 
 export interface RouteMatch {

@@ -175,7 +175,10 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
     }
     let authInfo: AuthInfo | undefined;
     try {
-      authInfo = options.authenticate === undefined ? undefined : await options.authenticate(req);
+      authInfo =
+        options.authenticate === undefined || match.route.unauthenticated === true
+          ? undefined
+          : await options.authenticate(req);
     } catch (error) {
       endpoint.logger.debug('authentication rejected', { error: String(error) });
       const challenge = isTerminusError(error) ? error.details?.challenge : undefined;
