@@ -45,6 +45,7 @@ export interface ExecutorOptions {
   /**
    * Runs on a fetched `completed` result before acceptance. A throw means "not accepted": the result
    * counts as unverifiable (refetched, then UNKNOWN after `maxFetchAttempts`), and the error is logged.
+   * A synchronous answer (C12) cannot be fetched again: refused, it goes to UNKNOWN at once.
    */
   readonly validateResult?: (result: Record<string, unknown>, context: ValidationContext) => void | Promise<void>;
   /** Shadow mode per tool: recorded and receipted but never put in the outbox. Default: none. */
@@ -174,6 +175,7 @@ export interface ValidationContext {
   readonly operationId: string;
   readonly callNodeId: string;
   readonly tool: string;
+  /** The server's task id; empty for a synchronous answer to the call (C12: there is no task). */
   readonly taskId: string;
 }
 
