@@ -32,7 +32,10 @@ export interface ExecutorOptions {
   readonly qps?: number;
   /** Tokens the bucket may hold (a burst after idling). Default 1: never more than `qps` in any second, plus one. */
   readonly qpsBurst?: number;
-  /** Total wait budget per operation when `submit` names none; `null` = unbounded. Default 1 hour. */
+  /**
+   * Wait budget of a waiter (`submit`, `attach`, `resume`) that names none; `null` = unbounded.
+   * Default 1 hour. It bounds that waiter only (C11): a later waiter starts its own.
+   */
   readonly defaultBudgetMs?: number | null;
   /** Poll/back-off policy overrides stored on every new operation (defaults: `DEFAULT_POLICY`). */
   readonly policy?: Partial<Omit<OperationPolicy, 'deadlineAt'>>;
@@ -75,7 +78,7 @@ export interface SubmitInput {
   readonly args: Record<string, unknown>;
   /** Tool descriptor version, matched at acceptance. Default `unversioned`. */
   readonly toolVersion?: string;
-  /** Total wait budget (ms) from now; `null` = unbounded; default `defaultBudgetMs`. */
+  /** This waiter's budget (ms) from now (C11); `null` = unbounded; default `defaultBudgetMs`. */
   readonly budgetMs?: number | null;
 }
 
