@@ -23,7 +23,13 @@ export interface Acceptance {
 }
 
 export type Effect =
-  | { readonly type: 'send_submit'; readonly submissionKey: string }
+  | {
+      readonly type: 'send_submit';
+      readonly submissionKey: string;
+      /** MRTR retry: the replies to the pre-task input round, and the server's `requestState`. */
+      readonly inputResponses?: Readonly<Record<string, unknown>>;
+      readonly requestState?: string;
+    }
   | { readonly type: 'lookup_key'; readonly submissionKey: string }
   /** Fire a `wake` event with `dueAt = atMs`. At most one timer matters: a newer one supersedes. */
   | { readonly type: 'schedule_wake'; readonly atMs: number; readonly purpose: 'poll' | 'retry' | 'deadline' }

@@ -42,6 +42,12 @@ export type OperationEvent =
       readonly digest: string;
       readonly valid: boolean;
     } & Stamped)
+  /** MRTR: the create request was answered with an input round before any task exists. */
+  | ({
+      readonly type: 'submit_input_required';
+      readonly requests: Readonly<Record<string, unknown>>;
+      readonly requestState?: string;
+    } & Stamped)
   /** A definitive error answer to the create request (not a timeout, not a 5xx). */
   | ({ readonly type: 'submit_rejected'; readonly code: string; readonly message: string } & Stamped)
   | ({ readonly type: 'key_lookup_found' } & TaskSighting)

@@ -32,6 +32,14 @@ function sighting(snapshot: TaskSnapshot): {
 /** `valid`: what `validateResult` said of a synchronous answer (C12); a task answer ignores it. */
 export function submitAnswered(answer: SubmitAnswer, epoch: number, valid = true): OperationEvent {
   if (answer.kind === 'task') return { type: 'submit_acked', epoch, ...sighting(answer) };
+  if (answer.kind === 'input_required') {
+    return {
+      type: 'submit_input_required',
+      epoch,
+      requests: answer.inputRequests,
+      ...(answer.requestState === undefined ? {} : { requestState: answer.requestState }),
+    };
+  }
   // C12: the tool ran and this is its result: the operation's terminal answer, not a refusal.
   return { type: 'submit_completed', epoch, payload: answer.result, digest: digestOf(answer.result), valid };
 }

@@ -254,7 +254,7 @@ export class OperationDriver {
     for (const effect of effects) {
       switch (effect.type) {
         case 'send_submit':
-          this.track(() => this.sendSubmit(effect.submissionKey));
+          this.track(() => this.sendSubmit(effect));
           break;
         case 'lookup_key':
           this.track(() =>
@@ -348,15 +348,22 @@ export class OperationDriver {
   }
 
   /** The key is persisted with the record already; `submit_sent` is recorded before the request leaves. */
-  private async sendSubmit(submissionKey: string): Promise<void> {
+  private async sendSubmit(effect: Extract<Effect, { type: 'send_submit' }>): Promise<void> {
     const epoch = this.ctx.epoch;
     const sent = await this.dispatch({ type: 'submit_sent', epoch });
     if (sent?.outcome !== 'applied') return;
     const r = this.record;
+    const request = {
+      tool: r.tool.name,
+      args: r.body,
+      submissionKey: effect.submissionKey,
+      ...(effect.inputResponses === undefined ? {} : { inputResponses: effect.inputResponses }),
+      ...(effect.requestState === undefined ? {} : { requestState: effect.requestState }),
+    };
     await this.request(
-      (signal) => this.wire.submit({ tool: r.tool.name, args: r.body, submissionKey }, signal),
+      (signal) => this.wire.submit(request, signal),
       async (answer) =>
-        submitAnswered(answer, epoch, answer.kind === 'task' || (await this.validate(answer.result, ''))),
+        submitAnswered(answer, epoch, answer.kind !== 'immediate' || (await this.validate(answer.result, ''))),
       (error) => submitFailed(error, epoch),
     );
   }

@@ -41,6 +41,7 @@ import {
   onResubmit,
   onSubmitAcked,
   onSubmitCompleted,
+  onSubmitInputRequired,
   onSubmitLost,
   onSubmitRejected,
   onSubmitSent,
@@ -62,6 +63,8 @@ export function next(record: ToolOperation, event: OperationEvent, now: number, 
       return onSubmitSent(d, event);
     case 'submit_acked':
       return onSubmitAcked(d, event);
+    case 'submit_input_required':
+      return onSubmitInputRequired(d, event);
     case 'submit_completed':
       return onSubmitCompleted(d, event);
     case 'submit_lost':

@@ -139,6 +139,15 @@ export interface Attempts {
   readonly consecutiveThrottles?: number;
 }
 
+/** `ToolOperation.preTaskInput`. */
+export interface PreTaskInput {
+  /** Numbered with the task's input rounds (`input.round`), so a stale gate answer names an old one. */
+  readonly round: number;
+  readonly requests: Readonly<Record<string, unknown>>;
+  readonly replies: Readonly<Record<string, unknown>>;
+  readonly requestState?: string;
+}
+
 /** What a server reported of a task's progress (`done` of `total`, with its status message). */
 export interface Progress {
   readonly done: number;
@@ -228,6 +237,12 @@ export interface ToolOperation {
    * Optional: records written before it existed have none.
    */
   readonly lastFailure?: RetryCause | null;
+  /**
+   * MRTR (SEP-2322): the input round the server asked for in answer to the submission itself, before
+   * any task exists, and the replies given so far; the submission is retried with them. Its keys are
+   * the server's MRTR keys, apart from a task's own `input` (independent namespaces). Optional.
+   */
+  readonly preTaskInput?: PreTaskInput | null;
   /** The last progress the server reported; kept so a restarted executor shows it at once. Optional. */
   readonly progress?: Progress | null;
   /** Ledger revision for compare-and-set; owned by the ledger, never by `next()`. */

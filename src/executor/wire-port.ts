@@ -27,7 +27,16 @@ export interface TaskSnapshot {
 export type SubmitAnswer =
   | ({ readonly kind: 'task' } & TaskSnapshot)
   /** The server answered synchronously: the final result, no task (a `forbidden` tool, say). */
-  | { readonly kind: 'immediate'; readonly result: Record<string, unknown> };
+  | { readonly kind: 'immediate'; readonly result: Record<string, unknown> }
+  /**
+   * MRTR (2026-07-28, SEP-2322): the server asks for input before any task exists; the call is
+   * retried with `inputResponses` (and `requestState` echoed).
+   */
+  | {
+      readonly kind: 'input_required';
+      readonly inputRequests: Readonly<Record<string, unknown>>;
+      readonly requestState?: string;
+    };
 
 export type KeyLookupAnswer =
   | ({ readonly kind: 'found' } & TaskSnapshot)
@@ -86,6 +95,10 @@ export interface SubmitRequest {
   readonly args: Record<string, unknown>;
   readonly submissionKey: string;
   readonly ttlMs?: number;
+  /** MRTR retry: the answers to the pre-task input round, by the server's keys. */
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+  /** MRTR retry: the server's `requestState`, echoed as received. */
+  readonly requestState?: string;
 }
 
 /** One client wire adapter. Every method takes a signal; aborting it is a local stop, never a cancel (C9). */

@@ -24,7 +24,7 @@ import { tasksExtensionWire } from '../../src/server/wire/tasks-ext/index.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import type { TaskStore } from '../../src/store/port.js';
 import type { TaskRecord } from '../../src/core/task.js';
-import { conformanceTools } from '../../src/tools/conformance/index.js';
+import { conformancePreflights, conformanceTools } from '../../src/tools/conformance/index.js';
 
 /** Completes after `ms`; suggests a long poll interval so a test can act between completion and the next poll. */
 export const quietTool = defineTaskTool({
@@ -93,7 +93,7 @@ export async function startServer(
       : choice === 'legacy'
         ? [createRev20251125Wire()]
         : [tasksExtensionWire];
-  const server = createTerminusServer({ engine, wires });
+  const server = createTerminusServer({ engine, wires, preflights: conformancePreflights });
   const http = await server.serveHttp({ port: 0 });
   return {
     url: http.url,

@@ -113,3 +113,39 @@ describe('defect 6: activity read from the record', () => {
     expect(toStatus(answered.record, T0, false).activity).toEqual({ kind: 'polling' });
   });
 });
+
+describe('MRTR: input asked for before the task exists', () => {
+  it('is an input round in SUBMITTING; the last reply retries the call with the answers under the same key', () => {
+    const sent = run(fresh(), [ev.sent]).record;
+    const asked = step(sent, {
+      type: 'submit_input_required',
+      epoch: 0,
+      requests: { a: { method: 'elicitation/create' }, b: { method: 'elicitation/create' } },
+      requestState: 'opaque',
+    });
+    expect(asked.record.state).toBe('SUBMITTING');
+    const [ask] = effectsOf(asked.effects, 'ask_approval');
+    expect(ask).toMatchObject({ round: 1, requests: { a: {}, b: {} } });
+    const first = step(asked.record, { type: 'input_answered', epoch: 0, round: 1, key: 'a', reply: 'A' });
+    expect(effectsOf(first.effects, 'send_submit')).toEqual([]);
+    expect(step(first.record, { type: 'input_answered', epoch: 0, round: 1, key: 'a', reply: 'A2' }).outcome).toBe(
+      'ignored',
+    );
+    expect(step(first.record, { type: 'input_answered', epoch: 0, round: 0, key: 'b', reply: 'B' }).outcome).toBe(
+      'ignored',
+    );
+    const last = step(first.record, { type: 'input_answered', epoch: 0, round: 1, key: 'b', reply: 'B' });
+    expect(effectsOf(last.effects, 'send_submit')).toEqual([
+      {
+        type: 'send_submit',
+        submissionKey: sent.submissionKey,
+        inputResponses: { a: 'A', b: 'B' },
+        requestState: 'opaque',
+      },
+    ]);
+    expect(last.record.preTaskInput).toBeNull();
+    // The retried call's answer is the usual one: a task.
+    const again = run(last.record, [ev.sent, ev.acked]).record;
+    expect(again.state).toBe('WORKING');
+  });
+});

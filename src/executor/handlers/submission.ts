@@ -7,6 +7,7 @@ import type { EventOf } from '../events.js';
 import { isSettled } from '../transitions.js';
 import { ignored, rejected, type Draft, type StepResult } from '../step.js';
 import { digestOf } from '../../core/digest.js';
+import { awaitDeadline } from './input.js';
 import { acceptanceOf, rediscovered, toUnknown } from './outcomes.js';
 
 export function onSubmitSent(d: Draft, _ev: EventOf<'submit_sent'>): StepResult {
@@ -44,6 +45,58 @@ function digestMatches(payload: unknown, digest: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * MRTR (SEP-2322): the server asks for input before it creates anything. The operation stays
+ * SUBMITTING (no task exists, nothing ran); the round goes to the approval gate (C10) and, once every
+ * request has its reply, the submission is retried with them under the same key (C5: the server
+ * never used it). The wait budget still holds while the gate is asked.
+ */
+export function onSubmitInputRequired(d: Draft, ev: EventOf<'submit_input_required'>): StepResult {
+  const r = d.base;
+  if (r.state !== 'SUBMITTING') return lateAnswer(d);
+  const round = Math.max(r.input.round, r.preTaskInput?.round ?? 0) + 1;
+  const requests = { ...ev.requests };
+  d.set({
+    input: { ...r.input, round },
+    preTaskInput: {
+      round,
+      requests,
+      replies: {},
+      ...(ev.requestState === undefined ? {} : { requestState: ev.requestState }),
+    },
+  }).resetFailures();
+  // Nothing to ask (only a requestState): retry at once with it.
+  if (Object.keys(requests).length === 0) return retryWithReplies(d);
+  return awaitDeadline(d.emit({ type: 'ask_approval', round, requests })).done();
+}
+
+/** The gate's reply to one request of a pre-task round; the last one retries the submission. */
+export function onPreTaskAnswered(d: Draft, ev: EventOf<'input_answered'>): StepResult {
+  const pre = d.base.preTaskInput ?? null;
+  if (pre === null || d.base.state !== 'SUBMITTING') return ignored(d.base, 'stale_round');
+  if (ev.round < pre.round) return ignored(d.base, 'stale_round');
+  if (ev.round > pre.round) return rejected(d.base, 'unknown_round');
+  if (!(ev.key in pre.requests)) return rejected(d.base, 'unknown_input_key');
+  if (ev.key in pre.replies) return ignored(d.base, 'replayed_input');
+  const replies = { ...pre.replies, [ev.key]: ev.reply };
+  d.set({ preTaskInput: { ...pre, replies } });
+  if (Object.keys(pre.requests).every((key) => key in replies)) return retryWithReplies(d);
+  return d.done();
+}
+
+function retryWithReplies(d: Draft): StepResult {
+  const pre = d.record.preTaskInput!;
+  d.set({ preTaskInput: null }).clearWake();
+  return d
+    .emit({
+      type: 'send_submit',
+      submissionKey: d.record.submissionKey,
+      inputResponses: pre.replies,
+      ...(pre.requestState === undefined ? {} : { requestState: pre.requestState }),
+    })
+    .done();
 }
 
 export function onSubmitLost(d: Draft, ev: EventOf<'submit_lost'>): StepResult {

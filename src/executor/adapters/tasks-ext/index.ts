@@ -44,6 +44,8 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
       const params = {
         name: request.tool,
         arguments: request.args,
+        ...(request.inputResponses === undefined ? {} : { inputResponses: request.inputResponses }),
+        ...(request.requestState === undefined ? {} : { requestState: request.requestState }),
         _meta: { [SUBMISSION_KEY_META]: request.submissionKey },
       };
       try {
