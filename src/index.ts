@@ -116,6 +116,8 @@ export type {
   SubmitInput,
   OperationHandle,
   OperationStatus,
+  OperationActivity,
+  WaitOptions,
   CancelOutcome as OperationCancelOutcome,
   ApprovalRequest,
   ValidationContext,

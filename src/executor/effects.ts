@@ -18,10 +18,18 @@ export interface Acceptance {
   readonly resultDigest: string | null;
   /** completed: the result; failed: the error; cancelled: null; expired: `{ observedStatus }`. */
   readonly payload: unknown;
+  /** C12: the synchronous answer to the submission itself (no task: `taskId` is empty). */
+  readonly immediate?: boolean;
 }
 
 export type Effect =
-  | { readonly type: 'send_submit'; readonly submissionKey: string }
+  | {
+      readonly type: 'send_submit';
+      readonly submissionKey: string;
+      /** MRTR retry: the replies to the pre-task input round, and the server's `requestState`. */
+      readonly inputResponses?: Readonly<Record<string, unknown>>;
+      readonly requestState?: string;
+    }
   | { readonly type: 'lookup_key'; readonly submissionKey: string }
   /** Fire a `wake` event with `dueAt = atMs`. At most one timer matters: a newer one supersedes. */
   | { readonly type: 'schedule_wake'; readonly atMs: number; readonly purpose: 'poll' | 'retry' | 'deadline' }

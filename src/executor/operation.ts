@@ -98,6 +98,11 @@ export interface OperationPolicy {
   readonly maxFetchAttempts: number;
   /** Automatic key lookups from UNKNOWN before it is left to manual reconciliation. */
   readonly maxReconcileLookups: number;
+  /**
+   * Longest wait between status reads while a cancel is being confirmed, whatever the server's
+   * interval (`nextCancelPoll`). Optional: records written before it existed use 1 000 ms.
+   */
+  readonly cancelPollIntervalMs?: number;
 }
 
 export const DEFAULT_POLICY: Omit<OperationPolicy, 'deadlineAt'> = {
@@ -132,6 +137,33 @@ export interface Attempts {
    * Optional: records written before it existed read as 0.
    */
   readonly consecutiveThrottles?: number;
+}
+
+/** `ToolOperation.preTaskInput`. */
+export interface PreTaskInput {
+  /** Numbered with the task's input rounds (`input.round`), so a stale gate answer names an old one. */
+  readonly round: number;
+  readonly requests: Readonly<Record<string, unknown>>;
+  readonly replies: Readonly<Record<string, unknown>>;
+  readonly requestState?: string;
+}
+
+/** What a server reported of a task's progress (`done` of `total`, with its status message). */
+export interface Progress {
+  readonly done: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** Why the executor is retrying: the request, how it failed, and the attempt the next try will be. */
+export interface RetryCause {
+  readonly request: 'submit' | 'poll' | 'fetch' | 'cancel' | 'lookup' | 'input';
+  /** `429` / `503` (throttled), `network` / `timeout` / `lost` (unreachable), `unverifiable` (a bad result). */
+  readonly code: string;
+  readonly reason: string;
+  /** Consecutive failures of this kind so far (1 = the first retry is pending). */
+  readonly attempt: number;
+  readonly at: number;
 }
 
 /** The ledger record of one long-running tool call. Times are epoch ms from the injected clock. */
@@ -199,6 +231,20 @@ export interface ToolOperation {
    * honours it, not only the retry timer. Optional: records written before it existed have none.
    */
   readonly notBefore?: number | null;
+  /**
+   * The failure the pending retry answers (a lost, throttled or unverifiable request), null once a
+   * request is answered again: what `OperationStatus.activity` shows while the executor retries.
+   * Optional: records written before it existed have none.
+   */
+  readonly lastFailure?: RetryCause | null;
+  /**
+   * MRTR (SEP-2322): the input round the server asked for in answer to the submission itself, before
+   * any task exists, and the replies given so far; the submission is retried with them. Its keys are
+   * the server's MRTR keys, apart from a task's own `input` (independent namespaces). Optional.
+   */
+  readonly preTaskInput?: PreTaskInput | null;
+  /** The last progress the server reported; kept so a restarted executor shows it at once. Optional. */
+  readonly progress?: Progress | null;
   /** Ledger revision for compare-and-set; owned by the ledger, never by `next()`. */
   readonly revision: number;
 }
@@ -271,6 +317,8 @@ export function newOperation(input: NewOperationInput): ToolOperation {
     wakeAt: null,
     waitingStoppedAt: null,
     notBefore: null,
+    lastFailure: null,
+    progress: null,
     revision: 0,
   };
 }

@@ -19,7 +19,7 @@ export interface TaskSnapshot {
   readonly pollIntervalMs?: number;
   /** Absolute expiry (createdAt + ttl) in ms since the epoch, when the server says. */
   readonly expiresAt?: number;
-  readonly progress?: { readonly done: number; readonly total?: number };
+  readonly progress?: { readonly done: number; readonly total?: number; readonly message?: string };
   /** Outstanding input requests by key, when `input_required`. */
   readonly inputRequests?: Readonly<Record<string, unknown>>;
 }
@@ -27,7 +27,16 @@ export interface TaskSnapshot {
 export type SubmitAnswer =
   | ({ readonly kind: 'task' } & TaskSnapshot)
   /** The server answered synchronously: the final result, no task (a `forbidden` tool, say). */
-  | { readonly kind: 'immediate'; readonly result: Record<string, unknown> };
+  | { readonly kind: 'immediate'; readonly result: Record<string, unknown> }
+  /**
+   * MRTR (2026-07-28, SEP-2322): the server asks for input before any task exists; the call is
+   * retried with `inputResponses` (and `requestState` echoed).
+   */
+  | {
+      readonly kind: 'input_required';
+      readonly inputRequests: Readonly<Record<string, unknown>>;
+      readonly requestState?: string;
+    };
 
 export type KeyLookupAnswer =
   | ({ readonly kind: 'found' } & TaskSnapshot)
@@ -86,6 +95,10 @@ export interface SubmitRequest {
   readonly args: Record<string, unknown>;
   readonly submissionKey: string;
   readonly ttlMs?: number;
+  /** MRTR retry: the answers to the pre-task input round, by the server's keys. */
+  readonly inputResponses?: Readonly<Record<string, unknown>>;
+  /** MRTR retry: the server's `requestState`, echoed as received. */
+  readonly requestState?: string;
 }
 
 /** One client wire adapter. Every method takes a signal; aborting it is a local stop, never a cancel (C9). */
@@ -93,12 +106,22 @@ export interface ClientWire {
   readonly wire: WireName;
   /** Adapter version, stored in the ledger with every operation it created. */
   readonly version: string;
+  /**
+   * True when the server offers no task wire at all: every call goes out plainly and its synchronous
+   * `CallToolResult` is the receipt (C12, T-08). Absent otherwise.
+   */
+  readonly plainOnly?: boolean;
   submit(request: SubmitRequest, signal?: AbortSignal): Promise<SubmitAnswer>;
   lookupKey(submissionKey: string, signal?: AbortSignal): Promise<KeyLookupAnswer>;
   getStatus(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot>;
   fetchResult(taskId: string, signal?: AbortSignal): Promise<ResultAnswer>;
   cancel(taskId: string, signal?: AbortSignal): Promise<CancelAnswer>;
   sendInput(taskId: string, responses: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<void>;
+  /**
+   * The transport under the wire ended by itself (a stdio server process exited): every later request
+   * fails `lost`. Where the wire can tell; returns an unsubscribe. The executor then reconnects.
+   */
+  onClose?(listener: (reason: string) => void): () => void;
   /** Status hints pushed by the server, where the wire has them; they shorten waits, never replace a fetch. */
   onStatusHint?(listener: (taskId: string, status: WireStatusAnswer) => void): () => void;
   close(): Promise<void>;

@@ -24,7 +24,7 @@ import { tasksExtensionWire } from '../../src/server/wire/tasks-ext/index.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import type { TaskStore } from '../../src/store/port.js';
 import type { TaskRecord } from '../../src/core/task.js';
-import { conformanceTools } from '../../src/tools/conformance/index.js';
+import { conformancePreflights, conformanceTools } from '../../src/tools/conformance/index.js';
 
 /** Completes after `ms`; suggests a long poll interval so a test can act between completion and the next poll. */
 export const quietTool = defineTaskTool({
@@ -36,6 +36,19 @@ export const quietTool = defineTaskTool({
   handler: async ({ ms, label }, ctx) => {
     await sleep(ms, undefined, { signal: ctx.signal });
     return { content: [{ type: 'text', text: `${label ?? 'quiet'} done` }] };
+  },
+});
+
+/** Runs until cancelled (or `ms`); suggests a 30 s poll interval, as a slow-moving server may (defect 7). */
+export const patientTool = defineTaskTool({
+  name: 'patient_job',
+  description: 'Runs until cancelled; polls every 30 s.',
+  inputSchema: z.object({ ms: z.number() }),
+  taskSupport: 'optional',
+  pollIntervalMs: 30_000,
+  handler: async ({ ms }, ctx) => {
+    await sleep(ms, undefined, { signal: ctx.signal });
+    return { content: [{ type: 'text', text: 'patient done' }] };
   },
 });
 
@@ -57,7 +70,7 @@ export async function startServer(
 ): Promise<TestServer> {
   const store = options.store ?? createMemoryTaskStore();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
-  const tools: TaskToolDefinition<any>[] = [...conformanceTools, quietTool];
+  const tools: TaskToolDefinition<any>[] = [...conformanceTools, quietTool, patientTool];
   const engine = createEngine({
     store,
     tools,
@@ -80,7 +93,7 @@ export async function startServer(
       : choice === 'legacy'
         ? [createRev20251125Wire()]
         : [tasksExtensionWire];
-  const server = createTerminusServer({ engine, wires });
+  const server = createTerminusServer({ engine, wires, preflights: conformancePreflights });
   const http = await server.serveHttp({ port: 0 });
   return {
     url: http.url,

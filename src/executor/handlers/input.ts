@@ -5,6 +5,7 @@
 import type { EventOf } from '../events.js';
 import { nextPoll } from '../schedule.js';
 import { ignored, rejected, type Draft, type StepResult } from '../step.js';
+import { onPreTaskAnswered } from './submission.js';
 
 /**
  * Opens a new round for the keys of `requests` that were never answered and are not being sent.
@@ -42,6 +43,8 @@ export function hasFreshInput(d: Draft, requests: Readonly<Record<string, unknow
 
 export function onInputAnswered(d: Draft, ev: EventOf<'input_answered'>): StepResult {
   const r = d.base;
+  // A round the server asked for in answer to the submission itself, before any task (MRTR).
+  if (r.state === 'SUBMITTING') return onPreTaskAnswered(d, ev);
   if (ev.round < r.input.round) return ignored(r, 'stale_round');
   if (ev.round > r.input.round) return rejected(r, 'unknown_round');
   // The round was closed (the server moved on, a cancel, a terminal status): a late gate answer.

@@ -6,7 +6,9 @@
 import type { EventOf } from '../events.js';
 import { isSettled } from '../transitions.js';
 import { ignored, rejected, type Draft, type StepResult } from '../step.js';
-import { rediscovered, toUnknown } from './outcomes.js';
+import { digestOf } from '../../core/digest.js';
+import { awaitDeadline } from './input.js';
+import { acceptanceOf, rediscovered, toUnknown } from './outcomes.js';
 
 export function onSubmitSent(d: Draft, _ev: EventOf<'submit_sent'>): StepResult {
   if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
@@ -20,6 +22,81 @@ export function onSubmitAcked(d: Draft, ev: EventOf<'submit_acked'>): StepResult
   const settlesDoubt = state === 'SUBMISSION_UNKNOWN' || (state === 'UNKNOWN' && taskId === null);
   if (state !== 'SUBMITTING' && !settlesDoubt) return lateAnswer(d);
   return rediscovered(d, ev);
+}
+
+/**
+ * C12: a synchronous answer to the submission is the call's terminal result: verified (digest
+ * recomputed, `validateResult`) and accepted in one step, no task id. A call the server ran is never
+ * recorded as never created; an answer that fails verification goes to UNKNOWN with the evidence.
+ */
+export function onSubmitCompleted(d: Draft, ev: EventOf<'submit_completed'>): StepResult {
+  if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
+  if (!ev.valid || !digestMatches(ev.payload, ev.digest)) {
+    return toUnknown(d, 'result_unverifiable', 'the synchronous answer to the call did not verify', false);
+  }
+  d.set({ lastServerStatus: 'completed', resultDigest: ev.digest }).resetFailures().clearWake().moveTo('ACCEPTED');
+  const acceptance = { ...acceptanceOf(d.record, '', 'completed', ev.payload, ev.digest), immediate: true };
+  return d.emit({ type: 'accept_terminal', acceptance }).done();
+}
+
+function digestMatches(payload: unknown, digest: string): boolean {
+  try {
+    return digestOf(payload) === digest;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * MRTR (SEP-2322): the server asks for input before it creates anything. The operation stays
+ * SUBMITTING (no task exists, nothing ran); the round goes to the approval gate (C10) and, once every
+ * request has its reply, the submission is retried with them under the same key (C5: the server
+ * never used it). The wait budget still holds while the gate is asked.
+ */
+export function onSubmitInputRequired(d: Draft, ev: EventOf<'submit_input_required'>): StepResult {
+  const r = d.base;
+  if (r.state !== 'SUBMITTING') return lateAnswer(d);
+  const round = Math.max(r.input.round, r.preTaskInput?.round ?? 0) + 1;
+  const requests = { ...ev.requests };
+  d.set({
+    input: { ...r.input, round },
+    preTaskInput: {
+      round,
+      requests,
+      replies: {},
+      ...(ev.requestState === undefined ? {} : { requestState: ev.requestState }),
+    },
+  }).resetFailures();
+  // Nothing to ask (only a requestState): retry at once with it.
+  if (Object.keys(requests).length === 0) return retryWithReplies(d);
+  return awaitDeadline(d.emit({ type: 'ask_approval', round, requests })).done();
+}
+
+/** The gate's reply to one request of a pre-task round; the last one retries the submission. */
+export function onPreTaskAnswered(d: Draft, ev: EventOf<'input_answered'>): StepResult {
+  const pre = d.base.preTaskInput ?? null;
+  if (pre === null || d.base.state !== 'SUBMITTING') return ignored(d.base, 'stale_round');
+  if (ev.round < pre.round) return ignored(d.base, 'stale_round');
+  if (ev.round > pre.round) return rejected(d.base, 'unknown_round');
+  if (!(ev.key in pre.requests)) return rejected(d.base, 'unknown_input_key');
+  if (ev.key in pre.replies) return ignored(d.base, 'replayed_input');
+  const replies = { ...pre.replies, [ev.key]: ev.reply };
+  d.set({ preTaskInput: { ...pre, replies } });
+  if (Object.keys(pre.requests).every((key) => key in replies)) return retryWithReplies(d);
+  return d.done();
+}
+
+function retryWithReplies(d: Draft): StepResult {
+  const pre = d.record.preTaskInput!;
+  d.set({ preTaskInput: null }).clearWake();
+  return d
+    .emit({
+      type: 'send_submit',
+      submissionKey: d.record.submissionKey,
+      inputResponses: pre.replies,
+      ...(pre.requestState === undefined ? {} : { requestState: pre.requestState }),
+    })
+    .done();
 }
 
 export function onSubmitLost(d: Draft, ev: EventOf<'submit_lost'>): StepResult {
@@ -50,7 +127,9 @@ export function onKeyLookupNeverCreated(d: Draft, _ev: EventOf<'key_lookup_never
     return d.moveTo('NOT_FOUND_SAFE').emit({ type: 'offer_resubmit', priorSubmissionKey: submissionKey }).done();
   }
   if (state !== 'UNKNOWN') return lateAnswer(d);
-  if (taskId === null) return d.moveTo('NEVER_CREATED').done();
+  // A synchronous answer that did not verify (C12) proves the call ran, whatever the key says.
+  const ran = d.base.evidence.some((e) => e.kind === 'result_unverifiable');
+  if (taskId === null && !ran) return d.moveTo('NEVER_CREATED').done();
   // The server once acknowledged a task under this key: "never created" contradicts it (lost server
   // state?). Resubmitting could run the call twice, so the doubt stays with the operator.
   const evidence = d.addEvidence('never_created_after_ack', `key lookup denies acknowledged task ${taskId}`);

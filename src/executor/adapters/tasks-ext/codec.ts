@@ -3,21 +3,25 @@
  * `CreateTaskResult`, `tasks/get`'s `DetailedTask` with the inlined result or error, our lookup
  * answer, and the empty acks.
  */
-import {
-  WireFailure,
-  type KeyLookupAnswer,
-  type ResultAnswer,
-  type SubmitAnswer,
-  type TaskSnapshot,
-} from '../../wire-port.js';
+import type { KeyLookupAnswer, ResultAnswer, SubmitAnswer, TaskSnapshot } from '../../wire-port.js';
 import { isRecord, malformed } from '../rpc-error.js';
 import { decodeSnapshot, MODERN_FIELDS } from '../snapshot.js';
 
 export function decodeCreate(result: Record<string, unknown>): SubmitAnswer {
   if (result.resultType === 'task') return { kind: 'task', ...decodeSnapshot(result, MODERN_FIELDS) };
   if (result.resultType === 'input_required') {
-    // MRTR before the task exists (reference 2.1): needs a retried call carrying the answers.
-    throw new WireFailure('rejected', 'tools/call asked for input before creating a task (MRTR is not supported)');
+    // MRTR before the task exists (reference 2.1): an input round; the call is retried with the answers.
+    const requests = result.inputRequests;
+    const state = result.requestState;
+    if (requests !== undefined && !isRecord(requests)) throw malformed('inputRequests is not an object');
+    if (state !== undefined && typeof state !== 'string') throw malformed('requestState is not a string');
+    if (requests === undefined && state === undefined)
+      throw malformed('input_required with neither inputRequests nor requestState');
+    return {
+      kind: 'input_required',
+      inputRequests: { ...(requests ?? {}) },
+      ...(state === undefined ? {} : { requestState: state }),
+    };
   }
   if (result.resultType === undefined || result.resultType === 'complete') {
     if (!Array.isArray(result.content)) throw malformed('synchronous tools/call result without content');

@@ -1,0 +1,53 @@
+/**
+ * Issue 11, defect 1 (second half): an MRTR `input_required` answer to `tools/call` (2026-07-28,
+ * SEP-2322: input asked for before any task exists) is an input round, not a refusal. The approval
+ * gate answers it (C10), the call is retried with `inputResponses` under the same submission key,
+ * and the task it then creates completes. Against our server's `test_tool_with_task` over HTTP.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApprovalRequest } from '../../src/executor/executor-types.js';
+import { openExecutor, startProxy, startServer, type TestServer } from './executor-helpers.js';
+
+let server: TestServer;
+
+beforeAll(async () => {
+  server = await startServer();
+});
+afterAll(async () => {
+  await server.close();
+});
+
+describe('MRTR before the task exists', () => {
+  it('the pre-task question reaches the approval gate; the retried call creates one task that completes', async () => {
+    const proxy = await startProxy(server.url, () => ({ kind: 'forward' }));
+    const asked: ApprovalRequest[] = [];
+    const { executor, ledger } = await openExecutor(proxy.url, {
+      approvalGate: async (request) => {
+        asked.push(request);
+        return { action: 'accept', content: { name: 'Alice' } };
+      },
+    });
+    try {
+      const op = await executor.submit({ callNodeId: 'mrtr-1', server: 's', tool: 'test_tool_with_task', args: {} });
+      const receipt = await op.result();
+      expect(receipt.status).toBe('completed');
+      expect(JSON.stringify(receipt.payload)).toContain('Hello, Alice!');
+      expect(asked).toHaveLength(1);
+      expect(asked[0]).toMatchObject({ key: 'user_name', taskId: null, callNodeId: 'mrtr-1' });
+      const calls = proxy.seen.filter((r) => r.method === 'tools/call');
+      expect(calls).toHaveLength(2);
+      expect(calls[1]!.params.inputResponses).toEqual({ user_name: { action: 'accept', content: { name: 'Alice' } } });
+      // Same key on both calls (the server never used it for the first), one task.
+      const keyOf = (p: Record<string, unknown>) =>
+        (p._meta as Record<string, unknown>)['mcp-terminus.dev/submissionKey'];
+      expect(keyOf(calls[0]!.params)).toBe(keyOf(calls[1]!.params));
+      expect((await server.tasks()).filter((t) => t.id === receipt.taskId)).toHaveLength(1);
+      const record = await ledger.loadByCallNode('mrtr-1');
+      expect(record?.state).toBe('ACCEPTED');
+      expect(record?.preTaskInput ?? null).toBeNull();
+    } finally {
+      await executor.close();
+      await proxy.close();
+    }
+  });
+});
