@@ -4,6 +4,7 @@ import { registerCall } from './call.js';
 import { registerOps } from './ops.js';
 import { registerGate } from './gate.js';
 import { registerServe } from './serve.js';
+import { registerTools } from './tools.js';
 
 /** The `terminus` command. Each subcommand lives in its own file and registers itself here. */
 const program = new Command()
@@ -15,5 +16,6 @@ registerServe(program);
 registerGate(program);
 registerCall(program);
 registerOps(program);
+registerTools(program);
 
 await program.parseAsync(process.argv);

@@ -11,6 +11,7 @@ import { clusterTools } from '../tools/cluster/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
+import { listenErrorMessage, probeListen } from './listen-check.js';
 
 interface ServeFlags {
   readonly host: string;
@@ -79,6 +80,8 @@ function parsePort(value: string): number {
 
 async function serve(flags: ServeFlags): Promise<void> {
   const logger = stderrLogger(flags.verbose);
+  // Bind first: a port in use or a bad --host must not leave a new database file behind.
+  if (!flags.stdio) await probeListen(flags.host, flags.port).catch(failServe);
   const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
   const { store } = opened;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
@@ -117,7 +120,9 @@ async function serve(flags: ServeFlags): Promise<void> {
     close = () => stdio.close();
     logger.info(`terminus serving stdio (db ${opened.label})`);
   } else {
-    const http = await server.serveHttp({ host: flags.host, port: flags.port });
+    const http = await server
+      .serveHttp({ host: flags.host, port: flags.port })
+      .catch((error: unknown) => failServe(new Error(listenErrorMessage(flags.host, flags.port, error))));
     close = () => http.close();
     process.stdout.write(`terminus listening on ${http.url} (db ${opened.label})\n`);
   }
@@ -144,6 +149,12 @@ async function serve(flags: ServeFlags): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** One line on stderr, exit 1: what a person sees instead of a stack trace. */
+function failServe(error: unknown): never {
+  process.stderr.write(`terminus serve: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
 }
 
 /** One line per entry on stderr: `level message {fields}`. */
