@@ -177,7 +177,9 @@ export class ProgressDisplay {
   private draw(): void {
     if (this.quiet) return;
     const elapsed = formatElapsed(this.now() - this.startedAt);
-    const width = Math.max(20, (this.out.columns ?? 80) - 1);
+    // A terminal of unknown size (a pty nobody sized reports 0 columns) is taken as 80 wide.
+    const columns = this.out.columns !== undefined && this.out.columns > 0 ? this.out.columns : 80;
+    const width = Math.max(20, columns - 1);
     const line = `${elapsed}  ${describeView(this.view, this.now())}`;
     this.out.write(`\r\x1b[2K${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
     this.drawn = true;
