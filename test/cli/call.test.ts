@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/system.js';
 import { connectServer } from '../../src/executor/adapters/index.js';
-import { killAll, MAIN, onlyJson, start, startServe, tempDir, terminus, tsNode, type Served } from './helpers.js';
+import { killAll, onlyJson, startServe, tempDir, terminus, type Served } from './helpers.js';
 
 const dir = tempDir('terminus-cli-');
 let served: Served;

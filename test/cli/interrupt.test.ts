@@ -84,7 +84,7 @@ describe('terminus call: Ctrl-C', () => {
       const term = inTerminal(['call', '--url', served.url, 'build_report', '--args', report('pty'), '--ledger', file]);
       await term.waitFor(/WORKING \(server: working\)/);
       // The terminal shows the redrawn status line, not one line per change.
-      expect(term.output()).toMatch(/\r\x1b\[2K\d+\.\ds {2}WORKING/);
+      expect(term.output()).toMatch(new RegExp(`\r${String.fromCharCode(27)}\\[2K\\d+\\.\\ds {2}WORKING`));
       term.type('\x03');
       expect(await term.done).toBe(3);
       const shown = term.output();
