@@ -54,7 +54,7 @@ export class OperationDriver {
   record: ToolOperation;
   readonly status: StatusFeed;
   private readonly ctx: DriverContext;
-  private readonly wire: ClientWire;
+  private wire: ClientWire;
   private readonly abort = new AbortController();
   private readonly tasks = new Set<Promise<void>>();
   private queue: Promise<unknown> = Promise.resolve();
@@ -107,6 +107,11 @@ export class OperationDriver {
   hint(status: ToolOperation['lastServerStatus']): void {
     if (status === null) return;
     void this.dispatch({ type: 'notification', epoch: this.ctx.epoch, status });
+  }
+
+  /** Drives the operation over `wire` from now on (the old one's connection ended: a stdio child exited). */
+  rebind(wire: ClientWire): void {
+    this.wire = wire;
   }
 
   markCancelOwed(): void {
@@ -170,6 +175,8 @@ export class OperationDriver {
       }
       this.perform(result.effects);
       this.afterStep(result);
+      // Every change a waiter can see (activity, cancel, progress), not only state moves (defect 6).
+      this.status.refresh(this.record);
       return result;
     }
     return null;
@@ -348,35 +355,34 @@ export class OperationDriver {
     const r = this.record;
     await this.request(
       (signal) => this.wire.submit({ tool: r.tool.name, args: r.body, submissionKey }, signal),
-      (answer) => submitAnswered(answer, epoch),
+      async (answer) =>
+        submitAnswered(answer, epoch, answer.kind === 'task' || (await this.validate(answer.result, ''))),
       (error) => submitFailed(error, epoch),
     );
+  }
+
+  /** `validateResult` on a completed result (fetched, or a synchronous answer: C12); false if it refused. */
+  private async validate(result: Record<string, unknown>, taskId: string): Promise<boolean> {
+    if (this.ctx.validateResult === undefined) return true;
+    const r = this.record;
+    try {
+      await this.ctx.validateResult(result, { operationId: r.id, callNodeId: r.callNodeId, tool: r.tool.name, taskId });
+      return true;
+    } catch (error) {
+      this.ctx.logger.warn('result refused by validateResult; not accepted', {
+        operationId: r.id,
+        error: String(error),
+      });
+      return false;
+    }
   }
 
   private async fetch(taskId: string): Promise<void> {
     const epoch = this.ctx.epoch;
     await this.request(
       (signal) => this.wire.fetchResult(taskId, signal),
-      async (answer) => {
-        if (answer.status !== 'completed' || this.ctx.validateResult === undefined)
-          return resultFetched(answer, epoch, true);
-        try {
-          const r = this.record;
-          await this.ctx.validateResult(answer.result, {
-            operationId: r.id,
-            callNodeId: r.callNodeId,
-            tool: r.tool.name,
-            taskId,
-          });
-          return resultFetched(answer, epoch, true);
-        } catch (error) {
-          this.ctx.logger.warn('result refused by validateResult; not accepted', {
-            operationId: this.record.id,
-            error: String(error),
-          });
-          return resultFetched(answer, epoch, false);
-        }
-      },
+      async (answer) =>
+        resultFetched(answer, epoch, answer.status !== 'completed' || (await this.validate(answer.result, taskId))),
       (error) => fetchFailed(error, this.record, epoch),
       true,
     );

@@ -29,6 +29,7 @@ import {
   onResumed,
   onRollback,
   onStatusObserved,
+  onWaiterJoined,
   onWake,
 } from './handlers/polling.js';
 import { onResultFetched } from './handlers/result.js';
@@ -39,6 +40,7 @@ import {
   onKeyLookupUnsupported,
   onResubmit,
   onSubmitAcked,
+  onSubmitCompleted,
   onSubmitLost,
   onSubmitRejected,
   onSubmitSent,
@@ -60,6 +62,8 @@ export function next(record: ToolOperation, event: OperationEvent, now: number, 
       return onSubmitSent(d, event);
     case 'submit_acked':
       return onSubmitAcked(d, event);
+    case 'submit_completed':
+      return onSubmitCompleted(d, event);
     case 'submit_lost':
       return onSubmitLost(d, event);
     case 'submit_rejected':
@@ -100,6 +104,8 @@ export function next(record: ToolOperation, event: OperationEvent, now: number, 
       return onAbandon(d, event);
     case 'resumed':
       return onResumed(d, event);
+    case 'waiter_joined':
+      return onWaiterJoined(d, event);
     default:
       return rejected(record, 'unknown_event');
   }

@@ -19,7 +19,7 @@ export interface TaskSnapshot {
   readonly pollIntervalMs?: number;
   /** Absolute expiry (createdAt + ttl) in ms since the epoch, when the server says. */
   readonly expiresAt?: number;
-  readonly progress?: { readonly done: number; readonly total?: number };
+  readonly progress?: { readonly done: number; readonly total?: number; readonly message?: string };
   /** Outstanding input requests by key, when `input_required`. */
   readonly inputRequests?: Readonly<Record<string, unknown>>;
 }
@@ -93,12 +93,22 @@ export interface ClientWire {
   readonly wire: WireName;
   /** Adapter version, stored in the ledger with every operation it created. */
   readonly version: string;
+  /**
+   * True when the server offers no task wire at all: every call goes out plainly and its synchronous
+   * `CallToolResult` is the receipt (C12, T-08). Absent otherwise.
+   */
+  readonly plainOnly?: boolean;
   submit(request: SubmitRequest, signal?: AbortSignal): Promise<SubmitAnswer>;
   lookupKey(submissionKey: string, signal?: AbortSignal): Promise<KeyLookupAnswer>;
   getStatus(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot>;
   fetchResult(taskId: string, signal?: AbortSignal): Promise<ResultAnswer>;
   cancel(taskId: string, signal?: AbortSignal): Promise<CancelAnswer>;
   sendInput(taskId: string, responses: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<void>;
+  /**
+   * The transport under the wire ended by itself (a stdio server process exited): every later request
+   * fails `lost`. Where the wire can tell; returns an unsubscribe. The executor then reconnects.
+   */
+  onClose?(listener: (reason: string) => void): () => void;
   /** Status hints pushed by the server, where the wire has them; they shorten waits, never replace a fetch. */
   onStatusHint?(listener: (taskId: string, status: WireStatusAnswer) => void): () => void;
   close(): Promise<void>;
