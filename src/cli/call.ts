@@ -244,7 +244,12 @@ class CallSession {
       } catch (error) {
         return await this.submitFailure(choice.callNodeId, error);
       }
-      if ((this.handle as { attached?: boolean }).attached === true) this.attached = true;
+      if (this.handle.attached && choice.kind === 'first') {
+        this.attached = true;
+        this.display.note(
+          `call node ${choice.callNodeId} is already in the ledger: attached to operation ${this.handle.operationId}`,
+        );
+      }
       if (this.interrupts > 0) this.onFirstInterrupt(this.handle);
       const watching = this.watch(this.handle);
       const outcome = await this.settle(this.handle);
@@ -409,7 +414,9 @@ class CallSession {
   /** A completed task did all its work: the bar ends at 100 % even if the last report was earlier. */
   private completeProgress(): void {
     const total = this.display.current.progress?.total;
-    if (total !== undefined && total > 0) this.display.update({ progress: { done: total, total } });
+    if (total === undefined || !(total > 0)) return;
+    this.display.update({ progress: { done: total, total } });
+    this.display.keep();
   }
 
   private async submitFailure(callNodeId: string, error: unknown): Promise<CallOutcome> {

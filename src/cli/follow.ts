@@ -7,14 +7,9 @@ import type { ToolOperation } from '../executor/operation.js';
 import type { DisplayStream, ProgressView } from './render.js';
 import { describeView } from './render.js';
 
-/** The fields of an `OperationStatus` that say what the executor itself is doing (BRIEF contract). */
-type StatusDetail = Pick<ProgressView, 'activity' | 'cancel'> & {
-  readonly progress?: { readonly done: number; readonly total?: number; readonly message?: string };
-};
-
 /** The display's view of one status: local state, server status, the executor's activity, cancel, progress. */
 export function statusView(status: OperationStatus): ProgressView {
-  const detail = status as OperationStatus & StatusDetail;
+  const detail = status;
   return {
     state: status.state,
     serverStatus: status.serverStatus,
@@ -28,23 +23,16 @@ export function statusView(status: OperationStatus): ProgressView {
 
 /**
  * Takes up an operation of the ledger with a fresh wait budget (C11): `budgetMs` from now, `null`
- * unbounded, undefined the executor's default. Submitting the stored call node again is the executor's re-attach: the same request
- * digest finds the same operation and never submits a second time (C5).
+ * unbounded, undefined the executor's default (`executor.attach`: never a second submission).
  */
-export function attachTo(
+export async function attachTo(
   executor: Executor,
   record: ToolOperation,
   budgetMs: number | null | undefined,
 ): Promise<OperationHandle> {
-  if (record.server === undefined) throw new Error(`operation ${record.id} does not name its server`);
-  return executor.submit({
-    callNodeId: record.callNodeId,
-    server: record.server,
-    tool: record.tool.name,
-    args: record.body,
-    toolVersion: record.tool.descriptorVersion,
-    ...(budgetMs === undefined ? {} : { budgetMs }),
-  });
+  const handle = await executor.attach(record.callNodeId, budgetMs === undefined ? {} : { budgetMs });
+  if (handle === null) throw new Error(`operation ${record.id} is no longer in the ledger`);
+  return handle;
 }
 
 /**

@@ -39,15 +39,22 @@ export function describeActivity(activity: ActivityView | undefined, now: number
   if (activity === undefined || activity.kind === 'polling') return '';
   const seconds = Math.max(0, Math.ceil((activity.retryAt - now) / 1000));
   const when = `${seconds === 0 ? 'retrying now' : `retrying in ${seconds} s`} (attempt ${activity.attempt})`;
-  const reason = activity.reason === '' ? '' : ` (${activity.reason})`;
+  const reason = shortReason(activity.reason);
+  const why = reason === '' ? '' : `: ${reason}`;
   switch (activity.kind) {
     case 'unreachable':
-      return `server unreachable${reason}: ${when}`;
+      return `server unreachable, ${when}${why}`;
     case 'throttled':
-      return `throttled by the server${reason}: ${when}`;
+      return `throttled by the server, ${when}${why}`;
     case 'retrying':
-      return activity.reason === '' ? when : `${when}: ${activity.reason}`;
+      return `${when}${why}`;
   }
+}
+
+/** `connection failed: fetch failed (connect ECONNREFUSED 127.0.0.1:3000)` -> the innermost cause. */
+function shortReason(reason: string): string {
+  const inner = /\(([^()]+)\)\)*$/.exec(reason);
+  return inner === null ? reason : inner[1]!;
 }
 
 const CANCEL_TEXT: Readonly<Record<CancelView, string>> = {
@@ -161,6 +168,15 @@ export class ProgressDisplay {
     this.quiet = false;
     if (this.interactive) this.draw();
     else this.writeLine();
+  }
+
+  /** Leaves the current line on screen (a terminal's line is redrawn, so it would vanish at `stop`). */
+  keep(): void {
+    if (this.interactive) {
+      this.draw();
+      this.out.write('\n');
+      this.drawn = false;
+    } else this.writeLine();
   }
 
   stop(): void {
