@@ -254,6 +254,9 @@ class CallSession {
       const watching = this.watch(this.handle);
       const outcome = await this.settle(this.handle);
       await watching;
+      // The person (stdout) is this receipt's downstream (C7): acknowledged here, so `ops prune`
+      // may forget it later. A crash before the print loses only the print: `ops result` has it.
+      if (outcome.receipt !== null) await executor.outbox.ack(outcome.receipt.id);
       return outcome;
     } finally {
       process.off('SIGINT', onSigint);

@@ -198,6 +198,8 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
       }),
     );
     await watching;
+    // Reported here: this command is their downstream (C7), as `terminus call` is for its own.
+    for (const row of rows) if (row.receiptId !== null) await executor.outbox.ack(row.receiptId);
     const resumed = new Set(handles.map((h) => h.operationId));
     const skipped = before
       .filter((r) => !resumed.has(r.id))
@@ -263,6 +265,7 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
     const watching = watchOne(handle);
     const { receipt, outcome } = await settle(handle);
     await watching;
+    if (receipt !== null) await executor.outbox.ack(receipt.id);
     if (flags.json) {
       out(
         `${JSON.stringify({ operationId: record.id, outcome, cancelled: receipt?.status === 'cancelled', receiptId: receipt?.id ?? null })}\n`,
