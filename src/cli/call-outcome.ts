@@ -123,7 +123,9 @@ export function renderResult(payload: unknown): string {
 /** The receipt line on stderr: `completed: receipt rcpt_… (operation op_…, task …, ACCEPTED)`. */
 export function receiptLine(outcome: CallOutcome): string {
   const op = outcome.operation;
-  const where = op === null ? '' : ` (operation ${op.id}, task ${op.taskId ?? 'none'}, ${op.state})`;
+  // C12: a server that answered the call at once made no task; say so rather than "task none".
+  const task = outcome.receipt?.immediate === true ? 'answered at once, no task' : `task ${op?.taskId ?? 'none'}`;
+  const where = op === null ? '' : ` (operation ${op.id}, ${task}, ${op.state})`;
   if (outcome.receipt === null) return `terminus call: ${outcome.status}${where}\n`;
   const status = outcome.isError ? 'completed with a tool error (isError)' : outcome.status;
   return `${status}: receipt ${outcome.receipt.id}${where}\n`;
