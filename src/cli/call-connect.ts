@@ -60,6 +60,8 @@ export function splitCommand(line: string): string[] {
 export interface TargetOptions {
   /** Child stderr for stdio servers; default `ignore` (their logs would tear the progress line). */
   readonly stderr?: 'inherit' | 'ignore';
+  /** Extra HTTP headers (`--header`, `--token`); not used for stdio servers. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 /** The connection target a descriptor names. */
@@ -73,7 +75,29 @@ export function targetOf(descriptor: string, options: TargetOptions = {}): Serve
     );
     return { command, args, env, stderr: options.stderr ?? 'ignore' };
   }
-  return { url: urlDescriptor(descriptor) };
+  const headers = options.headers ?? {};
+  return Object.keys(headers).length === 0
+    ? { url: urlDescriptor(descriptor) }
+    : { url: urlDescriptor(descriptor), headers };
+}
+
+/**
+ * One line for a failure to connect or negotiate, naming the server and what to do. An HTTP 404 or
+ * 405 means the URL answers but is not an MCP endpoint (most often a wrong path).
+ */
+export function connectMessage(server: string, error: unknown): string {
+  const status = (error as { httpStatus?: unknown }).httpStatus;
+  const text = error instanceof Error ? error.message : String(error);
+  const http = typeof status === 'number' ? status : Number(/HTTP (\d{3})/.exec(text)?.[1] ?? NaN);
+  if (http === 404 || http === 405) {
+    return `no MCP endpoint at ${server}: HTTP ${http} (check the path; terminus serve answers on /mcp)`;
+  }
+  if (http === 401 || http === 403) {
+    return `${server} refused the request: HTTP ${http} (pass --token T, TERMINUS_TOKEN or --header 'Authorization: ...')`;
+  }
+  const code = (error as { code?: unknown }).code;
+  const detail = typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
+  return `cannot reach ${server}: ${detail} (is the server running? check --url)`;
 }
 
 /** What a server said about a task, as the wire decoded it: the display's status message and progress. */

@@ -1,38 +1,56 @@
 /**
- * `terminus call`: one long-running tool call through the executor, on a durable ledger.
+ * `terminus call`: follows one long-running tool call through the executor, on a durable ledger,
+ * like a workflow CLI's `execute` (Temporal): it submits (or re-attaches), shows what the server and
+ * the executor are doing, and ends with the receipt.
+ *
+ * - Ctrl-C stops FOLLOWING (C9): the task keeps running, and the command prints how to follow it
+ *   again and how to cancel it. A second Ctrl-C exits at once. `--cancel-on-interrupt` makes the
+ *   first Ctrl-C send a cancel request instead and wait for the server's answer.
+ * - Re-running the same command (server, tool, canonical arguments) re-attaches to its operation
+ *   while that is in flight; after a receipt it starts a new one (`call-node.ts`). `--new` forces a
+ *   new one, `--call-node ID` names the call node.
  *
  * stdout carries the result only (or, with `--json`, exactly one JSON object); the progress display,
- * prompts and messages go to stderr. Ctrl-C once sends a cancel request and waits for the server's
- * answer; twice detaches (the operation stays in the ledger for `terminus ops resume`).
- *
- * Exit codes: 0 completed; 1 failed, tool error (`isError`), refused or unreachable; 2 usage;
- * 3 detached, budget exhausted, expired or unknown (see `terminus ops`); 130 cancelled.
+ * prompts and messages go to stderr. Exit codes: `EXIT` in `call-outcome.ts`.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { isTerminusError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { WireUnavailableError, type WireChoice } from '../executor/adapters/index.js';
 import { createExecutor } from '../executor/executor.js';
-import { ExecutorError, type ApprovalRequest, type OperationHandle } from '../executor/executor-types.js';
-import { DEFAULT_LEDGER_PATH, type Ledger, type Receipt } from '../executor/ledger-port.js';
+import {
+  ExecutorError,
+  type ApprovalRequest,
+  type OperationHandle,
+  type OperationStatus,
+} from '../executor/executor-types.js';
+import type { Ledger } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
-import { WireFailure } from '../executor/wire-port.js';
-import { cliConnector, stdioDescriptor, urlDescriptor } from './call-connect.js';
+import { isSettled } from '../executor/transitions.js';
+import { cliConnector, connectMessage, stdioDescriptor, urlDescriptor } from './call-connect.js';
+import { chooseCallNode, derivedCallNode, type CallNodeChoice } from './call-node.js';
+import {
+  EXIT,
+  noReceipt,
+  outcomeJson,
+  receiptLine,
+  receiptOutcome,
+  renderResult,
+  type CallOutcome,
+} from './call-outcome.js';
 import { openLedgerOrExit } from './open-ledger.js';
 import { redact } from './open-store.js';
+import { defaultLedgerPath } from './paths.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
-import { ProgressDisplay } from './render.js';
+import { statusView } from './follow.js';
+import { formatElapsed, ProgressDisplay } from './render.js';
+import { headersOf, serverOptions, type ServerFlags } from './server-flags.js';
 
-/** Exit codes of `terminus call` (and `terminus ops resume`). */
-export const EXIT = {
-  completed: 0,
-  failed: 1,
-  usage: 2,
-  detached: 3,
-  cancelled: 130,
-} as const;
+export { EXIT, renderResult } from './call-outcome.js';
+export type { CallOutcome } from './call-outcome.js';
 
-interface CallFlags {
+interface CallFlags extends ServerFlags {
   readonly url?: string;
   readonly stdio?: string;
   readonly args: string;
@@ -41,32 +59,48 @@ interface CallFlags {
   readonly budget?: number;
   readonly json: boolean;
   readonly callNode?: string;
+  readonly new: boolean;
+  readonly cancelOnInterrupt: boolean;
   readonly verbose: boolean;
 }
 
+/** What `--help` says after the options: the behaviours a person must know before pressing keys. */
+export const CALL_HELP = `
+Follow, detach, resume, cancel:
+  Ctrl-C            stop following; the task keeps running. The command prints how to follow it
+                    again (terminus ops resume ID, or the same command) and how to cancel it
+                    (terminus ops cancel ID). A second Ctrl-C exits at once.
+  --cancel-on-interrupt
+                    Ctrl-C sends a cancel request instead and waits for the server's answer.
+  same command again
+                    re-attaches to its operation while it is in flight; once it has a receipt, a
+                    re-run starts a new operation. --new always starts one.
+
+Exit codes: 0 completed; 1 failed, tool error (isError), refused or unreachable; 2 usage;
+3 detached, budget used up, expired or unknown (see terminus ops); 130 cancelled.`;
+
 export function registerCall(program: Command): void {
-  program
+  const command = program
     .command('call')
-    .description('Call a long-running MCP tool: progress, input prompts, Ctrl-C cancels, a receipt at the end')
+    .description('Call a long-running MCP tool and follow it: progress, input prompts, a receipt at the end')
     .argument('<tool>', 'tool name')
     .option('--url <url>', 'MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3000/mcp')
     .option('--stdio <command>', 'spawn a server and speak MCP on its stdin/stdout')
-    .option('--args <json>', 'tool arguments as a JSON object', '{}')
-    .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL', DEFAULT_LEDGER_PATH)
+    .option('--args <json>', 'tool arguments as a JSON object', '{}');
+  serverOptions(command)
+    .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL (env TERMINUS_LEDGER)', defaultLedgerPath())
     .addOption(
       new Option('--wire <wire>', 'wire for the submission')
         .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'])
         .default('auto'),
     )
-    .option('--budget <seconds>', 'stop waiting after this long (the task keeps running)', parseSeconds)
-    .option('--call-node <id>', 'call node id; repeating a call with the same id never submits twice')
+    .option('--budget <seconds>', 'stop following after this long (the task keeps running)', parseSeconds)
+    .option('--call-node <id>', 'call node id; the same id never submits twice (default: derived from the command)')
+    .option('--new', 'start a new operation even if this command is still in flight', false)
+    .option('--cancel-on-interrupt', 'Ctrl-C sends a cancel request instead of only stopping to follow', false)
     .option('--json', 'print exactly one JSON object (receipt + result) on stdout', false)
     .option('--verbose', 'executor logs on stderr', false)
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 completed, 1 failed / tool error / refused / unreachable, 2 usage,\n' +
-        '3 detached / budget exhausted / expired / unknown (see `terminus ops`), 130 cancelled.',
-    )
+    .addHelpText('after', CALL_HELP)
     .exitOverride(usageExit)
     .action(async (tool: string, flags: CallFlags) => {
       process.exitCode = await runCall(tool, flags);
@@ -78,7 +112,7 @@ export function usageExit(error: { readonly exitCode: number }): never {
   process.exit(error.exitCode === 0 ? 0 : EXIT.usage);
 }
 
-function parseSeconds(value: string): number {
+export function parseSeconds(value: string): number {
   const seconds = Number(value);
   if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidArgumentError('a positive number of seconds');
   return seconds;
@@ -110,38 +144,33 @@ function serverOf(flags: CallFlags): string {
   }
 }
 
-/** What `--json` prints, and what the human output is made from. */
-export interface CallOutcome {
-  readonly status: 'completed' | 'failed' | 'cancelled' | 'expired' | 'detached' | 'unknown' | 'refused' | 'error';
-  readonly exitCode: number;
-  readonly receipt: Receipt | null;
-  readonly result: unknown;
-  readonly operation: {
-    readonly id: string;
-    readonly callNodeId: string;
-    readonly taskId: string | null;
-    readonly state: string;
-    readonly wire: string;
-    readonly server: string;
-  } | null;
-  readonly message?: string;
-}
-
 async function runCall(tool: string, flags: CallFlags): Promise<number> {
   let args: Record<string, unknown>;
   let server: string;
+  let headers: Record<string, string>;
   try {
     args = parseArgs(flags.args);
     server = serverOf(flags);
+    headers = headersOf(flags);
+    if (flags.stdio !== undefined && (flags.header.length > 0 || flags.token !== undefined)) {
+      throw new UsageError('--header and --token apply to --url servers only');
+    }
+    if (flags.new && flags.callNode !== undefined) {
+      throw new UsageError('--new and --call-node exclude each other: a named call node is always the same call');
+    }
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     process.stderr.write(`terminus call: ${error.message}\n`);
     return EXIT.usage;
   }
   const ledger = await openLedgerOrExit(flags.ledger, 'terminus call');
-  const session = new CallSession(ledger, server, tool, args, flags);
   try {
-    const outcome = await session.run();
+    const choice: CallNodeChoice =
+      flags.callNode !== undefined
+        ? { kind: 'first', callNodeId: flags.callNode }
+        : await chooseCallNode(ledger, derivedCallNode(server, tool, args), flags.new);
+    const session = new CallSession(ledger, { server, tool, args, headers }, flags);
+    const outcome = await session.run(choice);
     session.print(outcome);
     return outcome.exitCode;
   } finally {
@@ -149,32 +178,39 @@ async function runCall(tool: string, flags: CallFlags): Promise<number> {
   }
 }
 
+interface CallRequest {
+  readonly server: string;
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  readonly headers: Record<string, string>;
+}
+
 class CallSession {
   private readonly display = new ProgressDisplay(process.stderr, () => Date.now());
   private reader: LineReader | null = null;
   private prompts: Promise<unknown> = Promise.resolve();
   private handle: OperationHandle | null = null;
+  private last: OperationStatus | null = null;
+  private attached = false;
   private interrupts = 0;
   private readonly ledger: Ledger;
-  private readonly server: string;
-  private readonly tool: string;
-  private readonly args: Record<string, unknown>;
+  private readonly request: CallRequest;
   private readonly flags: CallFlags;
 
-  constructor(ledger: Ledger, server: string, tool: string, args: Record<string, unknown>, flags: CallFlags) {
+  constructor(ledger: Ledger, request: CallRequest, flags: CallFlags) {
     this.ledger = ledger;
-    this.server = server;
-    this.tool = tool;
-    this.args = args;
+    this.request = request;
     this.flags = flags;
   }
 
-  async run(): Promise<CallOutcome> {
+  async run(choice: CallNodeChoice): Promise<CallOutcome> {
+    const { server, tool, args } = this.request;
     const executor = await createExecutor({
       ledger: this.ledger,
       connect: cliConnector({
         clock: systemClock,
         wire: this.flags.wire,
+        headers: this.request.headers,
         stderr: this.flags.verbose ? 'inherit' : 'ignore',
         onSnapshot: (s) =>
           this.display.update({
@@ -194,23 +230,33 @@ class CallSession {
     process.on('SIGINT', onSigint);
     this.display.start();
     try {
-      const callNodeId = this.flags.callNode ?? systemIds.unique('cli');
-      this.display.update({ state: `CONNECTING ${this.server}` });
+      this.announce(choice);
+      this.attached = choice.kind === 'attach';
+      this.display.update({ state: this.attached ? `ATTACHING ${server}` : `CONNECTING ${server}` });
       try {
         this.handle = await executor.submit({
-          callNodeId,
-          server: this.server,
-          tool: this.tool,
-          args: this.args,
+          callNodeId: choice.callNodeId,
+          server,
+          tool,
+          args,
           budgetMs: this.flags.budget === undefined ? null : this.flags.budget * 1000,
         });
       } catch (error) {
-        return this.connectFailure(error);
+        return await this.submitFailure(choice.callNodeId, error);
       }
-      if (this.interrupts > 0) this.sendCancel();
+      if (this.handle.attached && choice.kind === 'first') {
+        this.attached = true;
+        this.display.note(
+          `call node ${choice.callNodeId} is already in the ledger: attached to operation ${this.handle.operationId}`,
+        );
+      }
+      if (this.interrupts > 0) this.onFirstInterrupt(this.handle);
       const watching = this.watch(this.handle);
       const outcome = await this.settle(this.handle);
       await watching;
+      // The person (stdout) is this receipt's downstream (C7): acknowledged here, so `ops prune`
+      // may forget it later. A crash before the print loses only the print: `ops result` has it.
+      if (outcome.receipt !== null) await executor.outbox.ack(outcome.receipt.id);
       return outcome;
     } finally {
       process.off('SIGINT', onSigint);
@@ -218,6 +264,24 @@ class CallSession {
       // Before closing the executor: a prompt still waiting on stdin would keep a driver task open.
       this.reader?.close();
       await executor.close();
+    }
+  }
+
+  /** Says what a re-run does before it does it (the issue's "prints that it did"). */
+  private announce(choice: CallNodeChoice): void {
+    if (choice.kind === 'first') return;
+    const prev = choice.previous;
+    const age = formatElapsed(Date.now() - prev.createdAt);
+    if (choice.kind === 'attach') {
+      this.display.note(
+        `re-attaching to operation ${prev.id} (started ${age} ago, ${prev.state}): this command is still in flight; --new starts another`,
+      );
+    } else if (this.flags.new && !isSettled(prev.state)) {
+      this.display.note(`--new: starting a new operation beside ${prev.id} (${prev.state}, still in flight)`);
+    } else {
+      this.display.note(
+        `the last run of this command ended (operation ${prev.id}, ${prev.state}, ${age} ago): starting a new operation`,
+      );
     }
   }
 
@@ -230,7 +294,8 @@ class CallSession {
 
   private async watch(handle: OperationHandle): Promise<void> {
     for await (const s of handle.statuses()) {
-      this.display.update({ state: s.state, serverStatus: s.serverStatus, taskId: s.taskId });
+      this.last = s;
+      this.display.update(statusView(s));
     }
   }
 
@@ -256,21 +321,61 @@ class CallSession {
 
   private interrupt(): void {
     this.interrupts += 1;
+    if (this.interrupts > 1) return this.exitNow();
     if (this.handle === null) {
-      if (this.interrupts > 1) process.exit(EXIT.cancelled);
-      this.display.note('Ctrl-C: the cancel request is sent once the call is submitted (again to abort)');
+      this.display.note('Ctrl-C: stopping once the call is recorded (Ctrl-C again exits now)');
       return;
     }
-    if (this.interrupts === 1) this.sendCancel();
-    else {
-      this.display.note('Ctrl-C again: detaching; the operation stays in the ledger (terminus ops resume)');
-      void this.handle.detach();
-    }
+    this.onFirstInterrupt(this.handle);
   }
 
-  private sendCancel(): void {
-    const handle = this.handle!;
-    this.display.note('Cancelling: cancel request sent, waiting for the server (Ctrl-C again to detach)');
+  private onFirstInterrupt(handle: OperationHandle): void {
+    if (this.flags.cancelOnInterrupt) return this.sendCancel(handle);
+    this.display.note('Ctrl-C: stopped following; the task keeps running (Ctrl-C again exits now)');
+    void handle.detach();
+  }
+
+  /** Suggested commands, with the ledger and server flags this run used (so they find the operation). */
+  private nextSteps(operationId: string): string {
+    const ledger = this.flags.ledger === defaultLedgerPath() ? '' : ` --ledger ${quote(redact(this.flags.ledger))}`;
+    const auth = Object.keys(this.request.headers).length > 0 ? ' (with the same --header/--token)' : '';
+    return (
+      `\n  follow again: terminus ops resume ${operationId}${ledger}${auth}  (or run the same command again)` +
+      `\n  cancel it:    terminus ops cancel ${operationId}${ledger}${auth}`
+    );
+  }
+
+  /** The second Ctrl-C: no more waiting for anything, the operation stays in the ledger. */
+  private exitNow(): never {
+    this.display.stop();
+    const id = this.handle?.operationId ?? this.last?.operationId;
+    process.stderr.write(
+      `Ctrl-C again: exiting now; ${id === undefined ? 'nothing was submitted' : `operation ${id} stays in the ledger${this.nextSteps(id)}`}\n`,
+    );
+    if (this.flags.json) {
+      const s = this.last;
+      const operation =
+        s === null
+          ? null
+          : {
+              id: s.operationId,
+              callNodeId: s.callNodeId,
+              taskId: s.taskId,
+              state: s.state,
+              wire: null,
+              server: this.request.server,
+            };
+      process.stdout.write(
+        `${JSON.stringify({ status: 'detached', isError: false, exitCode: EXIT.detached, attached: this.attached, receipt: null, result: null, operation, message: 'exited on a second Ctrl-C' })}\n`,
+      );
+    }
+    process.exit(EXIT.detached);
+  }
+
+  private sendCancel(handle: OperationHandle): void {
+    this.display.note(
+      `Ctrl-C: cancel requested for ${handle.operationId}; waiting for the server (Ctrl-C again exits now)`,
+    );
     handle.cancel().then(
       (outcome) => {
         if (!outcome.requested) this.display.note(`cancel not sent (${outcome.reason ?? 'refused'})`);
@@ -282,144 +387,75 @@ class CallSession {
   private async settle(handle: OperationHandle): Promise<CallOutcome> {
     try {
       const receipt = await handle.result();
-      return this.fromReceipt(receipt, await this.ledger.load(handle.operationId));
+      const record = await this.ledger.load(handle.operationId);
+      if (receipt.status === 'completed') this.completeProgress();
+      return receiptOutcome(receipt, record, this.attached);
     } catch (error) {
       const record = await this.ledger.load(handle.operationId);
-      if (!(error instanceof ExecutorError)) {
-        return this.outcome('error', EXIT.failed, record, null, String(error));
-      }
+      const fail = (status: 'detached' | 'unknown' | 'refused' | 'error', code: number, message: string) =>
+        noReceipt(status, code, record, this.attached, message);
+      if (!(error instanceof ExecutorError)) return fail('error', EXIT.failed, String(error));
       switch (error.code) {
         case 'waiting_stopped':
-          return this.outcome(
+          return fail(
             'detached',
             EXIT.detached,
-            record,
-            null,
-            this.interrupts > 1
-              ? 'detached; the operation stays in the ledger (terminus ops resume)'
-              : 'wait budget exhausted; the task keeps running (terminus ops resume)',
+            this.interrupts > 0
+              ? `stopped following; the task keeps running${this.nextSteps(handle.operationId)}`
+              : `wait budget used up; the task keeps running${this.nextSteps(handle.operationId)}`,
           );
         case 'never_created':
-          return this.outcome('refused', EXIT.failed, record, null, refusal(record));
+          return fail('refused', EXIT.failed, refusal(record));
         case 'unknown':
-          return this.outcome('unknown', EXIT.detached, record, null, 'outcome unknown; see terminus ops reconcile');
+          return fail('unknown', EXIT.detached, 'outcome unknown; see terminus ops reconcile');
         default:
-          return this.outcome('error', EXIT.failed, record, null, error.message);
+          return fail('error', EXIT.failed, error.message);
       }
     }
   }
 
-  private fromReceipt(receipt: Receipt, record: ToolOperation | null): CallOutcome {
-    const base = { receipt, result: receipt.payload };
-    switch (receipt.status) {
-      case 'completed': {
-        const toolError = isToolError(receipt.payload);
-        return {
-          ...this.outcome(
-            toolError ? 'failed' : 'completed',
-            toolError ? EXIT.failed : EXIT.completed,
-            record,
-            receipt,
-          ),
-          ...base,
-        };
-      }
-      case 'failed':
-        return { ...this.outcome('failed', EXIT.failed, record, receipt), ...base };
-      case 'cancelled':
-        return { ...this.outcome('cancelled', EXIT.cancelled, record, receipt), ...base };
-      case 'expired':
-        return {
-          ...this.outcome('expired', EXIT.detached, record, receipt, 'the task expired before its result was read'),
-          ...base,
-        };
-    }
+  /** A completed task did all its work: the bar ends at 100 % even if the last report was earlier. */
+  private completeProgress(): void {
+    const total = this.display.current.progress?.total;
+    if (total === undefined || !(total > 0)) return;
+    this.display.update({ progress: { done: total, total } });
+    this.display.keep();
   }
 
-  private outcome(
-    status: CallOutcome['status'],
-    exitCode: number,
-    record: ToolOperation | null,
-    receipt: Receipt | null,
-    message?: string,
-  ): CallOutcome {
-    return {
-      status,
-      exitCode,
-      receipt,
-      result: receipt?.payload ?? null,
-      operation:
-        record === null
-          ? null
-          : {
-              id: record.id,
-              callNodeId: record.callNodeId,
-              taskId: record.taskId,
-              state: record.state,
-              wire: record.wire.name,
-              server: this.server,
-            },
-      ...(message === undefined ? {} : { message }),
-    };
-  }
-
-  private connectFailure(error: unknown): CallOutcome {
-    if (error instanceof WireUnavailableError) {
-      return this.outcome('error', EXIT.failed, null, null, `${this.server}: ${error.message}`);
+  private async submitFailure(callNodeId: string, error: unknown): Promise<CallOutcome> {
+    const fail = (message: string): CallOutcome => noReceipt('error', EXIT.failed, null, false, message);
+    if (isTerminusError(error, 'operation_conflict')) {
+      const other = await this.ledger.loadByCallNode(callNodeId);
+      const what =
+        other === null
+          ? 'another operation'
+          : `operation ${other.id} (${other.tool.name}, other arguments, ${other.state})`;
+      return fail(
+        `call node ${callNodeId} already belongs to ${what}: a call node names one request; pass another --call-node, or drop it to derive one`,
+      );
     }
-    if (error instanceof WireFailure) {
-      return this.outcome('error', EXIT.failed, null, null, `cannot reach ${this.server}: ${error.message}`);
-    }
-    if (error instanceof ExecutorError) return this.outcome('error', EXIT.failed, null, null, error.message);
-    const code = (error as { code?: unknown }).code;
-    const detail = typeof code === 'string' ? `${code}: ${String(error)}` : String(error);
-    return this.outcome('error', EXIT.failed, null, null, `cannot reach ${this.server}: ${detail}`);
+    if (error instanceof WireUnavailableError) return fail(`${this.request.server}: ${error.message}`);
+    if (error instanceof ExecutorError) return fail(error.message);
+    return fail(connectMessage(this.request.server, error));
   }
 
   print(outcome: CallOutcome): void {
     if (this.flags.json) {
-      // The payload is printed once, as `result`.
-      const receipt = outcome.receipt === null ? null : { ...outcome.receipt, payload: undefined };
-      process.stdout.write(`${JSON.stringify({ ...outcome, receipt })}\n`);
+      process.stdout.write(outcomeJson(outcome));
       return;
     }
     if (outcome.receipt !== null && outcome.status !== 'cancelled' && outcome.status !== 'expired') {
       process.stdout.write(renderResult(outcome.result));
     }
-    const op = outcome.operation;
-    const where = op === null ? '' : ` (operation ${op.id}, task ${op.taskId ?? 'none'}, ${op.state})`;
-    if (outcome.receipt !== null) {
-      process.stderr.write(`${outcome.status}: receipt ${outcome.receipt.id}${where}\n`);
-    } else {
-      process.stderr.write(`terminus call: ${outcome.status}${where}\n`);
-    }
+    process.stderr.write(receiptLine(outcome));
     if (outcome.message !== undefined) process.stderr.write(`  ${outcome.message}\n`);
-    if (outcome.status === 'detached' || outcome.status === 'unknown') {
-      process.stderr.write(`  ledger: ${redact(this.flags.ledger)}\n`);
-    }
   }
 }
 
-function isToolError(payload: unknown): boolean {
-  return typeof payload === 'object' && payload !== null && (payload as { isError?: unknown }).isError === true;
-}
+const quote = (text: string): string => (/^[\w./:@-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
 
 /** Why a submission was refused, from the evidence the machine recorded. */
 function refusal(record: ToolOperation | null): string {
   const evidence = record?.evidence.findLast((e) => e.kind === 'submit_rejected');
   return evidence === undefined ? 'the server refused the call' : `the server refused the call: ${evidence.detail}`;
-}
-
-/** A `CallToolResult` as text: its text contents, then structured content; anything else as JSON. */
-export function renderResult(payload: unknown): string {
-  if (typeof payload !== 'object' || payload === null) return `${JSON.stringify(payload)}\n`;
-  const result = payload as { content?: unknown; structuredContent?: unknown; code?: unknown; message?: unknown };
-  if (Array.isArray(result.content)) {
-    const parts = result.content.map((item: { type?: unknown; text?: unknown }) =>
-      item.type === 'text' && typeof item.text === 'string' ? item.text : JSON.stringify(item),
-    );
-    const text = parts.join('\n');
-    return text.endsWith('\n') || text === '' ? text : `${text}\n`;
-  }
-  return `${JSON.stringify(payload, null, 2)}\n`;
 }

@@ -6,6 +6,7 @@ import { registerOpsUi } from './ops-ui.js';
 import { registerGate } from './gate.js';
 import { registerServe } from './serve.js';
 import { registerWorker } from './worker.js';
+import { registerTools } from './tools.js';
 
 /** The `terminus` command. Each subcommand lives in its own file and registers itself here. */
 const program = new Command()
@@ -19,5 +20,6 @@ registerCall(program);
 registerOps(program);
 registerWorker(program);
 registerOpsUi(program);
+registerTools(program);
 
 await program.parseAsync(process.argv);

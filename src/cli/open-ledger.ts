@@ -1,15 +1,15 @@
-import { mkdir } from 'node:fs/promises';
-import { dirname } from 'node:path';
 import { TerminusError } from '../core/errors.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { openPostgresLedger } from '../executor/ledger/postgres.js';
 import { openSqliteLedger } from '../executor/ledger/sqlite.js';
 import { defaultNodeId, isPostgresUrl } from './open-store.js';
+import { checkWritableFile, PathError, sqliteOpenMessage } from './paths.js';
 
 /**
  * Opens the ledger `--ledger` names: a `postgres://` / `postgresql://` URL is a PostgreSQL ledger
  * several executors share (migrations applied on open); anything else is a SQLite file, whose
- * folder is created. Rejects a `TerminusError` with a one-line message: `unavailable` when
+ * folder is created (a read-only file, a folder that cannot be made or a file that is not a SQLite
+ * database rejects a `PathError` naming the path and the reason). Rejects a `TerminusError` with a one-line message: `unavailable` when
  * PostgreSQL cannot be reached, `invalid_argument` for an unsupported server or URL scheme.
  */
 export async function openLedger(location: string): Promise<Ledger> {
@@ -23,8 +23,14 @@ export async function openLedger(location: string): Promise<Ledger> {
       `unsupported ledger URL scheme ${scheme[1]}: (use postgres://, postgresql:// or a SQLite file path)`,
     );
   }
-  if (location !== ':memory:') await mkdir(dirname(location), { recursive: true });
-  return openSqliteLedger({ path: location });
+  if (location === ':memory:') return openSqliteLedger({ path: location });
+  await checkWritableFile(location, 'ledger');
+  try {
+    return openSqliteLedger({ path: location });
+  } catch (error) {
+    const message = sqliteOpenMessage(location, 'ledger', error);
+    throw message === undefined ? error : new PathError(message);
+  }
 }
 
 /** `openLedger` for the CLI: on failure writes `<command>: <reason>` to stderr and exits 1. */
@@ -32,7 +38,10 @@ export async function openLedgerOrExit(location: string, command: string): Promi
   try {
     return await openLedger(location);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    let message = error instanceof Error ? error.message : String(error);
+    if (error instanceof TerminusError && error.code === 'internal') {
+      message = `ledger ${location}: ${error.message} (${String((error.cause as Error | undefined)?.message ?? 'no detail')})`;
+    }
     process.stderr.write(`${command}: ${message.replaceAll('\n', ' ')}\n`);
     process.exit(1);
   }

@@ -1,4 +1,3 @@
-import { mkdir } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { TerminusError } from '../core/errors.js';
@@ -7,6 +6,7 @@ import type { TaskEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
 import { createPostgresEvents, openPostgresTaskStore } from '../store/postgres/index.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
+import { checkWritableFile, PathError, sqliteOpenMessage } from './paths.js';
 
 /** What `terminus serve` needs to pick its store. */
 export interface StoreChoice {
@@ -63,12 +63,18 @@ export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
       `unsupported database URL scheme ${scheme[1]}: (use postgres://, postgresql:// or a SQLite file path)`,
     );
   }
-  await mkdir(dirname(db), { recursive: true });
-  const store = await openSqliteTaskStore({
-    path: db,
-    logger: choice.logger,
-    integrityCheck: choice.integrityCheck ?? 'quick',
-  });
+  await checkWritableFile(db, 'database');
+  let store: TaskStore;
+  try {
+    store = await openSqliteTaskStore({
+      path: db,
+      logger: choice.logger,
+      integrityCheck: choice.integrityCheck ?? 'quick',
+    });
+  } catch (error) {
+    const message = sqliteOpenMessage(db, 'database', error);
+    throw message === undefined ? error : new PathError(message);
+  }
   return { store, events: undefined, dataDir: `${dirname(db)}/data`, label: db, close: () => store.close() };
 }
 

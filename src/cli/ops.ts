@@ -1,23 +1,24 @@
 /**
- * `terminus ops`: what an operator needs on a ledger. `list` (in flight), `show ID` (one operation
- * and its history), `resume` (drive every in-flight operation to its receipt), `reconcile` (the
- * operations in doubt, with their evidence, C4) and `rollback` (bump the executor epoch).
+ * `terminus ops`: what an operator needs on a ledger. `list` (in flight), `show ID` (one operation,
+ * its result and history), `result ID` (the accepted payload), `resume [ID]` and `cancel ID`
+ * (`ops-drive.ts`), `reconcile` (the operations in doubt, with their evidence, C4), `prune` (forget
+ * settled operations older than a bound) and `rollback` (bump the executor epoch). `ID` is an
+ * operation id, call node, task id or submission key, or an unambiguous prefix of one.
  */
 import { access } from 'node:fs/promises';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { systemClock, systemIds, systemRandom } from '../core/system.js';
-import type { WireChoice } from '../executor/adapters/index.js';
-import { createExecutor } from '../executor/executor.js';
-import { ExecutorError, type ApprovalRequest, type Connector } from '../executor/executor-types.js';
-import { DEFAULT_LEDGER_PATH, type Ledger, type Receipt } from '../executor/ledger-port.js';
+import { PRUNABLE_STATES, type Ledger, type Receipt } from '../executor/ledger-port.js';
 import { LOCAL_STATES, type LocalState, type ToolOperation } from '../executor/operation.js';
 import { IN_FLIGHT_STATES } from '../executor/transitions.js';
-import { EXIT, usageExit } from './call.js';
-import { cliConnector, urlDescriptor } from './call-connect.js';
+import { parseSeconds, usageExit } from './call.js';
+import { EXIT, isToolError, receiptOutcome, renderResult } from './call-outcome.js';
 import { openLedgerOrExit } from './open-ledger.js';
-import { isPostgresUrl } from './open-store.js';
-import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
+import { cancel, resume, type DriveFlags } from './ops-drive.js';
+import { findOperation, notFoundMessage } from './ops-find.js';
+import { isPostgresUrl, redact } from './open-store.js';
+import { defaultLedgerPath } from './paths.js';
 import { formatElapsed } from './render.js';
+import { serverOptions } from './server-flags.js';
 
 interface CommonFlags {
   readonly ledger: string;
@@ -35,52 +36,84 @@ const LIST_LIMIT = 10_000;
 export function registerOps(program: Command): void {
   const ops = program
     .command('ops')
-    .description('Inspect and drive the operations of a client ledger')
+    .description(
+      'Inspect and drive the operations of a client ledger (ID: operation id, call node, task id, key, or a prefix)',
+    )
     .exitOverride(usageExit);
   const common = (cmd: Command): Command =>
     cmd
-      .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL', DEFAULT_LEDGER_PATH)
+      .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL (env TERMINUS_LEDGER)', defaultLedgerPath())
       .option('--json', 'print JSON on stdout', false)
       .exitOverride(usageExit);
+  const driving = (cmd: Command): Command =>
+    serverOptions(common(cmd))
+      .option('--url <url>', 'reach the server at this URL instead of the one stored with the operation')
+      .addOption(
+        new Option('--wire <wire>', 'wire when reconnecting')
+          .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'])
+          .default('auto'),
+      );
 
   common(ops.command('list').description('operations in flight (all of them with --all)'))
     .option('--all', 'every operation, settled ones included', false)
     .action((flags: CommonFlags & { all: boolean }) => run(flags, (ledger) => list(ledger, flags)));
 
-  common(ops.command('show').description('one operation: record, evidence and history of transitions'))
-    .argument('<id>', 'operation id, call node id, task id or submission key')
+  common(ops.command('show').description('one operation: record, result, evidence and history of transitions'))
+    .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
     .action((id: string, flags: CommonFlags) => run(flags, (ledger) => show(ledger, id, flags)));
 
-  common(ops.command('resume').description('drive every in-flight operation to its terminal receipt'))
-    .option('--url <url>', 'reach every operation at this URL instead of the server stored with it')
-    .option('--budget <seconds>', 'stop waiting after this long', parseSeconds)
-    .addOption(
-      new Option('--wire <wire>', 'wire when reconnecting')
-        .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25'])
-        .default('auto'),
-    )
-    .action((flags: ResumeFlags) => run(flags, (ledger) => resume(ledger, flags)));
+  common(ops.command('result').description('the accepted result of an operation (its receipt payload)'))
+    .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
+    .action((id: string, flags: CommonFlags) => run(flags, (ledger) => result(ledger, id, flags)));
+
+  driving(
+    ops
+      .command('resume')
+      .description('follow one in-flight operation (or all of them) to its receipt, with a fresh wait budget'),
+  )
+    .argument('[id]', 'operation id, call node id, task id or submission key (or a prefix); default: all')
+    .option('--budget <seconds>', 'stop following after this long (the tasks keep running)', parseSeconds)
+    .action((id: string | undefined, flags: DriveFlags) => run(flags, (ledger) => resume(ledger, id, flags)));
+
+  driving(ops.command('cancel').description('request the cancel of an operation and wait for the server to confirm'))
+    .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
+    .option('--budget <seconds>', 'stop waiting for the confirmation after this long', parseSeconds, 60)
+    .action((id: string, flags: DriveFlags) => run(flags, (ledger) => cancel(ledger, id, flags)));
 
   common(ops.command('reconcile').description('operations in doubt (UNKNOWN) with their evidence')).action(
     (flags: CommonFlags) => run(flags, (ledger) => reconcile(ledger, flags)),
   );
 
   common(
+    ops
+      .command('prune')
+      .description(
+        'forget settled and never-created operations older than a bound (receipts not yet acknowledged stay)',
+      ),
+  )
+    .option('--older-than <age>', 'age of the last update: 30d, 12h, 90m or seconds', parseAge, parseAge('30d'))
+    .action((flags: CommonFlags & { olderThan: number }) => run(flags, (ledger) => prune(ledger, flags)));
+
+  common(
     ops.command('rollback').description('bump the executor epoch: older executors stop, the next resume takes over'),
   ).action((flags: CommonFlags) => run(flags, (ledger) => rollback(ledger, flags)));
 }
 
-function parseSeconds(value: string): number {
-  const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds <= 0) throw new InvalidArgumentError('a positive number of seconds');
-  return seconds;
+/** `30d`, `12h`, `90m`, `45s` or a number of seconds, as milliseconds. */
+export function parseAge(value: string): number {
+  const match = /^(\d+(?:\.\d+)?)([dhms]?)$/.exec(value.trim());
+  if (match === null) throw new InvalidArgumentError('an age such as 30d, 12h, 90m or 3600 (seconds)');
+  const unit = { d: 86_400_000, h: 3_600_000, m: 60_000, s: 1000, '': 1000 }[match[2] as 'd' | 'h' | 'm' | 's' | ''];
+  return Number(match[1]) * unit;
 }
 
 async function run(flags: CommonFlags, body: (ledger: Ledger) => Promise<number>): Promise<void> {
   try {
     if (!isPostgresUrl(flags.ledger)) await access(flags.ledger);
   } catch {
-    process.stderr.write(`terminus ops: no ledger at ${flags.ledger}\n`);
+    process.stderr.write(
+      `terminus ops: no ledger at ${flags.ledger} (nothing was called with it yet): pass --ledger FILE or set TERMINUS_LEDGER\n`,
+    );
     process.exitCode = EXIT.usage;
     return;
   }
@@ -144,21 +177,15 @@ async function list(ledger: Ledger, flags: CommonFlags & { all: boolean }): Prom
   return EXIT.completed;
 }
 
-/** By operation id, call node, task id or submission key (C4: every doubt is findable by both). */
-async function find(ledger: Ledger, id: string): Promise<ToolOperation[]> {
-  const direct = (await ledger.load(id)) ?? (await ledger.loadByCallNode(id)) ?? (await ledger.findBySubmissionKey(id));
-  if (direct !== null) return [direct];
-  return ledger.findByTaskId(id);
-}
-
 async function show(ledger: Ledger, id: string, flags: CommonFlags): Promise<number> {
-  const found = await find(ledger, id);
-  if (found.length === 0) {
-    process.stderr.write(`terminus ops show: no operation, call node, task or submission key ${id}\n`);
+  const found = await findOperation(ledger, id);
+  if (found.kind === 'none' || (found.kind === 'many' && !found.exact)) {
+    process.stderr.write(`${notFoundMessage('terminus ops show', id, found)}\n`);
     return EXIT.failed;
   }
+  const records = found.kind === 'one' ? [found.operation] : found.operations;
   const shown = await Promise.all(
-    found.map(async (r) => ({ operation: r, receipt: await ledger.getReceipt(r.callNodeId) })),
+    records.map(async (r) => ({ operation: r, receipt: await ledger.getReceipt(r.callNodeId) })),
   );
   if (flags.json) {
     out(`${JSON.stringify(shown.length === 1 ? shown[0] : { operations: shown })}\n`);
@@ -166,6 +193,34 @@ async function show(ledger: Ledger, id: string, flags: CommonFlags): Promise<num
   }
   out(shown.map(({ operation, receipt }) => describe(operation, receipt)).join('\n'));
   return EXIT.completed;
+}
+
+/**
+ * The accepted payload on stdout (the `CallToolResult` as text, or with `--json` exactly as
+ * received); the exit code is the one `terminus call` would have ended with.
+ */
+async function result(ledger: Ledger, id: string, flags: CommonFlags): Promise<number> {
+  const found = await findOperation(ledger, id);
+  if (found.kind !== 'one') {
+    process.stderr.write(`${notFoundMessage('terminus ops result', id, found)}\n`);
+    return EXIT.failed;
+  }
+  const record = found.operation;
+  const receipt = await ledger.getReceipt(record.callNodeId);
+  if (receipt === null) {
+    const next =
+      record.state === 'NEVER_CREATED'
+        ? 'the server never created it'
+        : `terminus ops resume ${record.id} follows it to its result`;
+    process.stderr.write(`terminus ops result: operation ${record.id} has no result (${record.state}): ${next}\n`);
+    return record.state === 'NEVER_CREATED' ? EXIT.failed : EXIT.detached;
+  }
+  const outcome = receiptOutcome(receipt, record, false);
+  if (flags.json) out(`${JSON.stringify(receipt.payload)}\n`);
+  else if (receipt.status === 'completed' || receipt.status === 'failed') out(renderResult(receipt.payload));
+  const note = outcome.isError ? 'completed with a tool error (isError)' : receipt.status;
+  process.stderr.write(`${note}: receipt ${receipt.id} (operation ${record.id}, task ${receipt.taskId})\n`);
+  return outcome.exitCode;
 }
 
 function iso(ms: number | null): string {
@@ -187,6 +242,18 @@ export function describe(r: ToolOperation, receipt: Receipt | null): string {
     `created     ${iso(r.createdAt)}, updated ${iso(r.updatedAt)}, expires ${iso(r.expiresAt)}`,
     `receipt     ${receipt === null ? '-' : `${receipt.id} (${receipt.status}, digest ${receipt.resultDigest ?? '-'})`}`,
   ];
+  if (receipt !== null && receipt.payload !== null && receipt.status !== 'cancelled') {
+    const label =
+      receipt.status === 'completed'
+        ? isToolError(receipt.payload)
+          ? 'result (tool error)'
+          : 'result'
+        : receipt.status;
+    lines.push(label);
+    const text =
+      receipt.status === 'completed' ? renderResult(receipt.payload) : `${JSON.stringify(receipt.payload)}\n`;
+    for (const line of text.replace(/\n$/, '').split('\n')) lines.push(`  ${line}`);
+  }
   if (r.evidence.length > 0) {
     lines.push('evidence');
     for (const e of r.evidence) lines.push(`  ${iso(e.at)}  ${e.kind}: ${e.detail}`);
@@ -254,99 +321,21 @@ async function rollback(ledger: Ledger, flags: CommonFlags): Promise<number> {
   return EXIT.completed;
 }
 
-interface ResumeFlags extends CommonFlags {
-  readonly url?: string;
-  readonly budget?: number;
-  readonly wire: WireChoice;
-}
-
-async function resume(ledger: Ledger, flags: ResumeFlags): Promise<number> {
-  let connect: Connector = cliConnector({ clock: systemClock, wire: flags.wire });
-  if (flags.url !== undefined) {
-    let url: string;
-    try {
-      url = urlDescriptor(flags.url);
-    } catch (error) {
-      process.stderr.write(`terminus ops resume: ${(error as Error).message}\n`);
-      return EXIT.usage;
-    }
-    const inner = connect;
-    connect = (_server, wire) => inner(url, wire);
+/** Deletes in batches of 1,000 so one transaction never holds the ledger's write lock for long. */
+async function prune(ledger: Ledger, flags: CommonFlags & { olderThan: number }): Promise<number> {
+  const before = Date.now() - flags.olderThan;
+  const pruned: string[] = [];
+  for (;;) {
+    const batch = await ledger.prune({ updatedBefore: before, limit: 1_000 });
+    pruned.push(...batch);
+    if (batch.length < 1_000) break;
   }
-  let reader: LineReader | null = null;
-  let prompts: Promise<unknown> = Promise.resolve();
-  const approvalGate = (request: ApprovalRequest): Promise<unknown> => {
-    const turn = prompts.then(() => {
-      reader ??= new LineReader(process.stdin);
-      const header = `${request.tool} asks for input (operation ${request.operationId}, round ${request.round})`;
-      return promptElicitation(describeElicitation(request.request), header, {
-        reader,
-        out: process.stderr,
-        echo: process.stdin.isTTY !== true,
-      });
-    });
-    prompts = turn.catch(() => undefined);
-    return turn;
-  };
-  const executor = await createExecutor({
-    ledger,
-    connect,
-    clock: systemClock,
-    random: systemRandom,
-    ids: systemIds,
-    approvalGate,
-    resubmitNeverCreated: false,
-    ...(flags.budget === undefined ? {} : { defaultBudgetMs: flags.budget * 1000 }),
-  });
-  const stops: (() => Promise<void>)[] = [];
-  const onSigint = (): void => {
-    process.stderr.write('Ctrl-C: detaching; the operations stay in the ledger\n');
-    for (const stop of stops) void stop();
-  };
-  process.on('SIGINT', onSigint);
-  try {
-    const before = await ledger.listByState(IN_FLIGHT_STATES, LIST_LIMIT);
-    const handles = await executor.resume();
-    for (const h of handles) stops.push(() => h.detach());
-    const results = await Promise.all(
-      handles.map(async (h) => {
-        try {
-          const receipt = await h.result();
-          return {
-            operationId: h.operationId,
-            callNodeId: h.callNodeId,
-            outcome: receipt.status,
-            receiptId: receipt.id,
-          };
-        } catch (error) {
-          const code = error instanceof ExecutorError ? error.code : 'error';
-          return { operationId: h.operationId, callNodeId: h.callNodeId, outcome: code, receiptId: null };
-        }
-      }),
+  if (flags.json) out(`${JSON.stringify({ pruned, updatedBefore: before })}\n`);
+  else {
+    out(
+      `pruned ${pruned.length} operation(s) settled before ${new Date(before).toISOString()} ` +
+        `(${PRUNABLE_STATES.join(', ')}; receipts not yet acknowledged were kept) from ${redact(flags.ledger)}\n`,
     );
-    const resumed = new Set(handles.map((h) => h.operationId));
-    const skipped = before
-      .filter((r) => !resumed.has(r.id))
-      .map((r) => ({
-        operationId: r.id,
-        callNodeId: r.callNodeId,
-        outcome: r.server === undefined ? 'no_server' : 'not_resumed',
-        receiptId: null,
-      }));
-    const all = [...results, ...skipped];
-    if (flags.json) out(`${JSON.stringify({ operations: all })}\n`);
-    else if (all.length === 0) out('nothing in flight\n');
-    else
-      out(
-        table(
-          ['OPERATION', 'CALL NODE', 'OUTCOME', 'RECEIPT'],
-          all.map((r) => [r.operationId, r.callNodeId, r.outcome, r.receiptId ?? '-']),
-        ),
-      );
-    return all.every((r) => r.receiptId !== null || r.outcome === 'never_created') ? EXIT.completed : EXIT.detached;
-  } finally {
-    process.off('SIGINT', onSigint);
-    (reader as LineReader | null)?.close();
-    await executor.close();
   }
+  return EXIT.completed;
 }

@@ -5,6 +5,22 @@
  */
 import type { Writable } from 'node:stream';
 
+/**
+ * What the executor is doing for the operation (the `activity` of an `OperationStatus`): polling, or
+ * waiting `retryAt` (ms since the epoch) after a failure, with the attempt count.
+ */
+export type ActivityView =
+  | { readonly kind: 'polling' }
+  | {
+      readonly kind: 'unreachable' | 'throttled' | 'retrying';
+      readonly retryAt: number;
+      readonly attempt: number;
+      readonly reason: string;
+    };
+
+/** Where a cancel is: recorded locally, acknowledged by the server, or its terminal status seen. */
+export type CancelView = 'requested' | 'delivered' | 'confirmed';
+
 /** What the display shows; every field is optional so callers can feed partial updates. */
 export interface ProgressView {
   /** Local state (UPPER_SNAKE): executor bookkeeping. */
@@ -14,7 +30,38 @@ export interface ProgressView {
   readonly taskId?: string | null;
   readonly message?: string;
   readonly progress?: { readonly done: number; readonly total?: number };
+  readonly activity?: ActivityView;
+  readonly cancel?: CancelView;
 }
+
+/** `server unreachable (connection refused): retrying in 4 s (attempt 3)`; empty while polling. */
+export function describeActivity(activity: ActivityView | undefined, now: number): string {
+  if (activity === undefined || activity.kind === 'polling') return '';
+  const seconds = Math.max(0, Math.ceil((activity.retryAt - now) / 1000));
+  const when = `${seconds === 0 ? 'retrying now' : `retrying in ${seconds} s`} (attempt ${activity.attempt})`;
+  const reason = shortReason(activity.reason);
+  const why = reason === '' ? '' : `: ${reason}`;
+  switch (activity.kind) {
+    case 'unreachable':
+      return `server unreachable, ${when}${why}`;
+    case 'throttled':
+      return `throttled by the server, ${when}${why}`;
+    case 'retrying':
+      return `${when}${why}`;
+  }
+}
+
+/** `connection failed: fetch failed (connect ECONNREFUSED 127.0.0.1:3000)` -> the innermost cause. */
+function shortReason(reason: string): string {
+  const inner = /\(([^()]+)\)\)*$/.exec(reason);
+  return inner === null ? reason : inner[1]!;
+}
+
+const CANCEL_TEXT: Readonly<Record<CancelView, string>> = {
+  requested: 'cancel requested (not yet acknowledged by the server)',
+  delivered: 'cancel delivered; waiting for the server to confirm',
+  confirmed: 'cancel confirmed',
+};
 
 /** `12.3s`, `4m05s`, `2h03m`. */
 export function formatElapsed(ms: number): string {
@@ -34,12 +81,20 @@ export function progressBar(progress: { readonly done: number; readonly total?: 
   return `[${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${String(Math.round(ratio * 100)).padStart(3)}% (${done}/${total})`;
 }
 
-/** One status line, without elapsed time (so unchanged lines compare equal). */
-export function describeView(view: ProgressView): string {
+/**
+ * One status line, without elapsed time (so unchanged lines compare equal). `now` counts down a
+ * retry; the server status is shown as "last seen" while the server cannot be reached, since it is
+ * then a memory, not news.
+ */
+export function describeView(view: ProgressView, now = 0): string {
   const parts: string[] = [];
+  const activity = describeActivity(view.activity, now);
   if (view.state !== undefined) {
-    parts.push(view.serverStatus ? `${view.state} (server: ${view.serverStatus})` : view.state);
+    const label = activity === '' ? 'server' : 'server last said';
+    parts.push(view.serverStatus ? `${view.state} (${label}: ${view.serverStatus})` : view.state);
   }
+  if (activity !== '') parts.push(activity);
+  if (view.cancel !== undefined) parts.push(CANCEL_TEXT[view.cancel]);
   if (view.progress !== undefined) parts.push(progressBar(view.progress));
   if (view.message !== undefined && view.message !== '') parts.push(view.message);
   return parts.join('  ');
@@ -66,6 +121,11 @@ export class ProgressDisplay {
     this.startedAt = now();
   }
 
+  /** What is shown now. */
+  get current(): ProgressView {
+    return this.view;
+  }
+
   get interactive(): boolean {
     return this.out.isTTY === true;
   }
@@ -85,7 +145,7 @@ export class ProgressDisplay {
 
   /** Non-terminal output: one line per change; a change made during a prompt is written after it. */
   private writeLine(): void {
-    const line = describeView(this.view);
+    const line = describeView(this.view, this.now());
     if (line === this.lastLine) return;
     this.out.write(`[${formatElapsed(this.now() - this.startedAt)}] ${line}\n`);
     this.lastLine = line;
@@ -110,6 +170,15 @@ export class ProgressDisplay {
     else this.writeLine();
   }
 
+  /** Leaves the current line on screen (a terminal's line is redrawn, so it would vanish at `stop`). */
+  keep(): void {
+    if (this.interactive) {
+      this.draw();
+      this.out.write('\n');
+      this.drawn = false;
+    } else this.writeLine();
+  }
+
   stop(): void {
     if (this.ticker !== null) clearInterval(this.ticker);
     this.ticker = null;
@@ -124,8 +193,10 @@ export class ProgressDisplay {
   private draw(): void {
     if (this.quiet) return;
     const elapsed = formatElapsed(this.now() - this.startedAt);
-    const width = Math.max(20, (this.out.columns ?? 80) - 1);
-    const line = `${elapsed}  ${describeView(this.view)}`;
+    // A terminal of unknown size (a pty nobody sized reports 0 columns) is taken as 80 wide.
+    const columns = this.out.columns !== undefined && this.out.columns > 0 ? this.out.columns : 80;
+    const width = Math.max(20, columns - 1);
+    const line = `${elapsed}  ${describeView(this.view, this.now())}`;
     this.out.write(`\r\x1b[2K${line.length > width ? `${line.slice(0, width - 1)}…` : line}`);
     this.drawn = true;
   }

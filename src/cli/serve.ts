@@ -22,6 +22,7 @@ import { LOG_FORMATS, lifecycleLog, lineLogger, type LogFormat } from '../teleme
 import { createMetrics } from '../telemetry/metrics.js';
 import { timedStore } from '../telemetry/store.js';
 import { taskTracing } from '../telemetry/trace.js';
+import { listenErrorMessage, probeListen } from './listen-check.js';
 
 interface ServeFlags extends AuthFlags {
   readonly host: string;
@@ -208,6 +209,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     );
     process.exit(2);
   }
+  // Bind first: a port in use or a bad --host must not leave a new database file behind.
+  if (!flags.stdio) await probeListen(flags.host, flags.port).catch(failServe);
   const opened = await openStoreOrExit({
     db: flags.db,
     nodeId: flags.nodeId,
@@ -278,19 +281,21 @@ async function serve(flags: ServeFlags): Promise<void> {
     close = () => stdio.close();
     logger.info(`terminus serving stdio (db ${opened.label})`);
   } else {
-    const http = await server.serveHttp({
-      host: flags.host,
-      port: flags.port,
-      ...(authenticate === undefined ? {} : { authenticate }),
-      ...(flags.allowedOrigin.length === 0 ? {} : { allowedOrigins: flags.allowedOrigin }),
-      routes: [
-        ...operationsRoutes({ readiness, registry: metrics.registry }),
-        ...(flags.console
-          ? consoleRoutes({ engine: server.engine, ...(timeline === undefined ? {} : { timeline }) })
-          : []),
-      ],
-      instrument: requestInstrument({ metrics }),
-    });
+    const http = await server
+      .serveHttp({
+        host: flags.host,
+        port: flags.port,
+        ...(authenticate === undefined ? {} : { authenticate }),
+        ...(flags.allowedOrigin.length === 0 ? {} : { allowedOrigins: flags.allowedOrigin }),
+        routes: [
+          ...operationsRoutes({ readiness, registry: metrics.registry }),
+          ...(flags.console
+            ? consoleRoutes({ engine: server.engine, ...(timeline === undefined ? {} : { timeline }) })
+            : []),
+        ],
+        instrument: requestInstrument({ metrics }),
+      })
+      .catch((error: unknown) => failServe(new Error(listenErrorMessage(flags.host, flags.port, error))));
     close = () => http.close();
     process.stdout.write(`terminus listening on ${http.url} (db ${opened.label})\n`);
   }
@@ -317,4 +322,10 @@ async function serve(flags: ServeFlags): Promise<void> {
   };
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/** One line on stderr, exit 1: what a person sees instead of a stack trace. */
+function failServe(error: unknown): never {
+  process.stderr.write(`terminus serve: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
 }

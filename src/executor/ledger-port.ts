@@ -14,6 +14,17 @@
 import type { Acceptance } from './effects.js';
 import type { LocalState, ReceiptStatus, ToolOperation } from './operation.js';
 
+/**
+ * States `prune` may delete: receipted and done with, or proven never created. Not
+ * EFFECT_RECONCILIATION_REQUIRED (an operator must look at it first) and nothing in flight.
+ */
+export const PRUNABLE_STATES = [
+  'ACCEPTED',
+  'CANCELLED_ACCEPTED',
+  'EXPIRED_WITH_RECEIPT',
+  'NEVER_CREATED',
+] as const satisfies readonly LocalState[];
+
 /** Default ledger file; the CLI creates the folder. */
 export const DEFAULT_LEDGER_PATH = './.terminus/ledger.db';
 
@@ -67,7 +78,21 @@ export interface Ledger {
   /** C4: task ids are unique per server only, so several operations may share one. */
   findByTaskId(taskId: string): Promise<ToolOperation[]>;
 
+  /**
+   * Deletes up to `limit` operations in `PRUNABLE_STATES` last updated before `updatedBefore`
+   * (oldest first), each with its receipt, outbox row and submission keys, in one transaction.
+   * An operation whose outbox row is not acknowledged is kept (downstream has not taken its
+   * receipt yet, C7). Resolves with the ids deleted. A pruned call node is forgotten: submitting it
+   * again creates a new operation.
+   */
+  prune(input: PruneInput): Promise<string[]>;
+
   close(): Promise<void>;
+}
+
+export interface PruneInput {
+  readonly updatedBefore: number;
+  readonly limit: number;
 }
 
 export type CreateOperationOutcome = { readonly created: boolean; readonly operation: ToolOperation };

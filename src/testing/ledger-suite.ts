@@ -356,6 +356,35 @@ export function describeLedger(name: string, open: () => Promise<Ledger>): void 
       expect((await ledger().load(r.id))?.state).toBe('NOT_FOUND_SAFE');
     });
 
+    it('prune deletes settled operations older than the bound, keeps unacknowledged receipts and work in flight', async () => {
+      const accepted = async (at: number, ack: boolean): Promise<ToolOperation> => {
+        const f = await fetching(ledger(), fresh());
+        const done = await step(ledger(), f, acceptingEvent(f), at);
+        const row = (await ledger().listOutbox(1_000)).find((o) => o.callNodeId === done.callNodeId);
+        if (ack) expect(await ledger().acknowledgeOutbox(row?.id ?? -1, T0 + at)).toBe(true);
+        return done;
+      };
+      const old = await accepted(3_000, true);
+      const unacked = await accepted(3_000, false);
+      const recent = await accepted(50_000, true);
+      const inFlight = await working(ledger(), fresh());
+      const pruned = await ledger().prune({ updatedBefore: T0 + 10_000, limit: 1_000 });
+      expect(pruned).toContain(old.id);
+      for (const kept of [unacked, recent, inFlight]) {
+        expect(pruned).not.toContain(kept.id);
+        expect((await ledger().load(kept.id))?.state).toBe(kept.state);
+      }
+      expect(await ledger().load(old.id)).toBeNull();
+      expect(await ledger().loadByCallNode(old.callNodeId)).toBeNull();
+      expect(await ledger().getReceipt(old.callNodeId)).toBeNull();
+      expect(await ledger().findBySubmissionKey(old.submissionKey)).toBeNull();
+      expect(await ledger().getReceipt(recent.callNodeId)).not.toBeNull();
+      // The call node is forgotten: the same call node is a new operation, under the same key even.
+      const again = fresh({ callNodeId: old.callNodeId, args: old.body });
+      expect((await ledger().create({ ...again, submissionKey: old.submissionKey })).created).toBe(true);
+      expect(await ledger().prune({ updatedBefore: T0 + 10_000, limit: 0 })).toEqual([]);
+    });
+
     it('a closed ledger answers unavailable', async () => {
       await ledger().close();
       await rejectsWith(ledger().load('x'), 'unavailable');

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/system.js';
 import { connectServer } from '../../src/executor/adapters/index.js';
-import { killAll, MAIN, onlyJson, start, startServe, tempDir, terminus, tsNode, type Served } from './helpers.js';
+import { killAll, onlyJson, startServe, tempDir, terminus, type Served } from './helpers.js';
 
 const dir = tempDir('terminus-cli-');
 let served: Served;
@@ -133,92 +133,7 @@ describe('terminus call', () => {
     SLOW,
   );
 
-  it(
-    'Ctrl-C sends a cancel request, waits for the server, exits 130; the server task is cancelled',
-    async () => {
-      const file = ledger();
-      const call = start(
-        tsNode(
-          MAIN,
-          'call',
-          '--url',
-          served.url,
-          'build_report',
-          '--args',
-          report('sigint', 200, 1),
-          '--ledger',
-          file,
-          '--json',
-        ),
-        { cwd: dir.path },
-      );
-      await call.waitFor(/WORKING \(server: working\)/, 'stderr');
-      call.child.kill('SIGINT');
-      const ran = await call.done;
-      expect(ran.stderr).toMatch(/Cancelling: cancel request sent/);
-      expect(ran.code).toBe(130);
-      const out = onlyJson(ran.stdout);
-      expect(out).toMatchObject({ status: 'cancelled', operation: { state: 'CANCELLED_ACCEPTED' } });
-      const taskId = (out.operation as { taskId: string }).taskId;
-      expect(await serverStatus(taskId)).toBe('cancelled');
-    },
-    SLOW,
-  );
-
-  it(
-    'a second Ctrl-C detaches (exit 3); ops list shows it in flight; ops resume finishes the cancel',
-    async () => {
-      const file = ledger();
-      const call = start(
-        tsNode(
-          MAIN,
-          'call',
-          '--url',
-          served.url,
-          'build_report',
-          '--args',
-          report('detach', 200, 1),
-          '--ledger',
-          file,
-          '--json',
-        ),
-        { cwd: dir.path },
-      );
-      await call.waitFor(/WORKING \(server: working\)/, 'stderr');
-      // Freeze the server so the cancel stays unanswered: the second Ctrl-C then always finds it pending.
-      served.child.kill('SIGSTOP');
-      try {
-        call.child.kill('SIGINT');
-        await call.waitFor(/Cancelling/, 'stderr');
-        call.child.kill('SIGINT');
-        const ran = await call.done;
-        expect(ran.stderr).toMatch(/detaching/);
-        expect(ran.code).toBe(3);
-        expect(onlyJson(ran.stdout)).toMatchObject({ status: 'detached', receipt: null });
-      } finally {
-        served.child.kill('SIGCONT');
-      }
-      const listed = onlyJson((await terminus(['ops', 'list', '--json', '--ledger', file], { cwd: dir.path })).stdout);
-      const ops = listed.operations as { id: string; state: string; waitingStopped: boolean }[];
-      expect(ops).toHaveLength(1);
-      expect(ops[0]).toMatchObject({ state: 'CANCEL_REQUESTED', waitingStopped: true });
-
-      const resumed = await terminus(['ops', 'resume', '--json', '--ledger', file], { cwd: dir.path });
-      expect(resumed.code).toBe(0);
-      expect(onlyJson(resumed.stdout)).toMatchObject({
-        operations: [{ operationId: ops[0]!.id, outcome: 'cancelled' }],
-      });
-
-      const shown = await terminus(['ops', 'show', ops[0]!.id, '--ledger', file], { cwd: dir.path });
-      expect(shown.stdout).toMatch(/state\s+CANCELLED_ACCEPTED/);
-      expect(shown.stdout).toMatch(/WORKING -> CANCEL_REQUESTED/);
-      expect(shown.stdout).toMatch(/CANCEL_REQUESTED -> CANCELLED_ACCEPTED/);
-      expect((await terminus(['ops', 'list', '--json', '--ledger', file], { cwd: dir.path })).stdout).toMatch(
-        /"operations":\[\]/,
-      );
-    },
-    SLOW,
-  );
+  // Ctrl-C: test/cli/interrupt.test.ts (it stops following; --cancel-on-interrupt cancels).
 
   it(
     'errors: bad --args JSON and a missing server are usage errors (2)',

@@ -4,7 +4,7 @@
  * tracked and killed by `killAll()` (call it in afterEach/afterAll).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -153,4 +153,32 @@ export function onlyJson(stdout: string): Record<string, unknown> {
   const lines = stdout.split('\n').filter((l) => l.trim() !== '');
   if (lines.length !== 1) throw new Error(`expected exactly one JSON line on stdout, got ${lines.length}: ${stdout}`);
   return JSON.parse(lines[0]!) as Record<string, unknown>;
+}
+
+/**
+ * The built CLI (`npm run build`): what a user runs, and a second faster to start than tsx on a
+ * loaded machine. `assertBuilt()` fails (never skips) when dist/ is older than src/cli or is missing.
+ */
+export const BUILT = process.env.TERMINUS_TEST_CLI ?? join(ROOT, 'dist/cli/main.js');
+
+export function assertBuilt(): void {
+  // TERMINUS_TEST_CLI: another build (an older commit's dist/, to see these tests fail on it).
+  if (process.env.TERMINUS_TEST_CLI !== undefined) return;
+  const src = join(ROOT, 'src/cli');
+  for (const name of readdirSync(src).filter((n) => n.endsWith('.ts'))) {
+    const out = join(ROOT, 'dist/cli', name.replace(/\.ts$/, '.js'));
+    if (!existsSync(out) || statSync(out).mtimeMs < statSync(join(src, name)).mtimeMs) {
+      throw new Error(
+        `dist/cli/${name.replace(/\.ts$/, '.js')} is missing or older than its source: run \`npm run build\``,
+      );
+    }
+  }
+}
+
+/** `terminus ARGS...` with the built CLI, to completion. */
+export function built(
+  args: readonly string[],
+  options: { cwd: string; input?: string; env?: NodeJS.ProcessEnv },
+): Promise<Ran> {
+  return start([BUILT, ...args], { ...options, input: options.input ?? '' }).done;
 }

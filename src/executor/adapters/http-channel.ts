@@ -288,6 +288,11 @@ function noBody(status: number): WireFailure {
 /** Validates one JSON-RPC response and returns its result, or throws the typed failure. */
 export function toResult(message: unknown, id: number | string, httpStatus: number): Record<string, unknown> {
   if (!isRecord(message)) throw malformed('answer is not a JSON object');
+  // A 4xx whose body is not JSON-RPC at all (`{"error":"not_found"}` from a router) is the HTTP
+  // layer refusing, like a 4xx without a body: no MCP endpoint there, not a garbled answer.
+  if (message.jsonrpc !== '2.0' && httpStatus >= 400 && httpStatus < 500) {
+    throw new WireFailure('rejected', `HTTP ${httpStatus} without a JSON-RPC answer`, { httpStatus });
+  }
   if (message.error !== undefined) {
     const error = message.error;
     if (!isRecord(error) || typeof error.code !== 'number' || typeof error.message !== 'string') {

@@ -4,7 +4,7 @@
  * in and out so callers can never mutate what is stored.
  */
 import { TerminusError } from '../../core/errors.js';
-import type { Ledger, OutboxRow, Receipt } from '../ledger-port.js';
+import { PRUNABLE_STATES, type Ledger, type OutboxRow, type Receipt } from '../ledger-port.js';
 import type { ToolOperation } from '../operation.js';
 import { checkAcceptance, checkApply, checkCreate, checkRecreate, keyConflict } from './checks.js';
 
@@ -137,6 +137,24 @@ export function createMemoryLedger(): Ledger {
     async findByTaskId(taskId) {
       open();
       return [...operations.values()].filter((op) => op.taskId === taskId).map(copy);
+    },
+
+    async prune({ updatedBefore, limit }) {
+      open();
+      const prunable: readonly string[] = PRUNABLE_STATES;
+      const pending = new Set(outbox.filter((row) => row.acknowledgedAt === null).map((row) => row.operationId));
+      const doomed = [...operations.values()]
+        .filter((op) => prunable.includes(op.state) && op.updatedAt < updatedBefore && !pending.has(op.id))
+        .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1))
+        .slice(0, Math.max(0, limit));
+      for (const op of doomed) {
+        operations.delete(op.id);
+        byCallNode.delete(op.callNodeId);
+        receipts.delete(op.callNodeId);
+        for (const [key, owner] of byKey) if (owner === op.id) byKey.delete(key);
+        for (let i = outbox.length - 1; i >= 0; i--) if (outbox[i]!.operationId === op.id) outbox.splice(i, 1);
+      }
+      return doomed.map((op) => op.id);
     },
 
     async close() {

@@ -236,3 +236,31 @@ const ACK_OUTBOX: LedgerSql = (t) =>
 export async function acknowledgeOutbox(q: Q, id: number, now: number): Promise<boolean> {
   return (await q.query(ACK_OUTBOX, [now, id])).rowCount === 1;
 }
+
+/** Prunable operations, oldest first, without an unacknowledged outbox row (`Ledger.prune`); locked. */
+const SELECT_PRUNABLE: LedgerSql = (t) => `
+SELECT o.id FROM ${t.operations} o
+WHERE o.state = ANY($1::text[]) AND o.updated_at < $2
+  AND NOT EXISTS (SELECT 1 FROM ${t.outbox} x WHERE x.operation_id = o.id AND x.acknowledged_at IS NULL)
+ORDER BY o.updated_at, o.id
+LIMIT $3
+FOR UPDATE OF o SKIP LOCKED`;
+export async function selectPrunable(
+  q: Q,
+  states: readonly LocalState[],
+  before: number,
+  limit: number,
+): Promise<string[]> {
+  const rows = (await q.query<{ id: string }>(SELECT_PRUNABLE, [[...states], before, Math.max(0, Math.floor(limit))]))
+    .rows;
+  return rows.map((row) => row.id);
+}
+
+const DELETE_OUTBOX: LedgerSql = (t) => `DELETE FROM ${t.outbox} WHERE operation_id = ANY($1::text[])`;
+const DELETE_RECEIPTS: LedgerSql = (t) => `DELETE FROM ${t.receipts} WHERE operation_id = ANY($1::text[])`;
+const DELETE_KEYS: LedgerSql = (t) => `DELETE FROM ${t.keys} WHERE operation_id = ANY($1::text[])`;
+const DELETE_OPERATIONS: LedgerSql = (t) => `DELETE FROM ${t.operations} WHERE id = ANY($1::text[])`;
+/** Operations and everything that points at them (children first: foreign keys). */
+export async function deleteOperations(q: Q, ids: readonly string[]): Promise<void> {
+  for (const text of [DELETE_OUTBOX, DELETE_RECEIPTS, DELETE_KEYS, DELETE_OPERATIONS]) await q.query(text, [[...ids]]);
+}

@@ -13,7 +13,7 @@ import { checkServer, poolFor, type ConnectOptions } from '../../store/postgres/
 import { createDb, quoteIdent, type Db } from '../../store/postgres/db.js';
 import { sqlState } from '../../store/postgres/errors.js';
 import { migrate } from '../../store/postgres/migrate.js';
-import type { Ledger } from '../ledger-port.js';
+import { PRUNABLE_STATES, type Ledger } from '../ledger-port.js';
 import { checkAcceptance, checkApply, checkCreate, checkRecreate, keyConflict } from './checks.js';
 import { LEDGER_MIGRATIONS, type LedgerTables } from './postgres-migrations.js';
 import * as sql from './postgres-ops.js';
@@ -131,6 +131,12 @@ export async function openPostgresLedger(options: PostgresLedgerOptions): Promis
     bumpEpoch: () => write('ledger.bumpEpoch', (q) => sql.bumpEpoch(q)),
     findBySubmissionKey: (key) => sql.selectBySubmissionKey(read('ledger.findBySubmissionKey'), key),
     findByTaskId: (taskId) => sql.selectByTaskId(read('ledger.findByTaskId'), taskId),
+    prune: ({ updatedBefore, limit }) =>
+      write('ledger.prune', async (q) => {
+        const ids = await sql.selectPrunable(q, PRUNABLE_STATES, updatedBefore, limit);
+        if (ids.length > 0) await sql.deleteOperations(q, ids);
+        return ids;
+      }),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -233,3 +233,27 @@ const INSERT_MIGRATION = `INSERT INTO ledger_migrations (id, name) VALUES (?, ?)
 export function insertMigration(db: Database, id: number, name: string): void {
   db.prepare(INSERT_MIGRATION).run(id, name);
 }
+
+/** Prunable operations, oldest first, without an unacknowledged outbox row (`Ledger.prune`). */
+const SELECT_PRUNABLE = `
+SELECT o.id FROM operations o
+WHERE o.state IN (SELECT value FROM json_each(?)) AND o.updated_at < ?
+  AND NOT EXISTS (SELECT 1 FROM outbox x WHERE x.operation_id = o.id AND x.acknowledged_at IS NULL)
+ORDER BY o.updated_at, o.id
+LIMIT ?`;
+export function selectPrunable(db: Database, states: readonly LocalState[], before: number, limit: number): string[] {
+  return statement(db, SELECT_PRUNABLE)
+    .pluck()
+    .all(JSON.stringify(states), before, Math.max(0, Math.floor(limit))) as string[];
+}
+
+const DELETE_OPERATION = [
+  `DELETE FROM outbox WHERE operation_id = ?`,
+  `DELETE FROM receipts WHERE operation_id = ?`,
+  `DELETE FROM submission_keys WHERE operation_id = ?`,
+  `DELETE FROM operations WHERE id = ?`,
+];
+/** One operation and everything that points at it (children first: foreign keys are on). */
+export function deleteOperation(db: Database, id: string): void {
+  for (const text of DELETE_OPERATION) statement(db, text).run(id);
+}

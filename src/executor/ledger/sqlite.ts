@@ -5,7 +5,7 @@
  */
 import Database, { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
-import type { Ledger } from '../ledger-port.js';
+import { PRUNABLE_STATES, type Ledger } from '../ledger-port.js';
 import { checkAcceptance, checkApply, checkCreate, checkRecreate, keyConflict } from './checks.js';
 import { LEDGER_MIGRATIONS, type LedgerMigration } from './sqlite-migrations.js';
 import * as sql from './sqlite-ops.js';
@@ -98,6 +98,12 @@ export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
     bumpEpoch: () => write(() => sql.bumpEpoch(db)),
     findBySubmissionKey: (key) => run(() => sql.selectBySubmissionKey(db, key)),
     findByTaskId: (taskId) => run(() => sql.selectByTaskId(db, taskId)),
+    prune: ({ updatedBefore, limit }) =>
+      write(() => {
+        const ids = sql.selectPrunable(db, PRUNABLE_STATES, updatedBefore, limit);
+        for (const id of ids) sql.deleteOperation(db, id);
+        return ids;
+      }),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -1,0 +1,132 @@
+/**
+ * What `terminus call` ends with: one `CallOutcome`, printed as one JSON object (`--json`) or as the
+ * result on stdout and one receipt line on stderr. The JSON mirrors the receipt: `status` is the
+ * receipt's status (`completed`, `failed`, `cancelled`, `expired`) when there is one, and a tool
+ * error is `completed` with `isError: true` (X-08: the tool ran and answered), never `failed` (a
+ * protocol-level failure); the exit code keeps the table below.
+ */
+import type { Receipt } from '../executor/ledger-port.js';
+import type { ToolOperation } from '../executor/operation.js';
+
+/** Exit codes of `terminus call` (and `terminus ops resume` / `ops cancel`). */
+export const EXIT = {
+  completed: 0,
+  failed: 1,
+  usage: 2,
+  detached: 3,
+  cancelled: 130,
+} as const;
+
+/** Without a receipt: why the command stopped. */
+export type NoReceiptStatus = 'detached' | 'unknown' | 'refused' | 'error';
+
+/** What `--json` prints, and what the human output is made from. */
+export interface CallOutcome {
+  readonly status: Receipt['status'] | NoReceiptStatus;
+  /** True only for a `completed` receipt whose `CallToolResult` has `isError: true`. */
+  readonly isError: boolean;
+  readonly exitCode: number;
+  /** This run re-attached to an operation an earlier run of the same call node started. */
+  readonly attached: boolean;
+  readonly receipt: Receipt | null;
+  readonly result: unknown;
+  readonly operation: OperationView | null;
+  readonly message?: string;
+}
+
+export interface OperationView {
+  readonly id: string;
+  readonly callNodeId: string;
+  readonly taskId: string | null;
+  readonly state: string;
+  /** Null only in the object a second Ctrl-C prints (the record is not read again). */
+  readonly wire: string | null;
+  readonly server: string | null;
+}
+
+export function operationView(record: ToolOperation | null): OperationView | null {
+  if (record === null) return null;
+  return {
+    id: record.id,
+    callNodeId: record.callNodeId,
+    taskId: record.taskId,
+    state: record.state,
+    wire: record.wire.name,
+    server: record.server ?? null,
+  };
+}
+
+export function isToolError(payload: unknown): boolean {
+  return typeof payload === 'object' && payload !== null && (payload as { isError?: unknown }).isError === true;
+}
+
+/** The outcome a receipt gives: its status, and the exit code of the table. */
+export function receiptOutcome(receipt: Receipt, record: ToolOperation | null, attached: boolean): CallOutcome {
+  const toolError = receipt.status === 'completed' && isToolError(receipt.payload);
+  const exitCode = {
+    completed: toolError ? EXIT.failed : EXIT.completed,
+    failed: EXIT.failed,
+    cancelled: EXIT.cancelled,
+    expired: EXIT.detached,
+  }[receipt.status];
+  return {
+    status: receipt.status,
+    isError: toolError,
+    exitCode,
+    attached,
+    receipt,
+    result: receipt.payload,
+    operation: operationView(record),
+    ...(receipt.status === 'expired' ? { message: 'the task expired before its result was read' } : {}),
+  };
+}
+
+export function noReceipt(
+  status: NoReceiptStatus,
+  exitCode: number,
+  record: ToolOperation | null,
+  attached: boolean,
+  message: string,
+): CallOutcome {
+  return {
+    status,
+    isError: false,
+    exitCode,
+    attached,
+    receipt: null,
+    result: null,
+    operation: operationView(record),
+    message,
+  };
+}
+
+/** `--json`: the payload is printed once, as `result`. */
+export function outcomeJson(outcome: CallOutcome): string {
+  const receipt = outcome.receipt === null ? null : { ...outcome.receipt, payload: undefined };
+  return `${JSON.stringify({ ...outcome, receipt })}\n`;
+}
+
+/** A `CallToolResult` as text: its text contents, then structured content; anything else as JSON. */
+export function renderResult(payload: unknown): string {
+  if (typeof payload !== 'object' || payload === null) return `${JSON.stringify(payload)}\n`;
+  const result = payload as { content?: unknown };
+  if (Array.isArray(result.content)) {
+    const parts = result.content.map((item: { type?: unknown; text?: unknown }) =>
+      item.type === 'text' && typeof item.text === 'string' ? item.text : JSON.stringify(item),
+    );
+    const text = parts.join('\n');
+    return text.endsWith('\n') || text === '' ? text : `${text}\n`;
+  }
+  return `${JSON.stringify(payload, null, 2)}\n`;
+}
+
+/** The receipt line on stderr: `completed: receipt rcpt_… (operation op_…, task …, ACCEPTED)`. */
+export function receiptLine(outcome: CallOutcome): string {
+  const op = outcome.operation;
+  // C12: a server that answered the call at once made no task; say so rather than "task none".
+  const task = outcome.receipt?.immediate === true ? 'answered at once, no task' : `task ${op?.taskId ?? 'none'}`;
+  const where = op === null ? '' : ` (operation ${op.id}, ${task}, ${op.state})`;
+  if (outcome.receipt === null) return `terminus call: ${outcome.status}${where}\n`;
+  const status = outcome.isError ? 'completed with a tool error (isError)' : outcome.status;
+  return `${status}: receipt ${outcome.receipt.id}${where}\n`;
+}

@@ -1,0 +1,58 @@
+/**
+ * Following an operation from the CLI: what an `OperationStatus` looks like on screen, and how a
+ * command takes up an operation that is already in the ledger.
+ */
+import type { Executor, OperationHandle, OperationStatus } from '../executor/executor-types.js';
+import type { ToolOperation } from '../executor/operation.js';
+import type { DisplayStream, ProgressView } from './render.js';
+import { describeView } from './render.js';
+
+/** The display's view of one status: local state, server status, the executor's activity, cancel, progress. */
+export function statusView(status: OperationStatus): ProgressView {
+  const detail = status;
+  return {
+    state: status.state,
+    serverStatus: status.serverStatus,
+    taskId: status.taskId,
+    activity: detail.activity ?? { kind: 'polling' },
+    ...(detail.cancel === undefined ? {} : { cancel: detail.cancel }),
+    ...(detail.progress === undefined ? {} : { progress: detail.progress }),
+    ...(detail.progress?.message === undefined ? {} : { message: detail.progress.message }),
+  };
+}
+
+/**
+ * Takes up an operation of the ledger with a fresh wait budget (C11): `budgetMs` from now, `null`
+ * unbounded, undefined the executor's default (`executor.attach`: never a second submission).
+ */
+export async function attachTo(
+  executor: Executor,
+  record: ToolOperation,
+  budgetMs: number | null | undefined,
+): Promise<OperationHandle> {
+  const handle = await executor.attach(record.callNodeId, budgetMs === undefined ? {} : { budgetMs });
+  if (handle === null) throw new Error(`operation ${record.id} is no longer in the ledger`);
+  return handle;
+}
+
+/**
+ * Several operations at once (`ops resume` without an id): one plain line per change of each, with
+ * the operation id in front, since one redrawn line cannot show several.
+ */
+export class StatusLog {
+  private readonly out: DisplayStream;
+  private readonly last = new Map<string, string>();
+
+  constructor(out: DisplayStream) {
+    this.out = out;
+  }
+
+  async follow(handle: OperationHandle, now: () => number): Promise<void> {
+    for await (const status of handle.statuses()) {
+      const line = describeView(statusView(status), now());
+      if (this.last.get(handle.operationId) === line) continue;
+      this.last.set(handle.operationId, line);
+      this.out.write(`${handle.operationId}  ${line}\n`);
+    }
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * `terminus ops` for daily use (issue 11): the ledger in the user's state directory (found from
+ * any folder), `ops result` / `ops show` printing the accepted result, id prefixes, `ops resume ID`
+ * with a fresh budget and progress while it waits, `ops prune`, and an outage shown while following
+ * (defect 6: unreachable, retrying in N s, then progress again).
+ */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
+import { assertBuilt, BUILT, built, killAll, onlyJson, start, startServe, tempDir, type Served } from './helpers.js';
+
+const dir = tempDir('terminus-ops-daily-');
+let served: Served;
+const SLOW = 180_000;
+
+beforeAll(async () => {
+  assertBuilt();
+  served = await startServe(dir.path);
+}, SLOW);
+afterAll(async () => {
+  await served.stop();
+  killAll();
+  dir.remove();
+});
+
+describe('the default ledger', () => {
+  it(
+    'lives in $XDG_STATE_HOME/terminus/ledger.db, so ops finds a call from another folder; TERMINUS_LEDGER overrides',
+    async () => {
+      const state = join(dir.path, 'state');
+      const here = join(dir.path, 'project-a');
+      const there = join(dir.path, 'project-b');
+      mkdirSync(here);
+      mkdirSync(there);
+      const env = { XDG_STATE_HOME: state, TERMINUS_LEDGER: '' };
+      const call = await built(
+        [
+          'call',
+          '--url',
+          served.url,
+          'build_report',
+          '--args',
+          '{"title":"xdg","sections":2,"sectionSeconds":0.05}',
+          '--json',
+        ],
+        { cwd: here, env },
+      );
+      expect(call.code, call.stderr).toBe(0);
+      const opId = (onlyJson(call.stdout).operation as { id: string }).id;
+      const listed = onlyJson((await built(['ops', 'list', '--all', '--json'], { cwd: there, env })).stdout);
+      expect(listed.operations).toEqual([expect.objectContaining({ id: opId, state: 'ACCEPTED' })]);
+      const ledger = openSqliteLedger({ path: join(state, 'terminus', 'ledger.db') });
+      expect((await ledger.load(opId))?.state).toBe('ACCEPTED');
+      await ledger.close();
+
+      // The result, by a prefix of the id, from the other folder: the payload as accepted.
+      const result = await built(['ops', 'result', opId.slice(0, 10)], { cwd: there, env });
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toMatch(/^# xdg\nsection 1: /);
+      const json = onlyJson((await built(['ops', 'result', opId, '--json'], { cwd: there, env })).stdout);
+      expect(json).toMatchObject({ structuredContent: { title: 'xdg' } });
+      const shown = await built(['ops', 'show', opId.slice(0, 10)], { cwd: there, env });
+      expect(shown.stdout).toMatch(/\nresult\n {2}# xdg\n {2}section 1: /);
+
+      const other = join(dir.path, 'other.db');
+      const overridden = await built(['ops', 'list', '--all', '--json'], {
+        cwd: there,
+        env: { ...env, TERMINUS_LEDGER: other },
+      });
+      expect(overridden.code).toBe(2);
+      expect(overridden.stderr).toMatch(new RegExp(`no ledger at ${other.replaceAll('.', '\\.')}`));
+      expect((await built(['ops', 'result', 'op_'], { cwd: there, env })).stderr).toMatch(/prefixes need 4 characters/);
+    },
+    SLOW,
+  );
+});
+
+describe('ops resume ID, ops prune', () => {
+  it(
+    'resume follows one detached operation to its receipt with progress; prune forgets it after the bound, not before',
+    async () => {
+      const file = join(dir.path, 'resume', 'ledger.db');
+      const call = start(
+        [
+          BUILT,
+          'call',
+          '--url',
+          served.url,
+          'build_report',
+          '--args',
+          '{"title":"later","sections":8,"sectionSeconds":0.5}',
+          '--ledger',
+          file,
+          '--json',
+          '--budget',
+          '1',
+        ],
+        { cwd: dir.path },
+      );
+      const ran = await call.done;
+      expect(ran.code, ran.stderr).toBe(3);
+      const detached = onlyJson(ran.stdout);
+      expect(detached.message).toMatch(
+        /wait budget used up; the task keeps running\n {2}follow again: terminus ops resume op_/,
+      );
+      const opId = (detached.operation as { id: string }).id;
+
+      // C11: a fresh budget, long after the first one ran out; progress is shown while it waits.
+      const resumed = await built(['ops', 'resume', opId.slice(0, 12), '--ledger', file, '--json'], { cwd: dir.path });
+      expect(resumed.code, resumed.stderr).toBe(0);
+      expect(onlyJson(resumed.stdout)).toMatchObject({ operations: [{ operationId: opId, outcome: 'completed' }] });
+      expect(resumed.stderr).toMatch(/WORKING \(server: working\) {2}\[#*-*\] +\d+% \(\d\/8\)/);
+      expect(resumed.stderr).toMatch(/ACCEPTED/);
+
+      const young = await built(['ops', 'prune', '--older-than', '1h', '--ledger', file, '--json'], { cwd: dir.path });
+      expect(onlyJson(young.stdout)).toMatchObject({ pruned: [] });
+      await new Promise((r) => setTimeout(r, 1_100));
+      const old = await built(['ops', 'prune', '--older-than', '1s', '--ledger', file], { cwd: dir.path });
+      expect(old.code).toBe(0);
+      expect(old.stdout).toMatch(/pruned 1 operation\(s\) settled before/);
+      expect(
+        onlyJson((await built(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path })).stdout),
+      ).toEqual({
+        operations: [],
+      });
+    },
+    SLOW,
+  );
+});
+
+describe('following through an outage (defect 6)', () => {
+  it(
+    'a server that goes away is shown as unreachable with the next retry, and the call still completes when it is back',
+    async () => {
+      const own = await startServe(join(dir.path));
+      const port = new URL(own.url).port;
+      const file = join(dir.path, 'outage', 'ledger.db');
+      const call = start(
+        [
+          BUILT,
+          'call',
+          '--url',
+          own.url,
+          'build_report',
+          '--args',
+          '{"title":"outage","sections":6,"sectionSeconds":1}',
+          '--ledger',
+          file,
+          '--json',
+        ],
+        { cwd: dir.path },
+      );
+      await call.waitFor(/WORKING \(server: working\)/, 'stderr');
+      await own.stop();
+      await call.waitFor(/server unreachable, retrying in \d+ s \(attempt \d+\): connect ECONNREFUSED/, 'stderr');
+      const back = await startServe(dir.path, ['--port', port]);
+      try {
+        const ran = await call.done;
+        expect(ran.code, ran.stderr).toBe(0);
+        expect(ran.stderr).toMatch(/WORKING \(server last said: working\) {2}server unreachable/);
+        expect(ran.stderr).toMatch(/100% \(6\/6\)/);
+        expect(onlyJson(ran.stdout)).toMatchObject({ status: 'completed', isError: false });
+      } finally {
+        await back.stop();
+      }
+    },
+    SLOW,
+  );
+});
