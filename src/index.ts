@@ -142,3 +142,5 @@ export type {
   CancelAnswer,
   WireStatusAnswer,
 } from './executor/wire-port.js';
+export { createBridge, DEFAULT_INLINE_WAIT_MS, OPERATION_URI_PREFIX } from './bridge/index.js';
+export type { Bridge, BridgeOptions, BridgeHttpHandle } from './bridge/index.js';

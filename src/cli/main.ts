@@ -15,5 +15,6 @@ registerServe(program);
 registerGate(program);
 registerCall(program);
 registerOps(program);
+(await import('./bridge.js')).registerBridge(program);
 
 await program.parseAsync(process.argv);
