@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { MAIN, ROOT, tsNode } from '../cli/helpers.js';
 
@@ -26,6 +26,8 @@ export interface BridgeClientOptions {
   readonly extra?: readonly string[];
   /** Declare elicitation and answer with this (null: declare nothing). */
   readonly elicitation?: ((params: Record<string, unknown>) => Record<string, unknown>) | null;
+  /** Extra environment of the bridge process (its stdio upstreams inherit it). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 /** Spawns `terminus bridge` over stdio and connects an SDK 2.4 client (default 2025-11-25 handshake). */
@@ -57,6 +59,7 @@ export async function connectBridge(options: BridgeClientOptions): Promise<Bridg
     ],
     cwd: ROOT,
     stderr: 'ignore',
+    ...(options.env === undefined ? {} : { env: { ...getDefaultEnvironment(), ...options.env } }),
   });
   await client.connect(transport, { timeout: 60_000 });
   return {
