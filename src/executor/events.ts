@@ -7,7 +7,7 @@
  * must adopt it through `rollback` first).
  */
 import type { TerminalStatus } from '../core/task.js';
-import type { WireStatus } from './operation.js';
+import type { Progress, WireStatus } from './operation.js';
 
 interface Stamped {
   readonly epoch: number;
@@ -49,6 +49,8 @@ export type OperationEvent =
       /** Outstanding server-to-client requests by key (input_required). */
       readonly inputRequests?: Readonly<Record<string, unknown>>;
       readonly serverEpoch?: number;
+      /** The progress the server reported with this status, if any. */
+      readonly progress?: Progress;
     } & Stamped)
   /** A pushed status hint (notifications/tasks, a webhook). Never changes state by itself. */
   | ({ readonly type: 'notification'; readonly status?: WireStatus; readonly serverEpoch?: number } & Stamped)
@@ -93,6 +95,8 @@ export type OperationEvent =
       readonly request: RetriedRequest;
       readonly code: 429 | 503 | 'timeout' | 'network';
       readonly retryAfterMs?: number;
+      /** What failed, for a person (`OperationStatus.activity.reason`); never branched on. */
+      readonly reason?: string;
     } & Stamped)
   /** The wait budget ran out, a local timeout fired or the caller went away: stop waiting only (C9). */
   | ({ readonly type: 'budget_exhausted'; readonly reason: 'budget' | 'local_timeout' | 'disconnect' } & Stamped)
@@ -100,10 +104,20 @@ export type OperationEvent =
   | ({ readonly type: 'resubmit'; readonly submissionKey: string } & Stamped)
   /** Keep the never-created proof and do not resubmit. */
   | ({ readonly type: 'abandon'; readonly reason: string } & Stamped)
-  /** The executor restarted (or re-attached after C9) and takes the record up again. */
-  | ({ readonly type: 'resumed' } & Stamped)
+  /**
+   * The executor restarted (or re-attached after C9) and takes the record up again. `deadlineAt` is
+   * the new waiter's wait deadline (C11: a budget belongs to a waiter, not to the operation): it
+   * replaces the record's, so a record whose earlier waiter gave up is driven again. Absent: kept.
+   */
+  | ({ readonly type: 'resumed'; readonly deadlineAt?: number | null } & Stamped)
+  /**
+   * Another waiter attached to an operation this executor drives (C11). A record still being waited
+   * for is driven until the later of the two deadlines (null = unbounded); one whose waiter gave up
+   * is taken up again as on `resumed`.
+   */
+  | ({ readonly type: 'waiter_joined'; readonly deadlineAt: number | null } & Stamped)
   /** Rollback bumped the executor epoch; the executor that adopts in-flight records sends this. */
-  | { readonly type: 'rollback'; readonly newEpoch: number };
+  | { readonly type: 'rollback'; readonly newEpoch: number; readonly deadlineAt?: number | null };
 
 export type OperationEventType = OperationEvent['type'];
 export type EventOf<T extends OperationEventType> = Extract<OperationEvent, { type: T }>;

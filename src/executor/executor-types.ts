@@ -90,7 +90,33 @@ export interface OperationStatus {
   readonly at: number;
   /** Local waiting stopped (budget, detach): the server task is untouched (C9). */
   readonly waitingStopped: boolean;
+  /**
+   * What the executor is doing for it now: polling, or retrying after a failure (`unreachable`: no
+   * answer; `throttled`: 429/503; `retrying`: an answer it could not use), with the time of the next
+   * attempt (ms since the epoch) and its number. Absent when nothing is being driven (settled,
+   * paused on input, waiting stopped, in doubt with nothing left to try).
+   */
+  readonly activity?: OperationActivity;
+  /**
+   * The cancel's progress, once one was asked for (C8): `requested` (recorded), `delivered` (the
+   * server acknowledged it), `confirmed` (a terminal status was seen after it; the state says which).
+   */
+  readonly cancel?: 'requested' | 'delivered' | 'confirmed';
+  /** The last progress the server reported (kept in the ledger: shown again after a restart). */
+  readonly progress?: { readonly done: number; readonly total?: number; readonly message?: string };
 }
+
+/** `OperationStatus.activity`. */
+export type OperationActivity =
+  | { readonly kind: 'polling' }
+  | {
+      readonly kind: 'unreachable' | 'throttled' | 'retrying';
+      /** When the next attempt goes out (ms since the epoch; a Retry-After included). */
+      readonly retryAt: number;
+      /** Consecutive failures so far: the next attempt is retry number `attempt`. */
+      readonly attempt: number;
+      readonly reason: string;
+    };
 
 export interface CancelOutcome {
   /** CANCEL_REQUESTED was recorded (or will be, once the submission is acknowledged). */
@@ -102,9 +128,26 @@ export interface CancelOutcome {
 export interface OperationHandle {
   readonly operationId: string;
   readonly callNodeId: string;
-  /** The current status first, then every change, ending when the operation settles or stops waiting. */
+  /**
+   * True when this handle joined an operation that already existed (`attach`, `resume`, or a
+   * `submit` of a call node already in the ledger); false for the submit that created it.
+   */
+  readonly attached: boolean;
+  /**
+   * End of THIS waiter's budget (ms since the epoch), null = unbounded (C11). `result()` and
+   * `statuses()` stop waiting there; the operation goes on, and a later waiter starts its own.
+   */
+  readonly deadlineAt: number | null;
+  /**
+   * The current status first, then every change (state, server status, activity, cancel, progress),
+   * ending when the operation settles or this waiter stops waiting (its last status then says
+   * `waitingStopped: true`).
+   */
   statuses(): AsyncIterable<OperationStatus>;
-  /** The terminal receipt. Rejects with `ExecutorError` when the operation ends without one here. */
+  /**
+   * The terminal receipt. Rejects with `ExecutorError` when the operation ends without one here, or
+   * with `waiting_stopped` when this waiter's budget ends first (the operation is untouched: C9, C11).
+   */
   result(): Promise<Receipt>;
   /** C8: records CANCEL_REQUESTED (compare-and-set on the cancel generation), then sends the cancel. */
   cancel(): Promise<CancelOutcome>;
@@ -151,14 +194,43 @@ export interface Outbox extends AsyncIterable<OutboxItem> {
   ack(receiptId: string): Promise<boolean>;
 }
 
+/** A new waiter's budget (C11). */
+export interface WaitOptions {
+  /** Wait budget (ms) from now; `null` = unbounded; default `defaultBudgetMs`. */
+  readonly budgetMs?: number | null;
+}
+
 export interface Executor {
   readonly epoch: number;
+  /**
+   * Submits a call, or, when the call node is already in the ledger with the same request, attaches
+   * to that operation with this submit's budget (`attached: true`; never a second operation, C5).
+   */
   submit(input: SubmitInput): Promise<OperationHandle>;
-  /** The handle of an operation this executor drives or has in its ledger, by call node. */
+  /**
+   * The handle of an operation this executor drives or has in its ledger, by call node, with no wait
+   * budget of its own (the operation's current one applies). A settled one answers its receipt.
+   */
   handle(callNodeId: string): Promise<OperationHandle | null>;
+  /**
+   * C11: a new waiter on the call node's operation, with a FRESH wait budget: an operation whose
+   * earlier waiter gave up (budget, detach, a closed process) is driven again until it settles, this
+   * budget ends, or the server's expiry does. A settled operation's handle answers its receipt; null
+   * when the ledger has no operation for the call node.
+   *
+   * @example
+   * ```ts
+   * const op = await executor.attach('node-7', { budgetMs: 60_000 });
+   * if (op !== null) console.log((await op.result()).status);
+   * ```
+   */
+  attach(callNodeId: string, options?: WaitOptions): Promise<OperationHandle | null>;
   readonly outbox: Outbox;
-  /** Takes up every in-flight ledger operation (after a restart, or from a rolled-back epoch). */
-  resume(): Promise<OperationHandle[]>;
+  /**
+   * Takes up every in-flight ledger operation (after a restart, from a rolled-back epoch, or whose
+   * waiter gave up), each with a fresh wait budget (C11), and returns their handles.
+   */
+  resume(options?: WaitOptions): Promise<OperationHandle[]>;
   /** Stops new submissions, bumps the ledger epoch; this executor stops driving (its writes are fenced). */
   rollback(): Promise<number>;
   /** Stops all local work (no server cancels, C9) and closes the wires. The ledger stays open. */

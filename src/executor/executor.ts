@@ -6,7 +6,7 @@
 import { digestOf, requestDigest } from '../core/digest.js';
 import { silentLogger } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
-import type { Executor, ExecutorOptions, OperationHandle, SubmitInput } from './executor-types.js';
+import type { Executor, ExecutorOptions, OperationHandle, SubmitInput, WaitOptions } from './executor-types.js';
 import { ExecutorError } from './executor-types.js';
 import { OperationDriver, type DriverContext } from './interpreter.js';
 import { initialEffects } from './machine.js';
@@ -116,19 +116,34 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     return driver;
   }
 
-  /** Takes up an operation found in the ledger: a rollback adopts an older epoch (DESIGN, rollback). */
-  async function adopt(record: ToolOperation): Promise<OperationHandle> {
+  /** The deadline of a waiter with this budget (C11): `undefined` takes the default, `null` is none. */
+  function deadlineOf(budgetMs: number | null | undefined): number | null {
+    const budget = budgetMs !== undefined ? budgetMs : (options.defaultBudgetMs ?? EXECUTOR_DEFAULTS.defaultBudgetMs);
+    return budget === null ? null : clock.now() + budget;
+  }
+
+  /**
+   * A new waiter on an operation found in the ledger, with its own deadline (C11): joins the driver
+   * of this process, or takes the record up (after a restart; a rollback adopts an older epoch).
+   */
+  async function adopt(record: ToolOperation, deadlineAt: number | null): Promise<OperationHandle> {
+    const waiter = { attached: true, deadlineAt };
     const live = drivers.get(record.callNodeId);
-    if (live !== undefined && !live.isStopped) return liveHandle(live, epoch);
+    if (live !== undefined && !live.isStopped) {
+      await live.dispatch({ type: 'waiter_joined', epoch, deadlineAt });
+      return liveHandle(live, epoch, clock, waiter);
+    }
     if (isSettled(record.state)) return settledHandle(record, ledger, clock);
     if (record.server === undefined) {
       throw new ExecutorError('no_server', `operation ${record.id} does not name its server`, { state: record.state });
     }
     const driver = register(record, await getWire(record.server, record.wire.name));
     await driver.dispatch(
-      record.executionEpoch < epoch ? { type: 'rollback', newEpoch: epoch } : { type: 'resumed', epoch },
+      record.executionEpoch < epoch
+        ? { type: 'rollback', newEpoch: epoch, deadlineAt }
+        : { type: 'resumed', epoch, deadlineAt },
     );
-    return liveHandle(driver, epoch);
+    return liveHandle(driver, epoch, clock, waiter);
   }
 
   function inRollout(callNodeId: string): boolean {
@@ -147,7 +162,10 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     }
     const digest = requestDigest(input.tool, input.args);
     const live = drivers.get(input.callNodeId);
-    if (live !== undefined && !live.isStopped && live.record.requestDigest === digest) return liveHandle(live, epoch);
+    // C11: a submit of a call node in flight here is one more waiter on it, with this submit's budget.
+    if (live !== undefined && !live.isStopped && live.record.requestDigest === digest) {
+      return adopt(live.record, deadlineOf(input.budgetMs));
+    }
     const wire = await getWire(input.server);
     if (disabledWires.has(wire.wire) && (await ledger.loadByCallNode(input.callNodeId)) === null) {
       throw new ExecutorError(
@@ -156,8 +174,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
       );
     }
     const now = clock.now();
-    const budgetMs =
-      input.budgetMs !== undefined ? input.budgetMs : (options.defaultBudgetMs ?? EXECUTOR_DEFAULTS.defaultBudgetMs);
+    const deadlineAt = deadlineOf(input.budgetMs);
     const record: ToolOperation = {
       ...newOperation({
         id: ids.unique('op'),
@@ -169,7 +186,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
         submissionKey: ids.unique('skey'),
         executionEpoch: epoch,
         now,
-        budgetMs,
+        budgetMs: deadlineAt === null ? null : deadlineAt - now,
         shadow: options.shadow?.(input.tool) ?? false,
         ...(options.policy === undefined ? {} : { policy: options.policy }),
       }),
@@ -177,10 +194,10 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     };
     // C5: the same call node with the same request is the existing operation, never a second one.
     const { created, operation } = await ledger.create(record);
-    if (!created) return adopt(operation);
+    if (!created) return adopt(operation, deadlineAt);
     const driver = register(operation, wire);
     driver.start(initialEffects(operation));
-    return liveHandle(driver, epoch);
+    return liveHandle(driver, epoch, clock, { attached: false, deadlineAt });
   }
 
   const executor: Executor = {
@@ -198,26 +215,28 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
 
     async handle(callNodeId) {
       const live = drivers.get(callNodeId);
-      if (live !== undefined) return liveHandle(live, epoch);
+      if (live !== undefined) return liveHandle(live, epoch, clock, { attached: true, deadlineAt: null });
       const record = await ledger.loadByCallNode(callNodeId);
       if (record === null) return null;
       return isSettled(record.state) ? settledHandle(record, ledger, clock) : null;
     },
 
-    async resume() {
+    async attach(callNodeId, waitOptions: WaitOptions = {}) {
       refuseIfNotOpen();
+      const deadlineAt = deadlineOf(waitOptions.budgetMs);
+      const live = drivers.get(callNodeId);
+      const record = live !== undefined && !live.isStopped ? live.record : await ledger.loadByCallNode(callNodeId);
+      return record === null ? null : adopt(record, deadlineAt);
+    },
+
+    async resume(waitOptions: WaitOptions = {}) {
+      refuseIfNotOpen();
+      const deadlineAt = deadlineOf(waitOptions.budgetMs);
       const records = await ledger.listByState(IN_FLIGHT_STATES, RESUME_LIMIT);
       const handles: OperationHandle[] = [];
       for (const record of records) {
-        const live = drivers.get(record.callNodeId);
-        if (live !== undefined && !live.isStopped) {
-          // Detached (C9) or idle here: re-attach it.
-          if (live.record.waitingStoppedAt !== null) await live.dispatch({ type: 'resumed', epoch });
-          handles.push(liveHandle(live, epoch));
-          continue;
-        }
         try {
-          handles.push(await adopt(record));
+          handles.push(await adopt(drivers.get(record.callNodeId)?.record ?? record, deadlineAt));
         } catch (error) {
           logger.error('cannot resume operation', { operationId: record.id, error: String(error) });
         }

@@ -5,7 +5,7 @@
 import { digestOf } from '../core/digest.js';
 import type { TerminalStatus } from '../core/task.js';
 import type { OperationEvent, RetriedRequest } from './events.js';
-import type { ToolOperation } from './operation.js';
+import type { Progress, ToolOperation } from './operation.js';
 import {
   WireFailure,
   type CancelAnswer,
@@ -79,7 +79,13 @@ export function statusObserved(snapshot: TaskSnapshot, seq: number, epoch: numbe
     ...(snapshot.pollIntervalMs === undefined ? {} : { pollIntervalMs: snapshot.pollIntervalMs }),
     ...(snapshot.expiresAt === undefined ? {} : { expiresAt: snapshot.expiresAt }),
     ...(snapshot.inputRequests === undefined ? {} : { inputRequests: snapshot.inputRequests }),
+    ...(snapshot.progress === undefined ? {} : { progress: progressOf(snapshot) }),
   };
+}
+
+function progressOf(snapshot: TaskSnapshot): Progress {
+  const { done, total, message } = snapshot.progress!;
+  return { done, ...(total === undefined ? {} : { total }), ...(message === undefined ? {} : { message }) };
 }
 
 export function resultFetched(answer: ResultAnswer, epoch: number, valid: boolean): OperationEvent {
@@ -119,6 +125,7 @@ export function cancelAnswered(answer: CancelAnswer, generation: number, epoch: 
 
 /** `not_found` is the task answering 404; every other failure is retried with back-off (C6). */
 export function requestFailed(request: RetriedRequest, error: unknown, epoch: number): OperationEvent {
+  const reason = error instanceof Error ? error.message : String(error);
   if (error instanceof WireFailure) {
     if (error.kind === 'not_found') return { type: 'not_found', epoch, request };
     if (error.kind === 'throttled') {
@@ -128,10 +135,11 @@ export function requestFailed(request: RetriedRequest, error: unknown, epoch: nu
         request,
         code: error.httpStatus === 503 ? 503 : 429,
         ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
+        reason,
       };
     }
   }
-  return { type: 'request_failed', epoch, request, code: 'network' };
+  return { type: 'request_failed', epoch, request, code: 'network', reason };
 }
 
 function isTerminalStatus(status: string | null | undefined): status is TerminalStatus {

@@ -170,6 +170,8 @@ export class OperationDriver {
       }
       this.perform(result.effects);
       this.afterStep(result);
+      // Every change a waiter can see (activity, cancel, progress), not only state moves (defect 6).
+      this.status.refresh(this.record);
       return result;
     }
     return null;

@@ -29,6 +29,7 @@ import {
   onResumed,
   onRollback,
   onStatusObserved,
+  onWaiterJoined,
   onWake,
 } from './handlers/polling.js';
 import { onResultFetched } from './handlers/result.js';
@@ -100,6 +101,8 @@ export function next(record: ToolOperation, event: OperationEvent, now: number, 
       return onAbandon(d, event);
     case 'resumed':
       return onResumed(d, event);
+    case 'waiter_joined':
+      return onWaiterJoined(d, event);
     default:
       return rejected(record, 'unknown_event');
   }

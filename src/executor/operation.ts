@@ -134,6 +134,24 @@ export interface Attempts {
   readonly consecutiveThrottles?: number;
 }
 
+/** What a server reported of a task's progress (`done` of `total`, with its status message). */
+export interface Progress {
+  readonly done: number;
+  readonly total?: number;
+  readonly message?: string;
+}
+
+/** Why the executor is retrying: the request, how it failed, and the attempt the next try will be. */
+export interface RetryCause {
+  readonly request: 'submit' | 'poll' | 'fetch' | 'cancel' | 'lookup' | 'input';
+  /** `429` / `503` (throttled), `network` / `timeout` / `lost` (unreachable), `unverifiable` (a bad result). */
+  readonly code: string;
+  readonly reason: string;
+  /** Consecutive failures of this kind so far (1 = the first retry is pending). */
+  readonly attempt: number;
+  readonly at: number;
+}
+
 /** The ledger record of one long-running tool call. Times are epoch ms from the injected clock. */
 export interface ToolOperation {
   readonly schema: 'toolOperation.v1';
@@ -199,6 +217,14 @@ export interface ToolOperation {
    * honours it, not only the retry timer. Optional: records written before it existed have none.
    */
   readonly notBefore?: number | null;
+  /**
+   * The failure the pending retry answers (a lost, throttled or unverifiable request), null once a
+   * request is answered again: what `OperationStatus.activity` shows while the executor retries.
+   * Optional: records written before it existed have none.
+   */
+  readonly lastFailure?: RetryCause | null;
+  /** The last progress the server reported; kept so a restarted executor shows it at once. Optional. */
+  readonly progress?: Progress | null;
   /** Ledger revision for compare-and-set; owned by the ledger, never by `next()`. */
   readonly revision: number;
 }
@@ -271,6 +297,8 @@ export function newOperation(input: NewOperationInput): ToolOperation {
     wakeAt: null,
     waitingStoppedAt: null,
     notBefore: null,
+    lastFailure: null,
+    progress: null,
     revision: 0,
   };
 }

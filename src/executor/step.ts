@@ -120,6 +120,7 @@ export class Draft {
     if (this.record.attempts.consecutiveFailures !== 0 || (this.record.attempts.consecutiveThrottles ?? 0) !== 0) {
       this.record.attempts = { ...this.record.attempts, consecutiveFailures: 0, consecutiveThrottles: 0 };
     }
+    if ((this.record.lastFailure ?? null) !== null) this.record.lastFailure = null;
     return this;
   }
 

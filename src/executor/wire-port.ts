@@ -19,7 +19,7 @@ export interface TaskSnapshot {
   readonly pollIntervalMs?: number;
   /** Absolute expiry (createdAt + ttl) in ms since the epoch, when the server says. */
   readonly expiresAt?: number;
-  readonly progress?: { readonly done: number; readonly total?: number };
+  readonly progress?: { readonly done: number; readonly total?: number; readonly message?: string };
   /** Outstanding input requests by key, when `input_required`. */
   readonly inputRequests?: Readonly<Record<string, unknown>>;
 }

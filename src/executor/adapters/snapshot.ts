@@ -39,8 +39,11 @@ export function decodeSnapshot(task: unknown, fields: SnapshotFields, expectedId
   if (isRecord(task.inputRequests)) snapshot.inputRequests = { ...task.inputRequests };
   const progress = isRecord(task._meta) ? task._meta[PROGRESS_META] : undefined;
   if (isRecord(progress) && typeof progress.done === 'number') {
-    snapshot.progress =
-      typeof progress.total === 'number' ? { done: progress.done, total: progress.total } : { done: progress.done };
+    snapshot.progress = {
+      done: progress.done,
+      ...(typeof progress.total === 'number' ? { total: progress.total } : {}),
+      ...(typeof progress.message === 'string' ? { message: progress.message } : {}),
+    };
   }
   return snapshot;
 }

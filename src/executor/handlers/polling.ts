@@ -113,6 +113,7 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
     pollIntervalMs: ev.pollIntervalMs ?? r.pollIntervalMs,
     expiresAt: ev.expiresAt === undefined ? r.expiresAt : ev.expiresAt,
     serverEpoch: maxEpoch(r.serverEpoch, ev.serverEpoch),
+    ...(ev.progress === undefined ? {} : { progress: ev.progress }),
   }).resetFailures();
 
   if (isTerminal(ev.status)) {
@@ -177,6 +178,15 @@ export function onRequestFailed(d: Draft, ev: EventOf<'request_failed'>): StepRe
   if (ev.request === 'cancel') d.set({ cancelSentAt: null });
   // A throttle backs off on its own streak (the server answered); a lost request on the outage's.
   const failures = throttle ? throttles : d.record.attempts.consecutiveFailures;
+  d.set({
+    lastFailure: {
+      request: ev.request,
+      code: String(ev.code),
+      reason: ev.reason ?? (throttle ? `HTTP ${ev.code}` : 'no answer'),
+      attempt: failures,
+      at: d.now,
+    },
+  });
   if (r.state !== 'CANCEL_REQUESTED')
     return d.wake(nextRetry(d.record, d.now, d.random, failures, ev.retryAfterMs)).done();
   // A cancel is confirmed on a short fixed cadence, not the poll back-off (cancel p99 target < 5 s).
@@ -224,8 +234,9 @@ function stopWaiting(d: Draft, reason: 'budget' | 'local_timeout' | 'disconnect'
   return d.emit({ type: 'stop_waiting', reason }).done();
 }
 
-export function onResumed(d: Draft, _ev: EventOf<'resumed'>): StepResult {
+export function onResumed(d: Draft, ev: EventOf<'resumed'>): StepResult {
   if (isSettled(d.base.state)) return ignored(d.base, 'settled');
+  if (ev.deadlineAt !== undefined) setDeadline(d, ev.deadlineAt);
   return resume(d);
 }
 
@@ -235,7 +246,34 @@ export function onRollback(d: Draft, ev: EventOf<'rollback'>): StepResult {
   // Rollback takes over in-flight items only; settled ones keep their epoch and receipt.
   if (isSettled(r.state)) return ignored(r, 'settled');
   d.set({ executionEpoch: ev.newEpoch });
+  if (ev.deadlineAt !== undefined) setDeadline(d, ev.deadlineAt);
   return resume(d);
+}
+
+/**
+ * C11: a second waiter on an operation still waited for extends the wait to its own deadline (the
+ * later one wins; null is unbounded), never shortens the first waiter's. An operation whose waiter
+ * gave up (budget, detach) is taken up again with the new waiter's deadline, as after a restart.
+ */
+export function onWaiterJoined(d: Draft, ev: EventOf<'waiter_joined'>): StepResult {
+  const r = d.base;
+  if (isSettled(r.state)) return ignored(r, 'settled');
+  if (r.waitingStoppedAt !== null) {
+    setDeadline(d, ev.deadlineAt);
+    return resume(d);
+  }
+  const current = r.policy.deadlineAt;
+  const later = current === null || ev.deadlineAt === null ? null : Math.max(current, ev.deadlineAt);
+  if (later === current) return ignored(r, 'no_news');
+  setDeadline(d, later);
+  // The one timer may be the old deadline: where it would have stopped waiting it now polls (the
+  // wake finds the deadline not reached); only INPUT_REQUIRED, where that wake does nothing, re-arms.
+  if (r.state === 'INPUT_REQUIRED' && r.wakeAt !== null && r.wakeAt === current) d.clearWake();
+  return awaitDeadline(d).done();
+}
+
+function setDeadline(d: Draft, deadlineAt: number | null): void {
+  d.set({ policy: { ...d.record.policy, deadlineAt } });
 }
 
 /**

@@ -25,6 +25,15 @@ export function onResultFetched(d: Draft, ev: EventOf<'result_fetched'>): StepRe
     // seed 1147). Refetches back off on their own count instead.
     d.resetFailures().countAttempt('unverifiedResults');
     const { unverifiedResults } = d.record.attempts;
+    d.set({
+      lastFailure: {
+        request: 'fetch',
+        code: 'unverifiable',
+        reason: 'result truncated, malformed or not matching its digest',
+        attempt: unverifiedResults,
+        at: d.now,
+      },
+    });
     if (unverifiedResults >= r.policy.maxFetchAttempts) {
       return toUnknown(d, 'result_unverifiable', `${unverifiedResults} unverifiable results`, false);
     }
