@@ -138,14 +138,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     }
   });
 
-  // Take up whatever a previous process left in flight; only this bridge's operations are announced.
-  const handles = await executor.resume();
-  let resumed = 0;
-  for (const handle of handles) {
-    if (!core.book.isOurs(handle.callNodeId)) continue;
-    core.watch(handle);
-    resumed += 1;
-  }
+  // Take up whatever a previous process of this bridge left in flight (C11).
+  const resumed = await core.resume();
 
   const deps = {
     core,

@@ -9,7 +9,7 @@ import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
-import { Book } from './book.js';
+import { Book, OPEN_STATES } from './book.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import { Questions, type Question } from './questions.js';
 import {
@@ -128,17 +128,15 @@ export class BridgeCore {
     const key = this.book.keyOf(entry.upstream.name, entry.tool.name, args);
     const { handle, attached } = await this.exclusive(`${caller.owner}\u0000${key}`, async () => {
       const open = await this.book.open(caller.owner, key);
-      if (open !== null) {
-        const live = await this.handleOf(open);
-        if (live !== null) return { handle: live, attached: true };
-      }
+      const live = open === null ? null : await this.handleOf(open);
+      if (live !== null) return { handle: live, attached: true };
       const submitted = await executor.submit({
         callNodeId: this.book.newCallNode(caller.owner, key, ids),
         server: entry.upstream.name,
         tool: entry.tool.name,
         args,
         // The bridge process is the waiter for as long as it runs; each host request waits only its
-        // inline budget, and a restart resumes the operation from the ledger (C9, C11).
+        // inline budget, and a restart takes the operation up again from the ledger (C9, C11).
         budgetMs: null,
       });
       return { handle: submitted, attached: false };
@@ -254,15 +252,30 @@ export class BridgeCore {
     return this.follow(handle, caller, this.deps.inlineWaitMs, false);
   }
 
-  /** The live (or settled) handle of a ledger operation; takes it up again if this process has none. */
-  private async handleOf(op: ToolOperation): Promise<OperationHandle | null> {
-    const { executor } = this.deps;
-    const handle = await executor.handle(op.callNodeId);
-    if (handle !== null) return handle;
-    // In flight in the ledger but not driven here (its upstream was unreachable at start-up).
-    await executor.resume();
-    const resumed = await executor.handle(op.callNodeId);
-    if (resumed !== null) this.watch(resumed);
+  /**
+   * A waiter on a ledger operation (C11 `attach`): joins the driver of this process, or takes the
+   * operation up again (after a restart, or when its upstream was unreachable at start-up). The
+   * bridge process is the waiter for as long as it runs: no budget of its own (each host request
+   * waits only its inline budget, see `settle`).
+   */
+  private handleOf(op: ToolOperation): Promise<OperationHandle | null> {
+    return this.deps.executor.attach(op.callNodeId, { budgetMs: null });
+  }
+
+  /** Start-up: takes up this bridge's unsettled operations (never another bridge's or `terminus call`'s). */
+  async resume(): Promise<number> {
+    const open = await this.deps.ledger.listByState(OPEN_STATES, 10_000);
+    let resumed = 0;
+    for (const op of open) {
+      if (!this.book.isOurs(op.callNodeId)) continue;
+      try {
+        const handle = await this.handleOf(op);
+        if (handle !== null) this.watch(handle);
+        resumed += 1;
+      } catch (error) {
+        this.deps.logger.warn('cannot resume operation', { operationId: op.id, error: String(error) });
+      }
+    }
     return resumed;
   }
 

@@ -44,8 +44,9 @@ export function viewOf(
     upstream: op.server ?? null,
     state: op.state,
     status: op.lastServerStatus,
-    message: snapshot?.statusMessage ?? null,
-    progress: snapshot?.progress ?? null,
+    // The ledger keeps the last progress (shown again after a restart); a fresher snapshot wins.
+    message: snapshot?.statusMessage ?? op.progress?.message ?? null,
+    progress: snapshot?.progress ?? progressOf(op),
     startedAt: new Date(op.createdAt).toISOString(),
     updatedAt: new Date(op.updatedAt).toISOString(),
     ...(questions.length === 0
@@ -60,6 +61,12 @@ export function viewOf(
         }),
     ...(receipt === null ? {} : { outcome: receipt.status }),
   };
+}
+
+function progressOf(op: ToolOperation): OperationView['progress'] {
+  const progress = op.progress ?? null;
+  if (progress === null) return null;
+  return progress.total === undefined ? { done: progress.done } : { done: progress.done, total: progress.total };
 }
 
 function progressText(view: OperationView): string {
