@@ -11,6 +11,7 @@ import { isSettled } from '../executor/transitions.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
 import { Book, OPEN_STATES } from './book.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
+import { passThrough } from './pass-through.js';
 import { Questions, type Question } from './questions.js';
 import {
   fromReceipt,
@@ -142,7 +143,15 @@ export class BridgeCore {
       return { handle: submitted, attached: false };
     });
     this.watch(handle);
-    return this.follow(handle, caller, this.deps.inlineWaitMs, attached);
+    const answer = await this.follow(handle, caller, this.deps.inlineWaitMs, attached);
+    const op = await this.deps.ledger.load(handle.operationId);
+    if (op !== null && refusedAsTask(op)) {
+      // The upstream refused to run this tool as a task and proved it ran nothing (our server does so
+      // for a `forbidden` tool on the Tasks extension): it is synchronous; call it plainly, from now on too.
+      this.deps.catalog.markSynchronous(entry.exposed);
+      return passThrough(entry.upstream, entry.tool.name, args, caller.signal);
+    }
+    return answer;
   }
 
   /** `terminus_wait`: the result, or still running after `seconds` (capped at the inline wait). */
@@ -400,6 +409,11 @@ export class BridgeCore {
       if (this.locks.get(key) === mine) this.locks.delete(key);
     }
   }
+}
+
+/** Never created because the submission was refused (no task id, a definitive error answer). */
+function refusedAsTask(op: ToolOperation): boolean {
+  return op.state === 'NEVER_CREATED' && op.taskId === null && op.evidence.some((e) => e.kind === 'submit_rejected');
 }
 
 /** Unknown, malformed and another caller's ids get the same answer: nothing about them leaks. */

@@ -6,12 +6,11 @@
 import { ProtocolError, Server, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
 import { digestOf } from '../core/digest.js';
 import type { Logger } from '../core/ports.js';
-import { WireFailure } from '../executor/wire-port.js';
 import type { Catalog } from './catalog.js';
 import { type BridgeCore, type Caller, unknownOperation } from './core.js';
 import { durableNote, MODEL_TOOL_NAMES, modelTools } from './model-tools.js';
 import { toolError } from './render.js';
-import { rpcErrorOf } from './upstream.js';
+import { passThrough } from './pass-through.js';
 
 export const OPERATION_URI_PREFIX = 'terminus://operations/';
 
@@ -163,24 +162,4 @@ async function modelCall(core: BridgeCore, name: string, args: Record<string, un
       : toolError('terminus_respond needs `response`: the answer object, or {"action":"decline"}.');
   }
   return core.respond(operation, args.response, typeof args.key === 'string' ? args.key : undefined, caller);
-}
-
-/** A synchronous tool: the upstream's answer as it is; its JSON-RPC errors stay JSON-RPC errors. */
-async function passThrough(
-  upstream: {
-    name: string;
-    call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>>;
-  },
-  tool: string,
-  args: Record<string, unknown>,
-  signal: AbortSignal,
-): Promise<Record<string, unknown>> {
-  try {
-    return await upstream.call(tool, args, signal);
-  } catch (error) {
-    const rpc = rpcErrorOf(error);
-    if (rpc !== null) throw new ProtocolError(rpc.code, rpc.message);
-    const what = error instanceof WireFailure ? error.kind : 'error';
-    return toolError(`upstream ${upstream.name} did not answer ${tool} (${what}): ${String(error)}`);
-  }
 }

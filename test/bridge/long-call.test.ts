@@ -5,10 +5,12 @@
  * and the upstream ran exactly one task; a repeated identical call while it runs attaches (never
  * twice, C5); and an unknown or another caller's id gets one clear tool error.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, startServe, tempDir, type Served } from '../cli/helpers.js';
 import {
   connectBridge,
+  HOST_TIMEOUT_MS,
   hostCall,
   ledgerFacts,
   ledgerIn,
@@ -51,7 +53,17 @@ describe('terminus bridge: a 20 s tool behind a host with a 5 s timeout', () => 
     'returns a handle within the budget; terminus_wait returns the result; one upstream task',
     async () => {
       const label = 'twenty-seconds';
-      const first = await hostCall(bridge.client, 'slow_compute', { seconds: 20, label });
+      const updated: string[] = [];
+      const logged: string[] = [];
+      bridge.client.setNotificationHandler('notifications/resources/updated', (n) => void updated.push(n.params.uri));
+      bridge.client.setNotificationHandler('notifications/message', (n) => void logged.push(String(n.params.data)));
+      const progress: { progress: number; total?: number }[] = [];
+      const first = await bridge.client.callTool(
+        { name: 'slow_compute', arguments: { seconds: 20, label } },
+        { timeout: HOST_TIMEOUT_MS, onprogress: (p) => void progress.push(p) },
+      );
+      // The host sent a progressToken: the upstream's progress reached it.
+      expect(progress[0]).toMatchObject({ progress: 0, total: 20 });
       expect(first.isError).toBeFalsy();
       const op = operationOf(first);
       expect(op.id).toMatch(/^op_/);
@@ -70,12 +82,31 @@ describe('terminus bridge: a 20 s tool behind a host with a 5 s timeout', () => 
       expect(upstreamTasks(served.db, label)).toBe(1);
       expect(ledgerFacts(ledger, label)).toEqual({ operations: 1, receipts: 1 });
 
+      // Hosts that listen are told: the operation's resource changed, and a log message says how it ended.
+      for (let i = 0; i < 50 && !updated.includes(`terminus://operations/${op.id}`); i++) await sleep(100);
+      expect(updated).toContain(`terminus://operations/${op.id}`);
+      expect(logged.some((m) => m.includes(op.id) && m.includes('completed'))).toBe(true);
+      const resource = await bridge.client.readResource({ uri: `terminus://operations/${op.id}` });
+      expect(JSON.parse((resource.contents[0] as { text: string }).text)).toMatchObject({
+        operation: { id: op.id, outcome: 'completed' },
+      });
+
       // After the receipt the same call is a new operation (the never-twice window closed).
       const later = await hostCall(bridge.client, 'slow_compute', { seconds: 0, label: 'after' });
       expect(textOf(later)).toBe('after: done after 0 s');
     },
     SLOW,
   );
+
+  it('a synchronous tool answers as the upstream does (refused as a task, then called plainly)', async () => {
+    for (let i = 0; i < 2; i++) {
+      const greet = await hostCall(bridge.client, 'greet', { name: 'Ada' });
+      expect(greet).toMatchObject({ content: [{ type: 'text', text: 'Hello, Ada!' }] });
+      expect(greet.isError).toBeFalsy();
+    }
+    const listed = (await bridge.client.listTools()).tools.find((t) => t.name === 'greet')!;
+    expect(listed.description).toBe('Says hello. Always synchronous, never a task.');
+  });
 
   it('an unknown id and a malformed one get the same clear tool error', async () => {
     for (const operation of ['op_00000000-0000-4000-8000-000000000000', 'nonsense']) {
