@@ -230,7 +230,7 @@ export class BridgeCore {
     ]);
     const lines = views.map(
       (v) =>
-        `- ${v.id} ${v.tool}: ${v.outcome ?? v.state}${v.progress === null ? '' : ` ${v.progress.done}/${v.progress.total ?? '?'}`}` +
+        `- ${v.id} ${v.tool}: ${v.outcome ?? v.state}${v.progress === null || v.outcome !== undefined ? '' : ` ${v.progress.done}/${v.progress.total ?? '?'}`}` +
         `${v.input === undefined ? '' : ' (needs input: terminus_respond)'} since ${v.startedAt}`,
     );
     const text =
