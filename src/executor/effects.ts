@@ -18,6 +18,8 @@ export interface Acceptance {
   readonly resultDigest: string | null;
   /** completed: the result; failed: the error; cancelled: null; expired: `{ observedStatus }`. */
   readonly payload: unknown;
+  /** C12: the synchronous answer to the submission itself (no task: `taskId` is empty). */
+  readonly immediate?: boolean;
 }
 
 export type Effect =

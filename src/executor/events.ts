@@ -31,6 +31,17 @@ export type OperationEvent =
   | ({ readonly type: 'submit_acked' } & TaskSighting)
   /** Timeout or connection drop before any answer: the task may or may not exist. */
   | ({ readonly type: 'submit_lost'; readonly reason: string } & Stamped)
+  /**
+   * C12: the server answered the create request with the call's own result (no task). `digest` is
+   * `digestOf(payload)` as received, recomputed by `next()`; `valid: false` when `validateResult`
+   * refused it.
+   */
+  | ({
+      readonly type: 'submit_completed';
+      readonly payload: Record<string, unknown>;
+      readonly digest: string;
+      readonly valid: boolean;
+    } & Stamped)
   /** A definitive error answer to the create request (not a timeout, not a 5xx). */
   | ({ readonly type: 'submit_rejected'; readonly code: string; readonly message: string } & Stamped)
   | ({ readonly type: 'key_lookup_found' } & TaskSighting)

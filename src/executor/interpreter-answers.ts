@@ -29,11 +29,11 @@ function sighting(snapshot: TaskSnapshot): {
   };
 }
 
-export function submitAnswered(answer: SubmitAnswer, epoch: number): OperationEvent {
+/** `valid`: what `validateResult` said of a synchronous answer (C12); a task answer ignores it. */
+export function submitAnswered(answer: SubmitAnswer, epoch: number, valid = true): OperationEvent {
   if (answer.kind === 'task') return { type: 'submit_acked', epoch, ...sighting(answer) };
-  // No task means no operation to wait on; the synchronous result is not a task outcome we can
-  // receipt (C7 needs a task id), so the call is recorded as rejected with the reason.
-  return { type: 'submit_rejected', epoch, code: 'immediate_result', message: 'server answered without a task' };
+  // C12: the tool ran and this is its result: the operation's terminal answer, not a refusal.
+  return { type: 'submit_completed', epoch, payload: answer.result, digest: digestOf(answer.result), valid };
 }
 
 /**

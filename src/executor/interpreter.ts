@@ -350,35 +350,34 @@ export class OperationDriver {
     const r = this.record;
     await this.request(
       (signal) => this.wire.submit({ tool: r.tool.name, args: r.body, submissionKey }, signal),
-      (answer) => submitAnswered(answer, epoch),
+      async (answer) =>
+        submitAnswered(answer, epoch, answer.kind === 'task' || (await this.validate(answer.result, ''))),
       (error) => submitFailed(error, epoch),
     );
+  }
+
+  /** `validateResult` on a completed result (fetched, or a synchronous answer: C12); false if it refused. */
+  private async validate(result: Record<string, unknown>, taskId: string): Promise<boolean> {
+    if (this.ctx.validateResult === undefined) return true;
+    const r = this.record;
+    try {
+      await this.ctx.validateResult(result, { operationId: r.id, callNodeId: r.callNodeId, tool: r.tool.name, taskId });
+      return true;
+    } catch (error) {
+      this.ctx.logger.warn('result refused by validateResult; not accepted', {
+        operationId: r.id,
+        error: String(error),
+      });
+      return false;
+    }
   }
 
   private async fetch(taskId: string): Promise<void> {
     const epoch = this.ctx.epoch;
     await this.request(
       (signal) => this.wire.fetchResult(taskId, signal),
-      async (answer) => {
-        if (answer.status !== 'completed' || this.ctx.validateResult === undefined)
-          return resultFetched(answer, epoch, true);
-        try {
-          const r = this.record;
-          await this.ctx.validateResult(answer.result, {
-            operationId: r.id,
-            callNodeId: r.callNodeId,
-            tool: r.tool.name,
-            taskId,
-          });
-          return resultFetched(answer, epoch, true);
-        } catch (error) {
-          this.ctx.logger.warn('result refused by validateResult; not accepted', {
-            operationId: this.record.id,
-            error: String(error),
-          });
-          return resultFetched(answer, epoch, false);
-        }
-      },
+      async (answer) =>
+        resultFetched(answer, epoch, answer.status !== 'completed' || (await this.validate(answer.result, taskId))),
       (error) => fetchFailed(error, this.record, epoch),
       true,
     );

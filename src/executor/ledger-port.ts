@@ -107,6 +107,11 @@ export interface Receipt {
   readonly cancelGeneration: number;
   readonly shadow: boolean;
   readonly acceptedAt: number;
+  /**
+   * C12: true when the server answered the call itself synchronously (a plain `CallToolResult`, no
+   * task): the receipt is that answer, verified like a fetched result; `taskId` is then empty.
+   */
+  readonly immediate?: boolean;
 }
 
 /** One "ready" row for downstream: every advance traces to exactly one receipt (C7). */

@@ -40,6 +40,7 @@ import {
   onKeyLookupUnsupported,
   onResubmit,
   onSubmitAcked,
+  onSubmitCompleted,
   onSubmitLost,
   onSubmitRejected,
   onSubmitSent,
@@ -61,6 +62,8 @@ export function next(record: ToolOperation, event: OperationEvent, now: number, 
       return onSubmitSent(d, event);
     case 'submit_acked':
       return onSubmitAcked(d, event);
+    case 'submit_completed':
+      return onSubmitCompleted(d, event);
     case 'submit_lost':
       return onSubmitLost(d, event);
     case 'submit_rejected':

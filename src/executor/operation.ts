@@ -98,6 +98,11 @@ export interface OperationPolicy {
   readonly maxFetchAttempts: number;
   /** Automatic key lookups from UNKNOWN before it is left to manual reconciliation. */
   readonly maxReconcileLookups: number;
+  /**
+   * Longest wait between status reads while a cancel is being confirmed, whatever the server's
+   * interval (`nextCancelPoll`). Optional: records written before it existed use 1 000 ms.
+   */
+  readonly cancelPollIntervalMs?: number;
 }
 
 export const DEFAULT_POLICY: Omit<OperationPolicy, 'deadlineAt'> = {

@@ -32,6 +32,24 @@ export function nextPoll(record: ToolOperation, now: number, random: number): Wa
 }
 
 /**
+ * The status read confirming a cancel (issue 11, defect 7): on the executor's own short cadence, not
+ * the server's interval (a server may suggest 30 s, and our cancel confirmation p99 target is 5 s).
+ * At most `cancelPollIntervalMs` (default 1 s), never under the per-operation floor
+ * (`minPollIntervalMs`, the QPS cap per operation), plus jitter, never before a Retry-After (C6),
+ * never past the deadline. A cancel is one per operation, so this costs at most ~1 request/s while
+ * it lasts; the executor-wide token bucket still caps the total.
+ */
+export function nextCancelPoll(record: ToolOperation, now: number, random: number): WakePlan {
+  const { minPollIntervalMs, jitterRatio } = record.policy;
+  const cap = record.policy.cancelPollIntervalMs ?? CANCEL_POLL_MAX_MS;
+  const interval = Math.max(minPollIntervalMs, Math.min(effectiveInterval(record), cap));
+  const at = now + interval + Math.floor(interval * jitterRatio * clampUnit(random));
+  return boundByDeadline(record, now, { atMs: notBefore(record, at), purpose: 'poll' });
+}
+
+const CANCEL_POLL_MAX_MS = 1_000;
+
+/**
  * Retry after `failures` consecutive throttled or lost requests: base * 2^(failures-1) capped, plus
  * jitter, and never before the server's Retry-After. When the server names its Retry-After, that
  * (at least the base back-off) is the wait: the server said when it takes requests again, and a

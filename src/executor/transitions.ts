@@ -17,6 +17,12 @@ export const TRANSITIONS = {
     'NEVER_CREATED',
     // Added: the create answer already shows the task terminal; its result is fetched at once.
     'TERMINAL_OBSERVED',
+    // Added (C12): the server answered the call synchronously with its result (a plain
+    // CallToolResult to a call that offered a task): that answer, verified, is the receipt.
+    'ACCEPTED',
+    // Added (C12): a synchronous answer that fails verification (`validateResult`) cannot be fetched
+    // again (there is no task) and the tool ran: never NEVER_CREATED, left to an operator.
+    'UNKNOWN',
   ],
   WORKING: [
     'INPUT_REQUIRED',

@@ -93,6 +93,11 @@ export interface ClientWire {
   readonly wire: WireName;
   /** Adapter version, stored in the ledger with every operation it created. */
   readonly version: string;
+  /**
+   * True when the server offers no task wire at all: every call goes out plainly and its synchronous
+   * `CallToolResult` is the receipt (C12, T-08). Absent otherwise.
+   */
+  readonly plainOnly?: boolean;
   submit(request: SubmitRequest, signal?: AbortSignal): Promise<SubmitAnswer>;
   lookupKey(submissionKey: string, signal?: AbortSignal): Promise<KeyLookupAnswer>;
   getStatus(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot>;

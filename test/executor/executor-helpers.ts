@@ -39,6 +39,19 @@ export const quietTool = defineTaskTool({
   },
 });
 
+/** Runs until cancelled (or `ms`); suggests a 30 s poll interval, as a slow-moving server may (defect 7). */
+export const patientTool = defineTaskTool({
+  name: 'patient_job',
+  description: 'Runs until cancelled; polls every 30 s.',
+  inputSchema: z.object({ ms: z.number() }),
+  taskSupport: 'optional',
+  pollIntervalMs: 30_000,
+  handler: async ({ ms }, ctx) => {
+    await sleep(ms, undefined, { signal: ctx.signal });
+    return { content: [{ type: 'text', text: 'patient done' }] };
+  },
+});
+
 export interface TestServer {
   readonly url: string;
   readonly engine: TaskEngine;
@@ -57,7 +70,7 @@ export async function startServer(
 ): Promise<TestServer> {
   const store = options.store ?? createMemoryTaskStore();
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
-  const tools: TaskToolDefinition<any>[] = [...conformanceTools, quietTool];
+  const tools: TaskToolDefinition<any>[] = [...conformanceTools, quietTool, patientTool];
   const engine = createEngine({
     store,
     tools,

@@ -171,7 +171,10 @@ if (PG_URL === '') {
       expect(await second.currentEpoch()).toBe(1);
       await second.close();
       const rows = await admin.query(`SELECT component, id FROM "${schema}".schema_migrations`);
-      expect(rows.rows).toEqual([{ component: 'ledger', id: 1 }]);
+      expect(rows.rows).toEqual([
+        { component: 'ledger', id: 1 },
+        { component: 'ledger', id: 2 },
+      ]);
     });
   });
 }

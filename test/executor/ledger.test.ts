@@ -47,14 +47,14 @@ describe('SQLite ledger specifics', () => {
     await second.close();
   });
 
-  it('runs in WAL with synchronous=FULL and applies migration 1 once', async () => {
+  it('runs in WAL with synchronous=FULL and applies each migration once', async () => {
     const path = join(dir, 'pragmas.db');
     const ledger = openSqliteLedger({ path });
     await ledger.close();
     const db = new Database(path);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(migrateLedger(db)).toEqual([]);
-    expect(db.prepare('SELECT id FROM ledger_migrations').pluck().all()).toEqual([1]);
+    expect(db.prepare('SELECT id FROM ledger_migrations').pluck().all()).toEqual([1, 2]);
     db.close();
   });
 

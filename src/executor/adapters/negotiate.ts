@@ -69,14 +69,22 @@ export async function connectServer(target: ServerTarget, options: ConnectOption
   const choice = options.wire ?? 'auto';
   if (choice === 'aip-151') return connectAip(target, options);
   const connection = await open(target, options);
+  const aipAllowed = choice === 'auto' && !(options.skip ?? []).includes('aip-151') && 'url' in target;
+  let wire: ClientWire;
   try {
-    return await negotiate(connection, options);
+    wire = await negotiate(connection, options);
   } catch (error) {
     await connection.close();
     const aipNext = choice === 'auto' && !(options.skip ?? []).includes('aip-151') && 'url' in target;
     if (aipNext && noMcpWire(error) && (await offersOperations(target, options))) return connectAip(target, options);
     throw error;
   }
+  // Plain calls are the last resort: an AIP-151 server beside a task-less MCP endpoint takes tasks.
+  if (wire.plainOnly === true && aipAllowed && (await offersOperations(target, options))) {
+    await wire.close();
+    return connectAip(target, options);
+  }
+  return wire;
 }
 
 /** No MCP task wire there: none advertised, or no MCP endpoint answering at all. */
@@ -160,19 +168,54 @@ export async function negotiate(connection: RpcConnection, options: ConnectOptio
   // The SEP-1391 flag only changes what tools/list shows; a 2025 task call (`params.task`) stays 2025.
   const sep = choice === 'sep-1391' || auto('sep-1391');
   const capabilities = await initialize(connection, options.clientInfo ?? DEFAULT_CLIENT_INFO, sep);
-  if (choice === 'mcp-2025-11-25' || (auto('mcp-2025-11-25') && legacyTaskCalls(capabilities))) {
-    return createRev20251125Wire({
+  const taskCalls = legacyTaskCalls(capabilities);
+  const legacy = async (): Promise<ClientWire> =>
+    createRev20251125Wire({
       channel: connection.request,
       onNotification: (listener) => connection.onNotification(listener),
       close,
+      taskCalls,
+      ...(taskCalls ? { taskSupport: await listTaskSupport(connection) } : {}),
     });
-  }
+  if (choice === 'mcp-2025-11-25' || (auto('mcp-2025-11-25') && taskCalls)) return legacy();
   if (choice === 'sep-1391' || (auto('sep-1391') && (await offersAsyncTools(connection)))) {
     return createSep1391Wire({ channel: connection.request, close });
   }
+  // T-08 / C12: a server with no task wire at all still answers tools: they are called plainly and
+  // their CallToolResult is the receipt (an ordinary FastMCP or SDK server, say).
+  if (auto('mcp-2025-11-25')) return legacy();
   throw new WireUnavailableError(
     'server advertises neither the Tasks extension, 2025-11-25 task tool calls, nor SEP-1391 async tools',
   );
+}
+
+/** Pages of `tools/list` read at most: 20 x the server's page size covers any real server here. */
+const TOOL_PAGES = 20;
+
+/**
+ * T-09: `execution.taskSupport` of every listed tool (absent stays absent: forbidden). A server that
+ * has no `tools/list` leaves the map empty, so every call goes out plainly: a `required` tool then
+ * answers -32601 (T-13), which proves nothing ran (NEVER_CREATED), never a call made twice.
+ */
+async function listTaskSupport(connection: RpcConnection): Promise<ReadonlyMap<string, string>> {
+  const support = new Map<string, string>();
+  let cursor: string | undefined;
+  try {
+    for (let page = 0; page < TOOL_PAGES; page++) {
+      const answer = await connection.request('tools/list', cursor === undefined ? {} : { cursor });
+      for (const tool of Array.isArray(answer.tools) ? (answer.tools as unknown[]) : []) {
+        if (!isRecord(tool) || typeof tool.name !== 'string') continue;
+        const value = isRecord(tool.execution) ? tool.execution.taskSupport : undefined;
+        if (typeof value === 'string') support.set(tool.name, value);
+      }
+      if (typeof answer.nextCursor !== 'string' || answer.nextCursor === '') break;
+      cursor = answer.nextCursor;
+    }
+  } catch (error) {
+    // Only a server that answers "no such method" has no list; a lost answer fails the connect.
+    if (!(error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found'))) throw error;
+  }
+  return support;
 }
 
 /** SEP-1391 has no capability: a server speaking it marks its async tools `invocationMode: "async"` (L-01). */

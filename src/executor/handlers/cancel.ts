@@ -5,7 +5,7 @@
  */
 import type { EventOf } from '../events.js';
 import type { LocalState } from '../operation.js';
-import { nextPoll, immediate } from '../schedule.js';
+import { nextCancelPoll, immediate } from '../schedule.js';
 import { ignored, rejected, type Draft, type RejectReason, type StepResult } from '../step.js';
 import { isSettled } from '../transitions.js';
 import { acceptCancelled, closeRound, observeTerminal } from './outcomes.js';
@@ -31,7 +31,7 @@ export function onCancelRequested(d: Draft, ev: EventOf<'cancel_requested'>): St
     .moveTo('CANCEL_REQUESTED');
   return d
     .emit({ type: 'send_cancel', taskId, generation })
-    .wake(nextPoll(d.record, d.now, d.random))
+    .wake(nextCancelPoll(d.record, d.now, d.random))
     .done();
 }
 
@@ -48,7 +48,8 @@ export function onCancelAcked(d: Draft, ev: EventOf<'cancel_acked'>): StepResult
     cancelAckedGeneration: Math.max(r.cancelAckedGeneration, ev.generation),
     cancelSentAt: null,
   }).resetFailures();
-  return d.wake(nextPoll(d.record, d.now, d.random)).done();
+  // Confirmed on the executor's own cadence, not the server's (possibly 30 s) interval: defect 7.
+  return d.wake(nextCancelPoll(d.record, d.now, d.random)).done();
 }
 
 export function onCancelRejectedTerminal(d: Draft, ev: EventOf<'cancel_rejected_terminal'>): StepResult {

@@ -5,7 +5,16 @@
 import { isTerminal } from '../../core/task.js';
 import type { EventOf, RetriedRequest } from '../events.js';
 import type { LocalState, ToolOperation } from '../operation.js';
-import { deadlineReached, immediate, nextCancelRetry, nextPoll, nextRetry, notBefore, throttled } from '../schedule.js';
+import {
+  deadlineReached,
+  immediate,
+  nextCancelPoll,
+  nextCancelRetry,
+  nextPoll,
+  nextRetry,
+  notBefore,
+  throttled,
+} from '../schedule.js';
 import { drivesDetached, ignored, rejected, type Draft, type StepResult } from '../step.js';
 import { isSettled } from '../transitions.js';
 import { awaitDeadline, hasFreshInput, openRound } from './input.js';
@@ -125,7 +134,7 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
   if (r.state === 'CANCEL_REQUESTED') {
     // A failed cancel's resend timer is armed: it carries the next status read, no second cadence.
     if (r.cancelAckedGeneration < r.cancelGeneration && !cancelOnWire(r)) return d.done();
-    return d.wake(nextPoll(d.record, d.now, d.random)).done();
+    return d.wake(nextCancelPoll(d.record, d.now, d.random)).done();
   }
   if (ev.status === 'input_required' && openRound(d, ev.inputRequests)) return d.done();
   if (r.state === 'INPUT_REQUIRED' && ev.status === 'working') {

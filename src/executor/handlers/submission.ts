@@ -6,7 +6,8 @@
 import type { EventOf } from '../events.js';
 import { isSettled } from '../transitions.js';
 import { ignored, rejected, type Draft, type StepResult } from '../step.js';
-import { rediscovered, toUnknown } from './outcomes.js';
+import { digestOf } from '../../core/digest.js';
+import { acceptanceOf, rediscovered, toUnknown } from './outcomes.js';
 
 export function onSubmitSent(d: Draft, _ev: EventOf<'submit_sent'>): StepResult {
   if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
@@ -20,6 +21,29 @@ export function onSubmitAcked(d: Draft, ev: EventOf<'submit_acked'>): StepResult
   const settlesDoubt = state === 'SUBMISSION_UNKNOWN' || (state === 'UNKNOWN' && taskId === null);
   if (state !== 'SUBMITTING' && !settlesDoubt) return lateAnswer(d);
   return rediscovered(d, ev);
+}
+
+/**
+ * C12: a synchronous answer to the submission is the call's terminal result: verified (digest
+ * recomputed, `validateResult`) and accepted in one step, no task id. A call the server ran is never
+ * recorded as never created; an answer that fails verification goes to UNKNOWN with the evidence.
+ */
+export function onSubmitCompleted(d: Draft, ev: EventOf<'submit_completed'>): StepResult {
+  if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
+  if (!ev.valid || !digestMatches(ev.payload, ev.digest)) {
+    return toUnknown(d, 'result_unverifiable', 'the synchronous answer to the call did not verify', false);
+  }
+  d.set({ lastServerStatus: 'completed', resultDigest: ev.digest }).resetFailures().clearWake().moveTo('ACCEPTED');
+  const acceptance = { ...acceptanceOf(d.record, '', 'completed', ev.payload, ev.digest), immediate: true };
+  return d.emit({ type: 'accept_terminal', acceptance }).done();
+}
+
+function digestMatches(payload: unknown, digest: string): boolean {
+  try {
+    return digestOf(payload) === digest;
+  } catch {
+    return false;
+  }
 }
 
 export function onSubmitLost(d: Draft, ev: EventOf<'submit_lost'>): StepResult {
@@ -50,7 +74,9 @@ export function onKeyLookupNeverCreated(d: Draft, _ev: EventOf<'key_lookup_never
     return d.moveTo('NOT_FOUND_SAFE').emit({ type: 'offer_resubmit', priorSubmissionKey: submissionKey }).done();
   }
   if (state !== 'UNKNOWN') return lateAnswer(d);
-  if (taskId === null) return d.moveTo('NEVER_CREATED').done();
+  // A synchronous answer that did not verify (C12) proves the call ran, whatever the key says.
+  const ran = d.base.evidence.some((e) => e.kind === 'result_unverifiable');
+  if (taskId === null && !ran) return d.moveTo('NEVER_CREATED').done();
   // The server once acknowledged a task under this key: "never created" contradicts it (lost server
   // state?). Resubmitting could run the call twice, so the doubt stays with the operator.
   const evidence = d.addEvidence('never_created_after_ack', `key lookup denies acknowledged task ${taskId}`);

@@ -132,7 +132,16 @@ export function checkAcceptance(
   if (a.operationId !== before.id) throw mismatch('operation id');
   if (a.callNodeId !== before.callNodeId) throw mismatch('call node');
   if (a.requestDigest !== before.requestDigest) throw mismatch('request digest');
-  if (before.taskId === null || a.taskId !== before.taskId || next.taskId !== before.taskId) throw mismatch('task id');
+  // C12: a synchronous answer has no task; it may only settle a submission still waiting for its answer.
+  const immediate = a.immediate === true;
+  if (immediate) {
+    if (before.state !== 'SUBMITTING' || before.taskId !== null || next.taskId !== null || a.taskId !== '') {
+      throw mismatch('immediate answer to an operation that is not awaiting its submission');
+    }
+    if (a.status !== 'completed') throw mismatch(`immediate answer with status ${a.status}`);
+  } else if (before.taskId === null || a.taskId !== before.taskId || next.taskId !== before.taskId) {
+    throw mismatch('task id');
+  }
   if (a.toolVersion !== before.tool.descriptorVersion) throw mismatch('tool version');
   if (a.cancelGeneration !== before.cancelGeneration || next.cancelGeneration !== before.cancelGeneration) {
     throw mismatch('cancel generation');
@@ -143,7 +152,7 @@ export function checkAcceptance(
     throw mismatch(`transition ${before.state} -> ${next.state}`);
   }
   if (!(STATUSES_BY_STATE[next.state] ?? []).includes(a.status)) throw mismatch(`status ${a.status} for ${next.state}`);
-  if (next.state === 'ACCEPTED' && a.status !== before.lastServerStatus) {
+  if (next.state === 'ACCEPTED' && !immediate && a.status !== before.lastServerStatus) {
     throw mismatch(`status ${a.status} but the server reported ${String(before.lastServerStatus)}`);
   }
   // C2: a completed/failed receipt carries the digest of a payload that hashes to it.
@@ -156,7 +165,7 @@ export function checkAcceptance(
     id: input.receiptId,
     callNodeId: before.callNodeId,
     operationId: before.id,
-    taskId: before.taskId,
+    taskId: before.taskId ?? '',
     status: a.status,
     resultDigest: a.resultDigest,
     payload: a.payload ?? null,
@@ -164,6 +173,7 @@ export function checkAcceptance(
     cancelGeneration: before.cancelGeneration,
     shadow: before.shadow,
     acceptedAt: input.now,
+    ...(immediate ? { immediate: true } : {}),
   };
   const outbox = before.shadow
     ? null

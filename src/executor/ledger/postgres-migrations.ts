@@ -74,4 +74,10 @@ CREATE TABLE ${t.outbox} (
 CREATE INDEX ledger_outbox_pending ON ${t.outbox} (id) WHERE acknowledged_at IS NULL;
 `,
   },
+  {
+    id: 2,
+    name: '002_ledger_receipt_immediate',
+    // C12: a synchronous answer is a receipt with no task (task_id ''), marked so a reader can tell.
+    sql: (t) => `ALTER TABLE ${t.receipts} ADD COLUMN immediate boolean NOT NULL DEFAULT false;`,
+  },
 ];

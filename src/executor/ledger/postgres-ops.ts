@@ -155,6 +155,7 @@ interface ReceiptRow {
   cancel_generation: number;
   shadow: boolean;
   accepted_at: string;
+  immediate: boolean;
 }
 
 const SELECT_RECEIPT: LedgerSql = (t) => `SELECT * FROM ${t.receipts} WHERE call_node_id = $1`;
@@ -173,14 +174,15 @@ export async function selectReceipt(q: Q, callNodeId: string): Promise<Receipt |
     cancelGeneration: row.cancel_generation,
     shadow: row.shadow,
     acceptedAt: Number(row.accepted_at),
+    ...(row.immediate ? { immediate: true } : {}),
   };
 }
 
 const INSERT_RECEIPT: LedgerSql = (t) => `
 INSERT INTO ${t.receipts}
   (id, call_node_id, operation_id, task_id, status, result_digest, payload, epoch, cancel_generation, shadow,
-   accepted_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11)`;
+   accepted_at, immediate)
+VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8, $9, $10, $11, $12)`;
 export async function insertReceipt(q: Q, r: Receipt): Promise<void> {
   await q.query(INSERT_RECEIPT, [
     r.id,
@@ -194,6 +196,7 @@ export async function insertReceipt(q: Q, r: Receipt): Promise<void> {
     r.cancelGeneration,
     r.shadow,
     r.acceptedAt,
+    r.immediate === true,
   ]);
 }
 

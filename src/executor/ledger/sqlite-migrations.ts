@@ -68,4 +68,10 @@ CREATE TABLE outbox (
 CREATE INDEX outbox_pending ON outbox (id) WHERE acknowledged_at IS NULL;
 `,
   },
+  {
+    id: 2,
+    name: 'receipt_immediate',
+    // C12: a synchronous answer is a receipt with no task (task_id ''), marked so a reader can tell.
+    sql: `ALTER TABLE receipts ADD COLUMN immediate INTEGER NOT NULL DEFAULT 0;`,
+  },
 ];

@@ -140,6 +140,7 @@ interface ReceiptRow {
   cancel_generation: number;
   shadow: number;
   accepted_at: number;
+  immediate: number;
 }
 
 const SELECT_RECEIPT = `SELECT * FROM receipts WHERE call_node_id = ?`;
@@ -158,19 +159,23 @@ export function selectReceipt(db: Database, callNodeId: string): Receipt | null 
     cancelGeneration: row.cancel_generation,
     shadow: row.shadow === 1,
     acceptedAt: row.accepted_at,
+    ...(row.immediate === 1 ? { immediate: true } : {}),
   };
 }
 
 const INSERT_RECEIPT = `
 INSERT INTO receipts
-  (id, call_node_id, operation_id, task_id, status, result_digest, payload, epoch, cancel_generation, shadow, accepted_at)
+  (id, call_node_id, operation_id, task_id, status, result_digest, payload, epoch, cancel_generation, shadow, accepted_at,
+   immediate)
 VALUES
-  (@id, @callNodeId, @operationId, @taskId, @status, @resultDigest, @payload, @epoch, @cancelGeneration, @shadow, @acceptedAt)`;
+  (@id, @callNodeId, @operationId, @taskId, @status, @resultDigest, @payload, @epoch, @cancelGeneration, @shadow, @acceptedAt,
+   @immediate)`;
 export function insertReceipt(db: Database, receipt: Receipt): void {
   statement(db, INSERT_RECEIPT).run({
     ...receipt,
     payload: JSON.stringify(receipt.payload ?? null),
     shadow: receipt.shadow ? 1 : 0,
+    immediate: receipt.immediate === true ? 1 : 0,
   });
 }
 

@@ -41,6 +41,25 @@ export interface Rev20251125WireOptions {
   /** Where server requests arrive (input rounds); default: the hook of the connection `channel` belongs to. */
   readonly onRequest?: ServerRequestHook;
   readonly close?: () => Promise<void>;
+  /**
+   * T-08: whether the server advertised `tasks.requests.tools.call`. False: every `tools/call` is
+   * sent plainly (no `params.task`) and its `CallToolResult` is the answer (C12). Default true.
+   */
+  readonly taskCalls?: boolean;
+  /**
+   * T-09: `execution.taskSupport` by tool name, from `tools/list`. When given, a tool whose support
+   * is absent (not listed, or listed without it) or `forbidden` is called plainly. Default: not
+   * consulted (every call offers a task, as before the list was read).
+   */
+  readonly taskSupport?: ReadonlyMap<string, string>;
+}
+
+/** T-08, T-09, T-11, T-12: offer a task only where the server and the tool take one. */
+function offersTask(options: Rev20251125WireOptions, tool: string): boolean {
+  if (options.taskCalls === false) return false;
+  if (options.taskSupport === undefined) return true;
+  const support = options.taskSupport.get(tool);
+  return support === 'optional' || support === 'required';
 }
 
 export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWire {
@@ -65,13 +84,14 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
   return {
     wire: 'mcp-2025-11-25',
     version: REV_2025_ADAPTER_VERSION,
+    ...(options.taskCalls === false ? { plainOnly: true } : {}),
 
     async submit(request, signal) {
       const ttl = request.ttlMs ?? options.defaultTtlMs;
       const params = {
         name: request.tool,
         arguments: request.args,
-        task: ttl === undefined ? {} : { ttl },
+        ...(offersTask(options, request.tool) ? { task: ttl === undefined ? {} : { ttl } } : {}),
         // Ignored by servers that do not know it; kept so a lookup-capable server can deduplicate.
         _meta: { [SUBMISSION_KEY_META]: request.submissionKey },
       };
