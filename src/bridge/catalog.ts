@@ -21,8 +21,6 @@ export class Catalog {
   private readonly upstreams: readonly Upstream[];
   private readonly logger: Logger;
   private entries = new Map<string, CatalogEntry>();
-  /** Tools listed as durable that turned out synchronous (the upstream refused them as tasks). */
-  private readonly synchronous = new Set<string>();
 
   constructor(upstreams: readonly Upstream[], logger: Logger) {
     this.upstreams = upstreams;
@@ -38,10 +36,11 @@ export class Catalog {
     const lists = await Promise.all(
       this.upstreams.map(async (upstream) => {
         try {
-          return (await upstream.tools()).map((tool) => {
-            const exposed = this.exposedName(upstream.name, tool.name);
-            return { exposed, upstream, tool: this.synchronous.has(exposed) ? { ...tool, durable: false } : tool };
-          });
+          return (await upstream.tools()).map((tool) => ({
+            exposed: this.exposedName(upstream.name, tool.name),
+            upstream,
+            tool,
+          }));
         } catch (error) {
           this.logger.warn('upstream tools/list failed', { upstream: upstream.name, error: String(error) });
           return [];
@@ -50,13 +49,6 @@ export class Catalog {
     );
     this.entries = new Map(lists.flat().map((entry) => [entry.exposed, entry]));
     return [...this.entries.values()];
-  }
-
-  /** From now on the tool is called plainly (and listed without the long-running note). */
-  markSynchronous(exposed: string): void {
-    this.synchronous.add(exposed);
-    const entry = this.entries.get(exposed);
-    if (entry !== undefined) this.entries.set(exposed, { ...entry, tool: { ...entry.tool, durable: false } });
   }
 
   /** The entry of an exposed name; lists again once when it is not known yet. */

@@ -11,7 +11,6 @@ import { isSettled } from '../executor/transitions.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
 import { Book, OPEN_STATES } from './book.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
-import { passThrough } from './pass-through.js';
 import { Questions, type Question } from './questions.js';
 import {
   fromReceipt,
@@ -62,8 +61,6 @@ export class BridgeCore {
   private readonly deps: CoreDeps;
   private readonly snapshots = new Map<string, TaskSnapshot>();
   private readonly snapshotListeners = new Set<(snapshot: TaskSnapshot) => void>();
-  /** Synchronous answers to a task call, by submission key, until the executor receipts them (C12). */
-  private readonly immediate = new Map<string, Record<string, unknown>>();
   private readonly watched = new Set<string>();
   private readonly endedListeners = new Set<(op: ToolOperation, receipt: Receipt | null) => void>();
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -73,7 +70,7 @@ export class BridgeCore {
     this.book = new Book(deps.ledger, deps.namespace);
   }
 
-  /** Wraps a wire so the bridge sees every snapshot (progress, status message) and synchronous answer. */
+  /** Wraps a wire so the bridge sees every snapshot (progress, status message) as it arrives. */
   observe(wire: ClientWire): ClientWire {
     const seen = (snapshot: TaskSnapshot): void => {
       this.snapshots.set(snapshot.taskId, snapshot);
@@ -85,7 +82,6 @@ export class BridgeCore {
       submit: async (request, signal) => {
         const answer = await wire.submit(request, signal);
         if (answer.kind === 'task') seen(answer);
-        else this.immediate.set(request.submissionKey, answer.result);
         return answer;
       },
       getStatus: async (taskId, signal) => {
@@ -143,15 +139,7 @@ export class BridgeCore {
       return { handle: submitted, attached: false };
     });
     this.watch(handle);
-    const answer = await this.follow(handle, caller, this.deps.inlineWaitMs, attached);
-    const op = await this.deps.ledger.load(handle.operationId);
-    if (op !== null && refusedAsTask(op)) {
-      // The upstream refused to run this tool as a task and proved it ran nothing (our server does so
-      // for a `forbidden` tool on the Tasks extension): it is synchronous; call it plainly, from now on too.
-      this.deps.catalog.markSynchronous(entry.exposed);
-      return passThrough(entry.upstream, entry.tool.name, args, caller.signal);
-    }
-    return answer;
+    return this.follow(handle, caller, this.deps.inlineWaitMs, attached);
   }
 
   /** `terminus_wait`: the result, or still running after `seconds` (capped at the inline wait). */
@@ -311,9 +299,6 @@ export class BridgeCore {
     const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
     const view = await this.view(op, receipt);
     if (receipt !== null) return fromReceipt(receipt, view);
-    // Until the executor receipts a synchronous answer (C12) the bridge hands it over as it came.
-    const immediate = this.immediate.get(op.submissionKey);
-    if (immediate !== undefined) return immediate;
     if (!isSettled(op.state)) return stillRunning({ ...view, ...(attached ? { attached } : {}) }, 0);
     return toolError(
       `${view.tool} (operation ${op.id}) ended without a result: ${op.state}` +
@@ -409,11 +394,6 @@ export class BridgeCore {
       if (this.locks.get(key) === mine) this.locks.delete(key);
     }
   }
-}
-
-/** Never created because the submission was refused (no task id, a definitive error answer). */
-function refusedAsTask(op: ToolOperation): boolean {
-  return op.state === 'NEVER_CREATED' && op.taskId === null && op.evidence.some((e) => e.kind === 'submit_rejected');
 }
 
 /** Unknown, malformed and another caller's ids get the same answer: nothing about them leaks. */

@@ -98,14 +98,12 @@ describe('terminus bridge: a 20 s tool behind a host with a 5 s timeout', () => 
     SLOW,
   );
 
-  it('a synchronous tool answers as the upstream does (refused as a task, then called plainly)', async () => {
+  it('a tool the upstream answers synchronously returns its own answer, as a receipt (C12)', async () => {
     for (let i = 0; i < 2; i++) {
       const greet = await hostCall(bridge.client, 'greet', { name: 'Ada' });
       expect(greet).toMatchObject({ content: [{ type: 'text', text: 'Hello, Ada!' }] });
       expect(greet.isError).toBeFalsy();
     }
-    const listed = (await bridge.client.listTools()).tools.find((t) => t.name === 'greet')!;
-    expect(listed.description).toBe('Says hello. Always synchronous, never a task.');
   });
 
   it('an unknown id and a malformed one get the same clear tool error', async () => {
