@@ -12,6 +12,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Transport } from '@modelcontextprotocol/server';
+import { TerminusError } from '../core/errors.js';
 import { silentLogger, type Clock, type Ids, type Logger, type Random } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
@@ -81,10 +82,15 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   const inlineWaitMs = options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS;
   for (const name of Object.keys(options.upstreams)) {
     if (!UPSTREAM_NAME.test(name)) {
-      throw new Error(`upstream name ${JSON.stringify(name)}: use 1-32 letters, digits or '-'`);
+      throw new TerminusError(
+        'invalid_argument',
+        `upstream name ${JSON.stringify(name)}: use 1-32 letters, digits or '-'`,
+      );
     }
   }
-  if (Object.keys(options.upstreams).length === 0) throw new Error('a bridge needs at least one upstream');
+  if (Object.keys(options.upstreams).length === 0) {
+    throw new TerminusError('invalid_argument', 'a bridge needs at least one upstream');
+  }
   const upstreams = new Map(
     Object.entries(options.upstreams).map(([name, target]) => [
       name,
@@ -107,7 +113,13 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     ...(options.qps === undefined ? {} : { qps: options.qps }),
     connect: async (server, wire) => {
       const upstream = upstreams.get(server);
-      if (upstream === undefined) throw new Error(`no upstream named ${server} (start the bridge with it)`);
+      if (upstream === undefined) {
+        // An operation of an upstream this bridge was not started with: it waits for a bridge that has it.
+        throw new TerminusError(
+          'unavailable',
+          `no upstream named ${server}: start the bridge with --upstream ${server}=...`,
+        );
+      }
       const connected = await upstream.wire(wire);
       return core === null ? connected : core.observe(connected);
     },
