@@ -3,6 +3,7 @@
  * task wire), followed for at most the inline wait; the model-facing tools wait, check, cancel,
  * list and answer them. Every operation id a caller names is checked against its owner first.
  */
+import { inputRequired } from '@modelcontextprotocol/server';
 import type { Clock, Ids, Logger } from '../core/ports.js';
 import type { Executor, OperationHandle } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
@@ -30,8 +31,13 @@ export interface Caller {
   readonly signal?: AbortSignal;
   /** Set when the host sent a progressToken. */
   readonly progress?: (done: number, total: number | undefined, message: string | undefined) => Promise<void>;
-  /** Set when the host can answer an elicitation now, bound to this request. */
+  /** Set when the host can answer an elicitation now, bound to this request (2025-11-25 era: pushed). */
   readonly elicit?: (params: Record<string, unknown>) => Promise<unknown>;
+  /**
+   * 2026-07-28 era with elicitation: questions go back as an `input_required` result (multi-round
+   * trip); the host retries the same request with `inputResponses`, keyed as `questionKey` names them.
+   */
+  readonly inputRequired?: { readonly responses: Readonly<Record<string, unknown>> | undefined };
 }
 
 export interface CoreDeps {
@@ -282,9 +288,24 @@ export class BridgeCore {
     budgetMs: number,
     attached: boolean,
   ): Promise<Record<string, unknown>> {
+    this.takeInputResponses(handle.operationId, caller);
     const outcome = await this.settle(handle, caller, budgetMs, caller.elicit === undefined);
     const op = await this.deps.ledger.load(handle.operationId);
     if (op === null) return unknownOperation(handle.operationId);
+    const pending = this.deps.questions.pending(op.id);
+    if (outcome.kind === 'input' && caller.inputRequired !== undefined && pending.length > 0) {
+      return inputRequired({
+        inputRequests: Object.fromEntries(
+          pending.map((q) => [
+            questionKey(q),
+            inputRequired.elicit({
+              message: q.message,
+              requestedSchema: (q.params.requestedSchema ?? { type: 'object', properties: {} }) as ElicitSchema,
+            }),
+          ]),
+        ),
+      }) as unknown as Record<string, unknown>;
+    }
     if (outcome.kind === 'receipt') {
       await this.deps.executor.outbox.ack(outcome.receipt.id);
       return fromReceipt(outcome.receipt, await this.view(op, outcome.receipt));
@@ -305,6 +326,16 @@ export class BridgeCore {
         (op.evidence.length > 0 ? ` (${op.evidence[op.evidence.length - 1]!.detail})` : '') +
         '. Nothing was run twice; `terminus ops show` on this ledger has the details.',
     );
+  }
+
+  /** Answers this operation's open questions from a retried request's `inputResponses` (bound by key and round). */
+  private takeInputResponses(operationId: string, caller: Caller): void {
+    const responses = caller.inputRequired?.responses;
+    if (responses === undefined) return;
+    for (const q of this.deps.questions.pending(operationId)) {
+      const reply = responses[questionKey(q)];
+      if (reply !== undefined) this.deps.questions.answer(q, reply);
+    }
   }
 
   /**
@@ -394,6 +425,13 @@ export class BridgeCore {
       if (this.locks.get(key) === mine) this.locks.delete(key);
     }
   }
+}
+
+type ElicitSchema = Parameters<typeof inputRequired.elicit>[0]['requestedSchema'];
+
+/** The `inputRequests` key of a question: its round and the upstream's key, so an old round's answer never matches. */
+export function questionKey(q: Question): string {
+  return `r${q.round}-${q.key.replace(/[^A-Za-z0-9_-]/g, '_')}`;
 }
 
 /** Unknown, malformed and another caller's ids get the same answer: nothing about them leaks. */

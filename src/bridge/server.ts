@@ -66,7 +66,9 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
 
   const callerOf = (ctx: ServerContext): Caller => {
     const token = ctx.mcpReq._meta?.progressToken;
-    const canElicit = context.era === 'legacy' && server.getClientCapabilities()?.elicitation !== undefined;
+    const elicitation = server.getClientCapabilities()?.elicitation !== undefined;
+    const canElicit = context.era === 'legacy' && elicitation;
+    const byResult = context.era === 'modern' && elicitation;
     return {
       owner,
       signal: ctx.mcpReq.signal,
@@ -85,6 +87,7 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
               }),
           }),
       ...(canElicit ? { elicit: (params: Record<string, unknown>) => ctx.mcpReq.elicitInput(params as never) } : {}),
+      ...(byResult ? { inputRequired: { responses: ctx.mcpReq.inputResponses } } : {}),
     };
   };
 

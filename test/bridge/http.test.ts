@@ -116,4 +116,39 @@ describe('terminus bridge over Streamable HTTP', () => {
       await client.close();
     }
   });
+
+  it(
+    'a 2026-07-28-era host with elicitation is asked through an input_required result, bound to the round',
+    async () => {
+      const asked: string[] = [];
+      const client = new Client(
+        { name: 'modern-elicit-host', version: '1.0.0' },
+        { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      client.setRequestHandler('elicitation/create', (request) => {
+        asked.push(String((request.params as { message?: string }).message));
+        return { action: 'accept', content: { confirm: true } } as never;
+      });
+      await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+      try {
+        let result = await client.callTool(
+          { name: 'confirm_delete', arguments: { filename: 'modern.txt' } },
+          { timeout: 5_000 },
+        );
+        for (let i = 0; i < 30; i++) {
+          const op = (result.structuredContent as { operation?: { id: string } } | undefined)?.operation;
+          if (op === undefined) break;
+          result = await client.callTool(
+            { name: 'terminus_wait', arguments: { operation: op.id } },
+            { timeout: 5_000 },
+          );
+        }
+        expect(result.content).toEqual([{ type: 'text', text: 'Deleted modern.txt' }]);
+        expect(asked).toEqual(['Delete modern.txt?']);
+      } finally {
+        await client.close();
+      }
+    },
+    SLOW,
+  );
 });
