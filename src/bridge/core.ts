@@ -304,7 +304,7 @@ export class BridgeCore {
             }),
           ]),
         ),
-      }) as unknown as Record<string, unknown>;
+      });
     }
     if (outcome.kind === 'receipt') {
       await this.deps.executor.outbox.ack(outcome.receipt.id);
