@@ -76,10 +76,20 @@ function upstreamsOf(specs: readonly string[]): Record<string, ServerTarget> {
   if (specs.length === 0) throw new Error('give at least one --upstream name=URL or name="stdio:COMMAND"');
   const upstreams: Record<string, ServerTarget> = {};
   for (const spec of specs) {
-    const match = /^([A-Za-z0-9-]{1,32})=(.+)$/s.exec(spec);
+    // `name=` is a prefix without ':' (a URL or `stdio:` target has one before any '=').
+    const match = /^([^:=]+)=(.+)$/s.exec(spec);
     const [name, target] = match === null ? ['upstream', spec] : [match[1]!, match[2]!];
+    if (!/^[A-Za-z0-9-]{1,32}$/.test(name)) {
+      throw new Error(`--upstream ${spec}: the name ${JSON.stringify(name)} must be 1-32 letters, digits or '-'`);
+    }
     if (upstreams[name] !== undefined) throw new Error(`two upstreams named ${name}: name each --upstream name=...`);
-    upstreams[name] = targetOf(target.trim());
+    try {
+      upstreams[name] = targetOf(target.trim());
+    } catch (error) {
+      throw new Error(
+        `--upstream ${spec}: ${(error as Error).message} (use http(s)://host:port/mcp or "stdio:COMMAND")`,
+      );
+    }
   }
   return upstreams;
 }
