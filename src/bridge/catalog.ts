@@ -21,6 +21,8 @@ export class Catalog {
   private readonly upstreams: readonly Upstream[];
   private readonly logger: Logger;
   private entries = new Map<string, CatalogEntry>();
+  /** Upstreams whose last listing failed, with why: a tool missing from them is "unreachable", not "unknown". */
+  readonly unreachable = new Map<string, string>();
 
   constructor(upstreams: readonly Upstream[], logger: Logger) {
     this.upstreams = upstreams;
@@ -36,12 +38,15 @@ export class Catalog {
     const lists = await Promise.all(
       this.upstreams.map(async (upstream) => {
         try {
-          return (await upstream.tools()).map((tool) => ({
+          const tools = await upstream.tools();
+          this.unreachable.delete(upstream.name);
+          return tools.map((tool) => ({
             exposed: this.exposedName(upstream.name, tool.name),
             upstream,
             tool,
           }));
         } catch (error) {
+          this.unreachable.set(upstream.name, String(error));
           this.logger.warn('upstream tools/list failed', { upstream: upstream.name, error: String(error) });
           return [];
         }

@@ -152,8 +152,9 @@ export class BridgeCore {
   async wait(operationId: string, seconds: number | undefined, caller: Caller): Promise<Record<string, unknown>> {
     const op = await this.book.own(caller.owner, operationId);
     if (op === null) return unknownOperation(operationId);
-    const handle = await this.handleOf(op);
+    const handle = await this.reach(op);
     if (handle === null) return this.describe(op, false);
+    if ('content' in handle) return handle;
     const ms = Math.min(
       this.deps.maxWaitMs,
       seconds === undefined ? this.deps.inlineWaitMs : Math.round(seconds * 1000),
@@ -180,7 +181,8 @@ export class BridgeCore {
   async cancel(operationId: string, caller: Caller): Promise<Record<string, unknown>> {
     const op = await this.book.own(caller.owner, operationId);
     if (op === null) return unknownOperation(operationId);
-    const handle = await this.handleOf(op);
+    const handle = await this.reach(op);
+    if (handle !== null && 'content' in handle) return handle;
     const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
     if (handle === null || receipt !== null || isSettled(op.state)) {
       const view = await this.view(op, receipt);
@@ -250,8 +252,9 @@ export class BridgeCore {
     }
     const reply = typeof response.action === 'string' ? response : { action: 'accept', content: response };
     this.deps.questions.answer(question, reply);
-    const handle = await this.handleOf(op);
+    const handle = await this.reach(op);
     if (handle === null) return this.describe(op, false);
+    if ('content' in handle) return handle;
     return this.follow(handle, caller, this.deps.inlineWaitMs, false);
   }
 
@@ -263,6 +266,18 @@ export class BridgeCore {
    */
   private handleOf(op: ToolOperation): Promise<OperationHandle | null> {
     return this.deps.executor.attach(op.callNodeId, { budgetMs: null });
+  }
+
+  /** `handleOf` for a model's request: an upstream that cannot be reached is an answer, not a crash. */
+  private async reach(op: ToolOperation): Promise<OperationHandle | ToolAnswer | null> {
+    try {
+      return await this.handleOf(op);
+    } catch (error) {
+      return toolError(
+        `Operation ${op.id}: its upstream ${op.server ?? '?'} cannot be reached now (${String(error)}). ` +
+          'The operation stays in the ledger and goes on once it answers: call terminus_wait again later.',
+      );
+    }
   }
 
   /** Start-up: takes up this bridge's unsettled operations (never another bridge's or `terminus call`'s). */

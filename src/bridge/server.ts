@@ -106,6 +106,10 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
     const caller = callerOf(ctx);
     if ((MODEL_TOOL_NAMES as readonly string[]).includes(name)) return modelCall(core, name, args, caller) as never;
     const entry = await catalog.find(name);
+    if (entry === undefined && catalog.unreachable.size > 0) {
+      const down = [...catalog.unreachable].map(([upstream, why]) => `${upstream} (${why})`).join(', ');
+      return toolError(`${name}: not listed now; unreachable upstream: ${down}. Try again later.`);
+    }
     if (entry === undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
     if (!entry.tool.durable)
       return (await passThrough(entry.upstream, entry.tool.name, args, ctx.mcpReq.signal)) as never;
