@@ -61,6 +61,8 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
   const submitting = new Map<string, Promise<OperationHandle>>();
   const disabledWires = new Set(options.disabledWires ?? []);
   let state: 'open' | 'rolled_back' | 'closed' = 'open';
+  /** Aborted by `close()`: ends a reconnect's back-off at once (a real-clock sleep would hold the process). */
+  const closing = new AbortController();
 
   const ctx: DriverContext = {
     ledger,
@@ -100,6 +102,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
         connected.onStatusHint?.((taskId, status) => {
           for (const [driver, w] of wireOf) if (w === connected && driver.record.taskId === taskId) driver.hint(status);
         });
+        connected.onClose?.((reason) => void reconnect(connected, reason));
         return connected;
       });
       wires.set(key, pending);
@@ -107,6 +110,45 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
       pending.catch(() => wires.delete(key));
     }
     return pending;
+  }
+
+  /**
+   * Issue 11, defect 5: a wire whose connection ended by itself (a stdio server that died) is dropped
+   * from the cache; its operations are driven over a new connection, and each one still waited for
+   * is taken up again at once (`resumed`: whatever was on the wire is re-issued, so a death is seen
+   * now, not at the next poll). A task the new server does not know answers 404 and goes the usual
+   * way (UNKNOWN, key lookup); nothing waits for ever on a dead pipe. A failed reconnect is tried
+   * again with back-off (1 s doubling to 30 s) while the executor is open; meanwhile requests fail
+   * `lost` and the status says `unreachable`.
+   */
+  async function reconnect(dead: ClientWire, reason: string): Promise<void> {
+    for (const [key, pending] of [...wires]) {
+      if ((await pending.catch(() => null)) === dead) wires.delete(key);
+    }
+    const affected = [...wireOf].filter(([, w]) => w === dead).map(([driver]) => driver);
+    const server = affected[0]?.record.server;
+    if (server === undefined) return;
+    logger.warn('server connection ended; reconnecting its operations', {
+      wire: dead.wire,
+      reason,
+      operations: affected.length,
+    });
+    for (let delay = 1_000; state === 'open' && affected.length > 0; delay = Math.min(delay * 2, 30_000)) {
+      try {
+        const fresh = await getWire(server, affected[0]!.record.wire.name);
+        for (const driver of affected) {
+          if (driver.isStopped || wireOf.get(driver) !== dead) continue;
+          driver.rebind(fresh);
+          wireOf.set(driver, fresh);
+          // A detached one keeps its own timers (a cancel still confirmed goes on over the new wire).
+          if (driver.record.waitingStoppedAt === null) await driver.dispatch({ type: 'resumed', epoch });
+        }
+        return;
+      } catch (error) {
+        logger.warn('reconnect failed; trying again', { reason: String(error), retryInMs: delay });
+        await clock.sleep(delay, closing.signal).catch(() => undefined);
+      }
+    }
   }
 
   function register(record: ToolOperation, wire: ClientWire): OperationDriver {
@@ -256,6 +298,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     async close() {
       if (state === 'closed') return;
       state = 'closed';
+      closing.abort();
       const reason = new ExecutorError('closed', 'executor closed; the operation stays in the ledger');
       await Promise.all([...drivers.values()].map((driver) => driver.stop(reason)));
       outbox.close();

@@ -54,7 +54,7 @@ export class OperationDriver {
   record: ToolOperation;
   readonly status: StatusFeed;
   private readonly ctx: DriverContext;
-  private readonly wire: ClientWire;
+  private wire: ClientWire;
   private readonly abort = new AbortController();
   private readonly tasks = new Set<Promise<void>>();
   private queue: Promise<unknown> = Promise.resolve();
@@ -107,6 +107,11 @@ export class OperationDriver {
   hint(status: ToolOperation['lastServerStatus']): void {
     if (status === null) return;
     void this.dispatch({ type: 'notification', epoch: this.ctx.epoch, status });
+  }
+
+  /** Drives the operation over `wire` from now on (the old one's connection ended: a stdio child exited). */
+  rebind(wire: ClientWire): void {
+    this.wire = wire;
   }
 
   markCancelOwed(): void {

@@ -104,6 +104,11 @@ export interface ClientWire {
   fetchResult(taskId: string, signal?: AbortSignal): Promise<ResultAnswer>;
   cancel(taskId: string, signal?: AbortSignal): Promise<CancelAnswer>;
   sendInput(taskId: string, responses: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<void>;
+  /**
+   * The transport under the wire ended by itself (a stdio server process exited): every later request
+   * fails `lost`. Where the wire can tell; returns an unsubscribe. The executor then reconnects.
+   */
+  onClose?(listener: (reason: string) => void): () => void;
   /** Status hints pushed by the server, where the wire has them; they shorten waits, never replace a fetch. */
   onStatusHint?(listener: (taskId: string, status: WireStatusAnswer) => void): () => void;
   close(): Promise<void>;

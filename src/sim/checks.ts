@@ -28,6 +28,8 @@ export const INVARIANTS = [
   'C8',
   'C9',
   'C10',
+  'C11',
+  'C12',
   'S1',
   'S2',
   'S3',
@@ -147,6 +149,20 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
           ? 'no task'
           : `${final.status} epoch ${final.epoch} lease ${final.leaseOwner ?? '-'} until ${final.leaseExpiresAt === null ? '-' : final.leaseExpiresAt - now}`;
       add('liveness', `${node}: still ${record.state} (server: ${server})`);
+    }
+
+    // C11: a waiter that gave up on its budget left the operation to a later waiter, who reached
+    // its end (a receipt, or an outcome listed for an operator), never a wait stopped for good.
+    if (op.giveUp != null && !isSettled(record.state) && record.state !== 'UNKNOWN') {
+      add('C11', `${node}: its first waiter gave up and the later one never reached the end (${record.state})`);
+    }
+    // C12: a synchronous answer that reached the executor is the node's receipt, as answered.
+    const inline = events.find((e) => e.kind === 'answer' && e.method === 'tools/call' && e.taskId === undefined);
+    if (inline !== undefined && tasks.length === 0) {
+      if (record.state === 'NEVER_CREATED') add('C12', `${node}: answered synchronously but recorded NEVER_CREATED`);
+      else if (receipt === null || receipt.immediate !== true || receipt.status !== 'completed') {
+        add('C12', `${node}: answered synchronously but holds ${receipt === null ? 'no receipt' : receipt.status}`);
+      }
     }
 
     // Terminal-state divergence: the receipt against the server's final task.
@@ -321,7 +337,7 @@ function serverChecks(
 
 function divergence(
   record: ToolOperation,
-  receipt: { status: string; payload: unknown } | null,
+  receipt: { status: string; payload: unknown; immediate?: boolean } | null,
   final: TaskRecord | null,
   tasks: number,
 ): string | null {
@@ -329,6 +345,8 @@ function divergence(
     if (record.state === 'NEVER_CREATED' && tasks > 0) return 'NEVER_CREATED but the server holds a task';
     return null;
   }
+  // A synchronous answer has no task to compare with; C2 matched its payload to the answer delivered.
+  if (receipt.immediate === true) return tasks > 0 ? 'immediate receipt but the server holds a task' : null;
   if (final === null) return `receipt ${receipt.status} but the server has no task`;
   if (receipt.status === 'expired') {
     const observed = (receipt.payload as { observedStatus?: unknown } | null)?.observedStatus;

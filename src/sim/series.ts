@@ -25,7 +25,7 @@ import { newServerFacts, type ServerFacts } from './server/facts.js';
 import { SimServer, type StoreBackend } from './server/host.js';
 import { settle } from './settle.js';
 import { Trace, type TraceEntry } from './trace.js';
-import { drawWorkload, type OperationPlan } from './workload.js';
+import { drawWorkload, withEdges, type OperationPlan } from './workload.js';
 
 /** After the last fault healed, every operation must settle within this much virtual time. */
 export const LIVENESS_BOUND_MS = 180_000;
@@ -81,6 +81,8 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   } else {
     ops = drawWorkload(random.workload, seed);
     plan = swarmPlan(ops, random.faults, allowed);
+    const partitioned = plan.rules.filter((r) => r.fault === 'not_found_after_expiry').map((r) => r.op ?? '');
+    ops = withEdges(ops, seed, new Set(partitioned));
   }
   const planLines = describePlan(plan);
   for (const line of planLines) trace.add('plan', line.trim());
@@ -229,7 +231,12 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
 
   // ---- the workload -----------------------------------------------------------------------------
   for (const op of ops) {
-    root.at(start + op.startAt, () => void withClient((c) => c.submit(op.callNodeId, op.tool, { ...op.args })));
+    const budget = op.giveUp?.budgetMs;
+    root.at(start + op.startAt, () => void withClient((c) => c.submit(op.callNodeId, op.tool, { ...op.args }, budget)));
+    if (op.giveUp != null) {
+      const later = op.giveUp.resumeAfter;
+      root.at(start + op.startAt + later, () => void withClient((c) => c.reattach(op.callNodeId)));
+    }
     if (op.cancelAfter !== null) {
       const after = op.cancelAfter;
       root.at(start + op.startAt + after, () => void withClient((c) => cancelUntilDone(c, op.callNodeId)));

@@ -3,7 +3,8 @@
  * disconnects, all drawn from the `workload` stream.
  */
 import type { SimRandom } from './random.js';
-import { SIM_TOOL, SIM_TOOL_SHORT_TTL, type SimArgs } from './server/tools.js';
+import { sfc32 } from './random.js';
+import { SIM_TOOL, SIM_TOOL_INLINE, SIM_TOOL_SHORT_TTL, SIM_TOOL_SLOW_POLL, type SimArgs } from './server/tools.js';
 
 export interface OperationPlan {
   readonly callNodeId: string;
@@ -17,6 +18,11 @@ export interface OperationPlan {
   readonly disconnect: { readonly after: number; readonly for: number } | null;
   /** Cancel exactly when the handler completes (fault `cancel_complete_race`). */
   raceCancel: boolean;
+  /**
+   * C11: the first waiter submits with a budget of `budgetMs` and gives up when it ends; a later
+   * waiter attaches `resumeAfter` ms after the start with a fresh (unbounded) budget. Null = never.
+   */
+  giveUp?: { readonly budgetMs: number; readonly resumeAfter: number } | null;
 }
 
 export function drawWorkload(random: SimRandom, seed: number): OperationPlan[] {
@@ -43,4 +49,26 @@ export function drawWorkload(random: SimRandom, seed: number): OperationPlan[] {
     });
   }
   return ops;
+}
+
+/**
+ * The cases issue 11 showed the gate lacked, drawn from a stream of their own (the draws above stay
+ * as they were): a waiter that gives up on its budget and a later one that attaches (C11), a tool the
+ * server answers synchronously (C12), and a 30 s server poll interval, half the time with a cancel
+ * (its confirmation must not wait for that interval). Applied after the fault plan was drawn, so the
+ * earlier draws stay as they were; `keep` names the operations left as they are (an expiry
+ * partition's target: its task is meant to be purged while the client is cut off).
+ */
+export function withEdges(ops: OperationPlan[], seed: number, keep: ReadonlySet<string>): OperationPlan[] {
+  const r = sfc32(seed, 'edges');
+  return ops.map((op) => {
+    if (keep.has(op.callNodeId)) return op;
+    const kind = r.int(0, 99);
+    if (kind < 8) return { ...op, tool: SIM_TOOL_INLINE, args: { ...op.args, ask: false } };
+    if (kind < 16) {
+      return { ...op, tool: SIM_TOOL_SLOW_POLL, cancelAfter: r.chance(0.5) ? r.int(200, 8_000) : op.cancelAfter };
+    }
+    if (kind < 26) return { ...op, giveUp: { budgetMs: r.int(300, 4_000), resumeAfter: r.int(1_000, 20_000) } };
+    return op;
+  });
 }

@@ -19,6 +19,10 @@ export interface RpcConnection {
   notify(method: string, params: Record<string, unknown>): Promise<void>;
   /** Notifications the server pushes (where the transport can carry them); returns an unsubscribe. */
   onNotification(listener: NotificationListener): () => void;
+  /** The server's process id, for a connection that spawned it (stdio). */
+  readonly pid?: number;
+  /** The transport ended by itself (a stdio child exited), not through `close()`; returns an unsubscribe. */
+  onClose?(listener: (reason: string) => void): () => void;
   /** Requests the server sends to the client (stdio, the SSE stream of a POST); returns an unsubscribe. */
   onRequest?(handler: ServerRequestHandler): () => void;
   close(): Promise<void>;

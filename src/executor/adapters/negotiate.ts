@@ -87,6 +87,12 @@ export async function connectServer(target: ServerTarget, options: ConnectOption
   return wire;
 }
 
+/** The wire reports the end of its connection (a stdio child that exited) where the connection can. */
+function withCloseSignal(wire: ClientWire, connection: RpcConnection): ClientWire {
+  const onClose = connection.onClose?.bind(connection);
+  return onClose === undefined ? wire : { ...wire, onClose };
+}
+
 /** No MCP task wire there: none advertised, or no MCP endpoint answering at all. */
 function noMcpWire(error: unknown): boolean {
   return (
@@ -150,8 +156,15 @@ async function open(target: ServerTarget, options: ConnectOptions): Promise<RpcC
   return createStdioConnection({ ...target, ...common });
 }
 
-/** Negotiates on an open connection and returns the adapter; the adapter's `close` closes the connection. */
+/**
+ * Negotiates on an open connection and returns the adapter; the adapter's `close` closes the
+ * connection, and its `onClose` reports the connection ending by itself (where it can tell).
+ */
 export async function negotiate(connection: RpcConnection, options: ConnectOptions): Promise<ClientWire> {
+  return withCloseSignal(await pickWire(connection, options), connection);
+}
+
+async function pickWire(connection: RpcConnection, options: ConnectOptions): Promise<ClientWire> {
   const choice = options.wire ?? 'auto';
   const auto = (wire: WireName): boolean => choice === 'auto' && !(options.skip ?? []).includes(wire);
   const close = () => connection.close();

@@ -1,14 +1,16 @@
 /**
- * JSON-RPC over the stdio of a spawned server, on the SDK's `StdioClientTransport` (it owns the
- * process and the newline framing; ids, timeouts and the envelope are ours). One connection is one
+ * JSON-RPC over the stdio of a spawned server (`stdio-process.ts`: the process, its group and the
+ * newline framing; ids, timeouts and the envelope are here). One connection is one
  * era: the opening message pins it on the server (SDK `serveStdio`), so negotiation probes with
  * `server/discover` and falls back to `initialize`.
  *
  * Server-to-client requests: `ping` is answered `{}`; others go to the `onRequest` handlers (the
  * 2025-11-25 adapter takes the task-tagged `elicitation/create` of an input round) and whatever no
- * handler takes is answered `-32601`. A closed process fails every pending request as `lost`.
+ * handler takes is answered `-32601`. A process that exits fails every pending request as `lost` at
+ * once and tells `onClose` listeners (the executor reconnects: issue 11, defect 5); `close()` ends
+ * the process and its group (stdin, SIGTERM, SIGKILL).
  */
-import { StdioClientTransport, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
+import type { StdioServerParameters } from '@modelcontextprotocol/client/stdio';
 import type { Clock } from '../../core/ports.js';
 import { WireFailure } from '../wire-port.js';
 import {
@@ -23,6 +25,7 @@ import {
 import { DEFAULT_CLIENT_INFO, withEnvelope, type ClientInfo } from './envelope.js';
 import { toResult } from './http-channel.js';
 import { isRecord } from './rpc-error.js';
+import { startStdioProcess } from './stdio-process.js';
 
 export interface StdioConnectionOptions {
   readonly command: string;
@@ -45,13 +48,16 @@ interface Pending {
 
 /** Spawns the server and resolves once its process is running. */
 export async function createStdioConnection(options: StdioConnectionOptions): Promise<RpcConnection> {
-  const transport = new StdioClientTransport({
+  const transport = await startStdioProcess({
     command: options.command,
     ...(options.args === undefined ? {} : { args: [...options.args] }),
     ...(options.env === undefined ? {} : { env: { ...options.env } }),
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     stderr: options.stderr ?? 'inherit',
+    clock: options.clock,
   });
+  const closeListeners = new Set<(reason: string) => void>();
+  let closing = false;
   const clientInfo = options.clientInfo ?? DEFAULT_CLIENT_INFO;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const pending = new Map<number, Pending>();
@@ -68,7 +74,7 @@ export async function createStdioConnection(options: StdioConnectionOptions): Pr
   const send = async (message: Record<string, unknown>): Promise<void> => {
     if (closed) throw new WireFailure('lost', 'server process closed');
     try {
-      await transport.send(message as never);
+      await transport.send(message);
     } catch (error) {
       throw new WireFailure('lost', 'could not write to the server process', { cause: error });
     }
@@ -106,14 +112,15 @@ export async function createStdioConnection(options: StdioConnectionOptions): Pr
       entry?.resolve(message);
     }
   };
-  transport.onclose = () => {
+  transport.onclose = (reason) => {
     closed = true;
-    failAll('server process closed');
+    failAll(reason);
+    if (closing) return;
+    for (const listener of [...closeListeners]) listener(reason);
   };
-  transport.onerror = () => undefined;
-  await transport.start();
 
   const connection: RpcConnection = {
+    ...(transport.pid === undefined ? {} : { pid: transport.pid }),
     era: options.era ?? 'modern',
     legacyVersion: undefined,
     request: async (method, params, requestOptions = {}) => {
@@ -152,7 +159,13 @@ export async function createStdioConnection(options: StdioConnectionOptions): Pr
       return () => listeners.delete(listener);
     },
     onRequest,
+    onClose: (listener) => {
+      closeListeners.add(listener);
+      return () => closeListeners.delete(listener);
+    },
     close: async () => {
+      closing = true;
+      closeListeners.clear();
       listeners.clear();
       handlers.clear();
       failAll('connection closed');

@@ -44,8 +44,15 @@ export async function startRealClient(o: RealClientOptions): Promise<SimClient> 
     get alive() {
       return alive;
     },
-    async submit(callNodeId, tool, args) {
-      const h = await executor.submit({ callNodeId, server: 'sim', tool, args, toolVersion: '1' });
+    async submit(callNodeId, tool, args, budgetMs) {
+      const h = await executor.submit({
+        callNodeId,
+        server: 'sim',
+        tool,
+        args,
+        toolVersion: '1',
+        ...(budgetMs === undefined ? {} : { budgetMs }),
+      });
       // The caller waits for its receipt; an operation ending without one is the checkers' business.
       h.result().catch(() => {});
       o.trace.add(o.name, `submit ${callNodeId} -> ${h.operationId}`);
@@ -54,7 +61,9 @@ export async function startRealClient(o: RealClientOptions): Promise<SimClient> 
       await executor.resume();
     },
     async cancel(callNodeId) {
-      const h = await handle(callNodeId);
+      // The caller who cancels waits for the confirmation: a waiter of its own, with a fresh budget
+      // (C11), so a cancel after an earlier waiter gave up is still delivered and confirmed.
+      const h = await executor.attach(callNodeId, { budgetMs: null });
       if (h === null) return 'no_operation';
       const outcome = await h.cancel();
       o.trace.add(o.name, `cancel ${callNodeId}: ${outcome.requested ? 'requested' : (outcome.reason ?? 'refused')}`);
@@ -63,8 +72,10 @@ export async function startRealClient(o: RealClientOptions): Promise<SimClient> 
     async detach(callNodeId) {
       await (await handle(callNodeId))?.detach();
     },
-    async reattach() {
-      await executor.resume();
+    async reattach(callNodeId) {
+      const h = await executor.attach(callNodeId, { budgetMs: null });
+      h?.result().catch(() => {});
+      o.trace.add(o.name, `attach ${callNodeId}: ${h === null ? 'no operation' : h.attached ? 'attached' : 'new'}`);
     },
     kill() {
       alive = false;

@@ -1,13 +1,15 @@
 /** One simulated executor process, as the series drives it (real executor or the hookable interpreter). */
 export interface SimClient {
   readonly alive: boolean;
-  submit(callNodeId: string, tool: string, args: Record<string, unknown>): Promise<void>;
+  /** `budgetMs`: the waiter's budget (C11); absent = unbounded. */
+  submit(callNodeId: string, tool: string, args: Record<string, unknown>, budgetMs?: number): Promise<void>;
   /** Takes up every in-flight operation of the ledger (after a crash). */
   resume(): Promise<void>;
   /** The caller's cancel; resolves `applied` or why not. */
   cancel(callNodeId: string): Promise<string>;
   /** C9: the caller goes away; local waiting stops. */
   detach(callNodeId: string): Promise<void>;
+  /** A later waiter on the call node, with a fresh budget (C11: after a detach or a budget that ran out). */
   reattach(callNodeId: string): Promise<void>;
   /** A crash: nothing of this process runs again. */
   kill(): void;

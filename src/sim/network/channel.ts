@@ -322,6 +322,16 @@ function answerEvent(
   }
   const r = body.result;
   const task = (r.task as Record<string, unknown> | undefined) ?? r;
+  // A call answered synchronously (no task, C12): its CallToolResult is a completed payload.
+  const inline = method === 'tools/call' && r.resultType !== 'task' && Array.isArray(r.content);
+  if (inline) {
+    return {
+      ...base,
+      kind: 'answer' as const,
+      status: 'completed' as const,
+      payload: canonicalJson(normalizeResult(r)),
+    };
+  }
   const status = task.status as TaskStatus | undefined;
   const payload =
     status === 'completed'

@@ -12,6 +12,10 @@ import { defineTaskTool, ToolRpcError, type TaskToolDefinition } from '../../run
 export const SIM_TOOL = 'sim_work';
 /** Same work, but a 5 s TTL: its finished tasks expire (60 s after the terminal instant, S7). */
 export const SIM_TOOL_SHORT_TTL = 'sim_work_short_ttl';
+/** Same work, never a task: the server answers the call itself, synchronously (C12). */
+export const SIM_TOOL_INLINE = 'sim_work_inline';
+/** Same work with a 30 s poll interval, as a slow-moving server suggests (cancel cadence, defect 7). */
+export const SIM_TOOL_SLOW_POLL = 'sim_work_slow_poll';
 
 export const simArgs = z.object({
   /** The call node this task serves: lets the checkers map server tasks to client operations. */
@@ -35,12 +39,19 @@ export const INPUT_SCHEMA = {
   required: ['ok'],
 } as const;
 
-function simTool(name: string, pollIntervalMs: number, ttlMs: number, scope: ClockScope, hooks: ToolHooks) {
+function simTool(
+  name: string,
+  pollIntervalMs: number,
+  ttlMs: number,
+  scope: ClockScope,
+  hooks: ToolHooks,
+  taskSupport: 'required' | 'forbidden' = 'required',
+) {
   return defineTaskTool({
     name,
     description: 'simulated long-running work',
     inputSchema: simArgs,
-    taskSupport: 'required',
+    taskSupport,
     pollIntervalMs,
     ttlMs,
     handler: async (args, ctx) => {
@@ -70,5 +81,10 @@ function simTool(name: string, pollIntervalMs: number, ttlMs: number, scope: Clo
 }
 
 export function simTools(scope: ClockScope, hooks: ToolHooks): TaskToolDefinition<SimArgs>[] {
-  return [simTool(SIM_TOOL, 500, 600_000, scope, hooks), simTool(SIM_TOOL_SHORT_TTL, 1000, 5_000, scope, hooks)];
+  return [
+    simTool(SIM_TOOL, 500, 600_000, scope, hooks),
+    simTool(SIM_TOOL_SHORT_TTL, 1000, 5_000, scope, hooks),
+    simTool(SIM_TOOL_INLINE, 500, 600_000, scope, hooks, 'forbidden'),
+    simTool(SIM_TOOL_SLOW_POLL, 30_000, 600_000, scope, hooks),
+  ];
 }

@@ -1,0 +1,149 @@
+/**
+ * The child process of a stdio server, with newline-delimited JSON-RPC framing (the MCP stdio
+ * transport), ended as the SDK's `StdioClientTransport` ends it (close stdin, SIGTERM after a grace
+ * period, then SIGKILL), but signalling the child's whole process GROUP: a server started through a
+ * launcher (`npx -y pkg`, a shell script) is a grandchild, and the SDK's `kill(pid)` reached only the
+ * launcher, leaving the server orphaned and holding our pipes, so the CLI never exited (issue 11,
+ * defect 5). The child is spawned `detached` so it leads its own group (POSIX); on Windows only the
+ * child itself is signalled.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
+import type { Clock } from '../../core/ports.js';
+
+export interface StdioProcessOptions {
+  readonly command: string;
+  readonly args?: readonly string[];
+  readonly env?: Readonly<Record<string, string>>;
+  readonly cwd?: string;
+  readonly stderr?: StdioServerParameters['stderr'];
+  readonly clock: Clock;
+  /** Each step of the shutdown waits this long for the exit (ms); default 2 000, as the SDK. */
+  readonly graceMs?: number;
+}
+
+export interface StdioProcess {
+  readonly pid: number | undefined;
+  /** Called once per complete JSON message; a line that is not JSON is dropped. */
+  onmessage: ((message: unknown) => void) | undefined;
+  /** The process exited (by itself or after `close()`). */
+  onclose: ((reason: string) => void) | undefined;
+  send(message: unknown): Promise<void>;
+  /** stdin end, then SIGTERM to the group after `graceMs`, then SIGKILL; resolves once it exited. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_GRACE_MS = 2_000;
+/** A line longer than this (64 MiB) is a broken server, not a message: it ends the connection. */
+const MAX_BUFFER = 64 * 1024 * 1024;
+
+/** Spawns the server; resolves once it runs, rejects if it cannot be started (ENOENT, say). */
+export function startStdioProcess(options: StdioProcessOptions): Promise<StdioProcess> {
+  const grace = options.graceMs ?? DEFAULT_GRACE_MS;
+  const child: ChildProcess = spawn(options.command, [...(options.args ?? [])], {
+    env: { ...getDefaultEnvironment(), ...options.env },
+    stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
+    shell: false,
+    detached: process.platform !== 'win32',
+    windowsHide: true,
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+  });
+  let buffer = '';
+  let exited = false;
+  const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+
+  const handle: StdioProcess = {
+    pid: child.pid,
+    onmessage: undefined,
+    onclose: undefined,
+    send: (message) =>
+      new Promise<void>((resolve, reject) => {
+        const stdin = child.stdin;
+        if (exited || stdin === null || stdin.destroyed) {
+          reject(new Error('server process is not running'));
+          return;
+        }
+        if (stdin.write(`${JSON.stringify(message)}\n`, (error) => (error == null ? undefined : reject(error)))) {
+          resolve();
+        } else stdin.once('drain', () => resolve());
+      }),
+    async close() {
+      if (!exited) {
+        child.stdin?.end();
+        if (!(await exitedWithin(exit, grace, options.clock))) {
+          signal(child, 'SIGTERM');
+          if (!(await exitedWithin(exit, grace, options.clock))) {
+            signal(child, 'SIGKILL');
+            await exit;
+          }
+        }
+      }
+      // The leader is gone; what it started is not necessarily (a launcher's server): end the group.
+      signal(child, 'SIGTERM');
+      // A descendant that survived (it ignored every signal) must not hold our pipes open.
+      child.stdout?.destroy();
+      child.stdin?.destroy();
+    },
+  };
+
+  child.stdout?.setEncoding('utf8');
+  child.stdout?.on('data', (chunk: string) => {
+    buffer += chunk;
+    if (buffer.length > MAX_BUFFER) {
+      buffer = '';
+      void handle.close();
+      return;
+    }
+    let newline = buffer.indexOf('\n');
+    while (newline >= 0) {
+      const line = buffer.slice(0, newline).replace(/\r$/, '');
+      buffer = buffer.slice(newline + 1);
+      if (line.trim() !== '') {
+        let message: unknown;
+        try {
+          message = JSON.parse(line);
+        } catch {
+          message = undefined;
+        }
+        if (message !== undefined) handle.onmessage?.(message);
+      }
+      newline = buffer.indexOf('\n');
+    }
+  });
+  // Write errors after the child died (EPIPE) surface as `lost` requests, not as crashes.
+  child.stdin?.on('error', () => undefined);
+  child.stdout?.on('error', () => undefined);
+  child.once('exit', (code, sig) => {
+    exited = true;
+    handle.onclose?.(sig !== null ? `server process ended by ${sig}` : `server process exited (code ${String(code)})`);
+  });
+
+  return new Promise((resolve, reject) => {
+    child.once('spawn', () => resolve(handle));
+    child.once('error', (error) => {
+      exited = true;
+      reject(error);
+    });
+  });
+}
+
+/** The child and, where it leads a group, every process it started. */
+function signal(child: ChildProcess, name: NodeJS.Signals): void {
+  try {
+    if (process.platform !== 'win32' && child.pid !== undefined) process.kill(-child.pid, name);
+    else child.kill(name);
+  } catch {
+    // Already gone.
+  }
+}
+
+async function exitedWithin(exit: Promise<void>, ms: number, clock: Clock): Promise<boolean> {
+  const stop = new AbortController();
+  const timedOut = clock.sleep(ms, stop.signal).then(
+    () => false,
+    () => false,
+  );
+  const done = await Promise.race([exit.then(() => true), timedOut]);
+  stop.abort();
+  return done;
+}
