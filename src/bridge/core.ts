@@ -100,6 +100,8 @@ export class BridgeCore {
       cancel: (taskId, signal) => wire.cancel(taskId, signal),
       sendInput: (taskId, responses, signal) => wire.sendInput(taskId, responses, signal),
       ...(wire.onStatusHint === undefined ? {} : { onStatusHint: wire.onStatusHint.bind(wire) }),
+      // The executor reconnects when the connection ends by itself (a stdio upstream that died).
+      ...(wire.onClose === undefined ? {} : { onClose: wire.onClose.bind(wire) }),
       close: () => wire.close(),
     };
   }

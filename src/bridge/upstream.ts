@@ -51,8 +51,19 @@ export class Upstream {
   /** Connects and negotiates on first use; a failed attempt is retried by the next caller. */
   open(): Promise<{ connection: RpcConnection; wire: ClientWire | null }> {
     if (this.opened === null) {
-      this.opened = this.connect();
-      this.opened.catch(() => (this.opened = null));
+      const opened = this.connect();
+      this.opened = opened;
+      opened.then(
+        // A connection that ends by itself (a stdio upstream that exited) is opened again on next use:
+        // the executor reconnects its operations through `wire()`, listings and plain calls follow.
+        ({ connection }) =>
+          connection.onClose?.(() => {
+            if (this.opened === opened) this.opened = null;
+          }),
+        () => {
+          if (this.opened === opened) this.opened = null;
+        },
+      );
     }
     return this.opened;
   }
