@@ -3,7 +3,6 @@
  * task wire), followed for at most the inline wait; the model-facing tools wait, check, cancel,
  * list and answer them. Every operation id a caller names is checked against its owner first.
  */
-import { inputRequired } from '@modelcontextprotocol/server';
 import type { Clock, Ids, Logger } from '../core/ports.js';
 import type { Executor, OperationHandle } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
@@ -11,13 +10,15 @@ import type { ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
 import { Book, OPEN_STATES } from './book.js';
+import { Snapshots } from './snapshots.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
-import { Questions, type Question } from './questions.js';
+import { askByResult, questionKey, Questions, type Question } from './questions.js';
 import {
   fromReceipt,
   stillRunning,
   textAnswer,
   toolError,
+  unknownOperation,
   viewOf,
   type OperationView,
   type ToolAnswer,
@@ -65,8 +66,7 @@ const RECENT = 20;
 export class BridgeCore {
   readonly book: Book;
   private readonly deps: CoreDeps;
-  private readonly snapshots = new Map<string, TaskSnapshot>();
-  private readonly snapshotListeners = new Set<(snapshot: TaskSnapshot) => void>();
+  private readonly snapshots = new Snapshots();
   private readonly watched = new Set<string>();
   private readonly endedListeners = new Set<(op: ToolOperation, receipt: Receipt | null) => void>();
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -78,32 +78,7 @@ export class BridgeCore {
 
   /** Wraps a wire so the bridge sees every snapshot (progress, status message) as it arrives. */
   observe(wire: ClientWire): ClientWire {
-    const seen = (snapshot: TaskSnapshot): void => {
-      this.snapshots.set(snapshot.taskId, snapshot);
-      for (const listener of this.snapshotListeners) listener(snapshot);
-    };
-    return {
-      wire: wire.wire,
-      version: wire.version,
-      submit: async (request, signal) => {
-        const answer = await wire.submit(request, signal);
-        if (answer.kind === 'task') seen(answer);
-        return answer;
-      },
-      getStatus: async (taskId, signal) => {
-        const snapshot = await wire.getStatus(taskId, signal);
-        seen(snapshot);
-        return snapshot;
-      },
-      lookupKey: (key, signal) => wire.lookupKey(key, signal),
-      fetchResult: (taskId, signal) => wire.fetchResult(taskId, signal),
-      cancel: (taskId, signal) => wire.cancel(taskId, signal),
-      sendInput: (taskId, responses, signal) => wire.sendInput(taskId, responses, signal),
-      ...(wire.onStatusHint === undefined ? {} : { onStatusHint: wire.onStatusHint.bind(wire) }),
-      // The executor reconnects when the connection ends by itself (a stdio upstream that died).
-      ...(wire.onClose === undefined ? {} : { onClose: wire.onClose.bind(wire) }),
-      close: () => wire.close(),
-    };
+    return this.snapshots.observe(wire);
   }
 
   onEnded(listener: (op: ToolOperation, receipt: Receipt | null) => void): () => void {
@@ -311,17 +286,7 @@ export class BridgeCore {
     if (op === null) return unknownOperation(handle.operationId);
     const pending = this.deps.questions.pending(op.id);
     if (outcome.kind === 'input' && caller.inputRequired !== undefined && pending.length > 0) {
-      return inputRequired({
-        inputRequests: Object.fromEntries(
-          pending.map((q) => [
-            questionKey(q),
-            inputRequired.elicit({
-              message: q.message,
-              requestedSchema: (q.params.requestedSchema ?? { type: 'object', properties: {} }) as ElicitSchema,
-            }),
-          ]),
-        ),
-      });
+      return askByResult(pending);
     }
     if (outcome.kind === 'receipt') {
       await this.deps.executor.outbox.ack(outcome.receipt.id);
@@ -421,13 +386,12 @@ export class BridgeCore {
         await send(snapshot.progress.done, snapshot.progress.total, snapshot.statusMessage);
       })().catch(() => undefined);
     };
-    this.snapshotListeners.add(listener);
-    return () => this.snapshotListeners.delete(listener);
+    return this.snapshots.subscribe(listener);
   }
 
   async view(op: ToolOperation, receipt: Receipt | null): Promise<OperationView> {
     const tool = op.server === undefined ? op.tool.name : this.deps.catalog.exposedName(op.server, op.tool.name);
-    const snapshot = op.taskId === null ? undefined : this.snapshots.get(op.taskId);
+    const snapshot = op.taskId === null ? undefined : this.snapshots.latest(op.taskId);
     return viewOf(op, tool, snapshot, this.deps.questions.pending(op.id), receipt);
   }
 
@@ -442,19 +406,4 @@ export class BridgeCore {
       if (this.locks.get(key) === mine) this.locks.delete(key);
     }
   }
-}
-
-type ElicitSchema = Parameters<typeof inputRequired.elicit>[0]['requestedSchema'];
-
-/** The `inputRequests` key of a question: its round and the upstream's key, so an old round's answer never matches. */
-export function questionKey(q: Question): string {
-  return `r${q.round}-${q.key.replace(/[^A-Za-z0-9_-]/g, '_')}`;
-}
-
-/** Unknown, malformed and another caller's ids get the same answer: nothing about them leaks. */
-export function unknownOperation(operationId: string): ToolAnswer {
-  return toolError(
-    `No operation ${JSON.stringify(operationId)} here: the id is unknown or not yours. ` +
-      'Call terminus_operations to list the operations you can see; never guess an id.',
-  );
 }

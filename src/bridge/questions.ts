@@ -4,6 +4,7 @@
  * otherwise `terminus_respond` answers it. Each question is bound to its operation, round and key:
  * an answer to a question that was already answered (or belongs to an older round) is refused.
  */
+import { inputRequired } from '@modelcontextprotocol/server';
 import type { ApprovalRequest } from '../executor/executor-types.js';
 
 export interface Question {
@@ -74,3 +75,25 @@ export class Questions {
 }
 
 const idOf = (q: Question): string => `${q.operationId}\u0000${q.round}\u0000${q.key}`;
+
+type ElicitSchema = Parameters<typeof inputRequired.elicit>[0]['requestedSchema'];
+
+/** The `inputRequests` key of a question: its round and the upstream's key, so an old round's answer never matches. */
+export function questionKey(q: Question): string {
+  return `r${q.round}-${q.key.replace(/[^A-Za-z0-9_-]/g, '_')}`;
+}
+
+/** The open questions as an `input_required` result (2026-07-28 multi-round trip), keyed by `questionKey`. */
+export function askByResult(pending: readonly Question[]): Record<string, unknown> {
+  return inputRequired({
+    inputRequests: Object.fromEntries(
+      pending.map((q) => [
+        questionKey(q),
+        inputRequired.elicit({
+          message: q.message,
+          requestedSchema: (q.params.requestedSchema ?? { type: 'object', properties: {} }) as ElicitSchema,
+        }),
+      ]),
+    ),
+  });
+}

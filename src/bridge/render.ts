@@ -135,3 +135,11 @@ export function toolError(text: string): ToolAnswer {
 export function textAnswer(text: string, structured: Record<string, unknown>): ToolAnswer {
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
+
+/** Unknown, malformed and another caller's ids get the same answer: nothing about them leaks. */
+export function unknownOperation(operationId: string): ToolAnswer {
+  return toolError(
+    `No operation ${JSON.stringify(operationId)} here: the id is unknown or not yours. ` +
+      'Call terminus_operations to list the operations you can see; never guess an id.',
+  );
+}

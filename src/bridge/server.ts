@@ -7,9 +7,9 @@ import { ProtocolError, Server, type McpRequestContext, type ServerContext } fro
 import { digestOf } from '../core/digest.js';
 import type { Logger } from '../core/ports.js';
 import type { Catalog } from './catalog.js';
-import { type BridgeCore, type Caller, unknownOperation } from './core.js';
+import type { BridgeCore, Caller } from './core.js';
 import { durableNote, MODEL_TOOL_NAMES, modelTools } from './model-tools.js';
-import { toolError } from './render.js';
+import { toolError, unknownOperation } from './render.js';
 import { passThrough } from './pass-through.js';
 
 export const OPERATION_URI_PREFIX = 'terminus://operations/';
