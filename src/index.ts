@@ -96,6 +96,8 @@ export type {
   SubmitInput,
   OperationHandle,
   OperationStatus,
+  OperationActivity,
+  WaitOptions,
   CancelOutcome as OperationCancelOutcome,
   ApprovalRequest,
   ValidationContext,

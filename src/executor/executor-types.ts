@@ -32,7 +32,10 @@ export interface ExecutorOptions {
   readonly qps?: number;
   /** Tokens the bucket may hold (a burst after idling). Default 1: never more than `qps` in any second, plus one. */
   readonly qpsBurst?: number;
-  /** Total wait budget per operation when `submit` names none; `null` = unbounded. Default 1 hour. */
+  /**
+   * Wait budget of a waiter (`submit`, `attach`, `resume`) that names none; `null` = unbounded.
+   * Default 1 hour. It bounds that waiter only (C11): a later waiter starts its own.
+   */
   readonly defaultBudgetMs?: number | null;
   /** Poll/back-off policy overrides stored on every new operation (defaults: `DEFAULT_POLICY`). */
   readonly policy?: Partial<Omit<OperationPolicy, 'deadlineAt'>>;
@@ -45,6 +48,7 @@ export interface ExecutorOptions {
   /**
    * Runs on a fetched `completed` result before acceptance. A throw means "not accepted": the result
    * counts as unverifiable (refetched, then UNKNOWN after `maxFetchAttempts`), and the error is logged.
+   * A synchronous answer (C12) cannot be fetched again: refused, it goes to UNKNOWN at once.
    */
   readonly validateResult?: (result: Record<string, unknown>, context: ValidationContext) => void | Promise<void>;
   /** Shadow mode per tool: recorded and receipted but never put in the outbox. Default: none. */
@@ -74,7 +78,7 @@ export interface SubmitInput {
   readonly args: Record<string, unknown>;
   /** Tool descriptor version, matched at acceptance. Default `unversioned`. */
   readonly toolVersion?: string;
-  /** Total wait budget (ms) from now; `null` = unbounded; default `defaultBudgetMs`. */
+  /** This waiter's budget (ms) from now (C11); `null` = unbounded; default `defaultBudgetMs`. */
   readonly budgetMs?: number | null;
 }
 
@@ -174,6 +178,7 @@ export interface ValidationContext {
   readonly operationId: string;
   readonly callNodeId: string;
   readonly tool: string;
+  /** The server's task id; empty for a synchronous answer to the call (C12: there is no task). */
   readonly taskId: string;
 }
 

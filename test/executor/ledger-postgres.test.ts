@@ -176,5 +176,50 @@ if (PG_URL === '') {
         { component: 'ledger', id: 2 },
       ]);
     });
+
+    it('C12: a synchronous answer is stored as an immediate receipt (migration 2), a task receipt is not', async () => {
+      const ledger = await open();
+      try {
+        let r = (await ledger.create(op(7))).operation;
+        r = await step(ledger, r, { type: 'submit_sent', epoch: 0 }, 1);
+        const payload = { content: [{ type: 'text', text: 'inline' }], isError: true };
+        const event: OperationEvent = {
+          type: 'submit_completed',
+          epoch: 0,
+          payload,
+          digest: digestOf(payload),
+          valid: true,
+        };
+        const result = next(r, event, T0 + 2, 0.5);
+        const accept = result.effects.find((e) => e.type === 'accept_terminal');
+        if (result.outcome !== 'applied' || accept?.type !== 'accept_terminal') throw new Error('not accepted');
+        const outcome = await ledger.acceptTerminal({
+          receiptId: 'rcpt-7',
+          record: result.record,
+          expectedRevision: r.revision,
+          acceptance: accept.acceptance,
+          now: T0 + 2,
+        });
+        expect(outcome.accepted).toBe(true);
+        expect(await ledger.getReceipt('node-7')).toMatchObject({
+          immediate: true,
+          taskId: '',
+          status: 'completed',
+          payload,
+        });
+        expect((await ledger.listOutbox(10)).map((row) => row.callNodeId)).toEqual(['node-7']);
+        const task = await readyToAccept(ledger, 8);
+        await ledger.acceptTerminal({
+          receiptId: 'rcpt-8',
+          record: task.record,
+          expectedRevision: task.stored.revision,
+          acceptance: task.acceptance,
+          now: T0 + 3_000,
+        });
+        expect((await ledger.getReceipt('node-8'))?.immediate).toBeUndefined();
+      } finally {
+        await ledger.close();
+      }
+    });
   });
 }
