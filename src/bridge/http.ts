@@ -36,6 +36,13 @@ export async function serveBridgeHttp(
 async function serve(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, host: string): Promise<void> {
   try {
     const url = new URL(req.url ?? '/', `http://${req.headers.host ?? host}`);
+    if (!allowedOrigin(req, host)) {
+      // DNS rebinding: a web page must not reach a loopback bridge through a name it controls.
+      res
+        .writeHead(403, { 'content-type': 'text/plain' })
+        .end('forbidden: Host or Origin is not this loopback bridge\n');
+      return;
+    }
     if (url.pathname !== '/mcp') {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the MCP endpoint is /mcp\n');
       return;
@@ -67,4 +74,21 @@ async function serve(handler: McpHttpHandler, req: IncomingMessage, res: ServerR
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
     res.end(`bridge error: ${String(error)}\n`);
   }
+}
+
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+/** On a loopback bind, the Host (and an Origin, when sent) must name loopback too (MCP transport: validate Origin). */
+function allowedOrigin(req: IncomingMessage, bound: string): boolean {
+  if (!LOOPBACK.has(bound)) return true;
+  const hostname = (value: string): string => {
+    try {
+      return new URL(value.includes('://') ? value : `http://${value}`).hostname;
+    } catch {
+      return '';
+    }
+  };
+  if (req.headers.host !== undefined && !LOOPBACK.has(hostname(req.headers.host))) return false;
+  const origin = req.headers.origin;
+  return origin === undefined || LOOPBACK.has(hostname(origin));
 }

@@ -151,4 +151,13 @@ describe('terminus bridge over Streamable HTTP', () => {
     },
     SLOW,
   );
+
+  it('refuses a request whose Host or Origin is not loopback (DNS rebinding)', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const evil = await fetch(url, { method: 'POST', body, headers: { ...headers, origin: 'http://evil.example' } });
+    expect(evil.status).toBe(403);
+    const rebound = await fetch(url.replace('127.0.0.1', 'localhost'), { method: 'POST', body, headers });
+    expect(rebound.status).not.toBe(403);
+  });
 });
