@@ -184,3 +184,5 @@ export { executorMetrics } from './telemetry/executor.js';
 export type { ExecutorMetrics } from './telemetry/executor.js';
 export { operationsRoutes } from './server/http/ops-routes.js';
 export type { RequestFacts } from './server/http/serve.js';
+export { createBridge, DEFAULT_INLINE_WAIT_MS, OPERATION_URI_PREFIX } from './bridge/index.js';
+export type { Bridge, BridgeOptions, BridgeHttpHandle } from './bridge/index.js';

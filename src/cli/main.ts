@@ -21,5 +21,6 @@ registerOps(program);
 registerWorker(program);
 registerOpsUi(program);
 registerTools(program);
+(await import('./bridge.js')).registerBridge(program);
 
 await program.parseAsync(process.argv);

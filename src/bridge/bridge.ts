@@ -1,0 +1,191 @@
+/**
+ * `createBridge`: an MCP server for hosts that cannot wait, in front of one or more upstream servers.
+ * Upstream tools are listed as ordinary tools; a call is submitted through the executor (durable
+ * ledger, whatever task wire the upstream speaks) and followed for an inline budget below host
+ * timeouts; past it the host gets an operation handle and the model the `terminus_*` tools.
+ */
+import {
+  createMcpHandler,
+  InMemoryServerEventBus,
+  type McpServerFactory,
+  type Server,
+} from '@modelcontextprotocol/server';
+import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import type { Transport } from '@modelcontextprotocol/server';
+import { TerminusError } from '../core/errors.js';
+import { silentLogger, type Clock, type Ids, type Logger, type Random } from '../core/ports.js';
+import { systemClock, systemIds, systemRandom } from '../core/system.js';
+import type { ServerTarget } from '../executor/adapters/index.js';
+import { createExecutor } from '../executor/executor.js';
+import type { Executor } from '../executor/executor-types.js';
+import type { Ledger } from '../executor/ledger-port.js';
+import { Catalog, UPSTREAM_NAME } from './catalog.js';
+import { BridgeCore } from './core.js';
+import { serveBridgeHttp, type BridgeHttpHandle } from './http.js';
+import { Questions } from './questions.js';
+import { bridgeServer, OPERATION_URI_PREFIX } from './server.js';
+import { Upstream } from './upstream.js';
+
+/**
+ * Default inline wait: 45 s, below the 60 s request timeout of the MCP SDKs (and far below Claude
+ * Desktop's ~4 min), leaving 15 s for the upstream's answer and the host's own overhead.
+ */
+export const DEFAULT_INLINE_WAIT_MS = 45_000;
+
+export interface BridgeOptions {
+  /** Upstream servers by name (letters, digits, `-`); the name is stored with each operation. */
+  readonly upstreams: Readonly<Record<string, ServerTarget>>;
+  /** Where operations live; the caller opens and closes it. The same ledger after a restart resumes them. */
+  readonly ledger: Ledger;
+  /** Namespace of this bridge's operations in the ledger (default `terminus-bridge`). */
+  readonly name?: string;
+  readonly version?: string;
+  /** How long a host request waits for the result before a handle comes back (ms). MUST stay below the host's timeout. */
+  readonly inlineWaitMs?: number;
+  /** Per-request timeout toward upstreams (ms); default 30 000. */
+  readonly upstreamTimeoutMs?: number;
+  /** Executor request cap across all operations (default the executor's 20/s). */
+  readonly qps?: number;
+  readonly clock?: Clock;
+  readonly random?: Random;
+  readonly ids?: Ids;
+  readonly logger?: Logger;
+}
+
+export interface Bridge {
+  /** Operations taken up from the ledger when the bridge started. */
+  readonly resumed: number;
+  /** The SDK factory (one `Server` per stdio connection or HTTP request). */
+  readonly factory: McpServerFactory;
+  /** Serves one host over stdin/stdout (or `transport`). */
+  serveStdio(options?: { readonly transport?: Transport }): StdioServerHandle;
+  /** Streamable HTTP on `host` (default 127.0.0.1) and `port` (0 picks one); `/mcp`. */
+  serveHttp(options: { readonly port: number; readonly host?: string }): Promise<BridgeHttpHandle>;
+  /** Stops waiting and closes the upstreams; operations stay in the ledger (C9). The ledger stays open. */
+  close(): Promise<void>;
+}
+
+/**
+ * @example
+ * ```ts
+ * const ledger = openSqliteLedger({ path: './.terminus/bridge.db' });
+ * const bridge = await createBridge({
+ *   ledger,
+ *   upstreams: { reports: { url: 'http://127.0.0.1:3000/mcp' } },
+ * });
+ * bridge.serveStdio(); // a host launches this process and talks MCP on stdin/stdout
+ * ```
+ */
+export async function createBridge(options: BridgeOptions): Promise<Bridge> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? silentLogger;
+  const inlineWaitMs = options.inlineWaitMs ?? DEFAULT_INLINE_WAIT_MS;
+  for (const name of Object.keys(options.upstreams)) {
+    if (!UPSTREAM_NAME.test(name)) {
+      throw new TerminusError(
+        'invalid_argument',
+        `upstream name ${JSON.stringify(name)}: use 1-32 letters, digits or '-'`,
+      );
+    }
+  }
+  if (Object.keys(options.upstreams).length === 0) {
+    throw new TerminusError('invalid_argument', 'a bridge needs at least one upstream');
+  }
+  const upstreams = new Map(
+    Object.entries(options.upstreams).map(([name, target]) => [
+      name,
+      new Upstream(name, target, {
+        clock,
+        ...(options.upstreamTimeoutMs === undefined ? {} : { timeoutMs: options.upstreamTimeoutMs }),
+      }),
+    ]),
+  );
+  const catalog = new Catalog([...upstreams.values()], logger);
+  const questions = new Questions();
+  let core: BridgeCore | null = null;
+  const executor: Executor = await createExecutor({
+    ledger: options.ledger,
+    clock,
+    random: options.random ?? systemRandom,
+    ids: options.ids ?? systemIds,
+    logger,
+    approvalGate: questions.gate,
+    ...(options.qps === undefined ? {} : { qps: options.qps }),
+    connect: async (server, wire) => {
+      const upstream = upstreams.get(server);
+      if (upstream === undefined) {
+        // An operation of an upstream this bridge was not started with: it waits for a bridge that has it.
+        throw new TerminusError(
+          'unavailable',
+          `no upstream named ${server}: start the bridge with --upstream ${server}=...`,
+        );
+      }
+      const connected = await upstream.wire(wire);
+      return core === null ? connected : core.observe(connected);
+    },
+  });
+  core = new BridgeCore({
+    executor,
+    ledger: options.ledger,
+    catalog,
+    questions,
+    clock,
+    ids: options.ids ?? systemIds,
+    logger,
+    namespace: options.name ?? 'terminus-bridge',
+    inlineWaitMs,
+    maxWaitMs: inlineWaitMs,
+  });
+
+  const live = new Set<Server>();
+  const bus = new InMemoryServerEventBus((error) => logger.warn('event bus', { error: error.message }));
+  core.onEnded((op, receipt) => {
+    const uri = `${OPERATION_URI_PREFIX}${op.id}`;
+    const data = `operation ${op.id} (${op.tool.name}) ended: ${receipt?.status ?? op.state}`;
+    logger.info('operation ended', { operationId: op.id, tool: op.tool.name, outcome: receipt?.status ?? op.state });
+    bus.publish({ kind: 'resource_updated', uri });
+    for (const server of live) {
+      server.sendResourceUpdated({ uri }).catch(() => undefined);
+      server.sendLoggingMessage({ level: 'info', logger: 'terminus-bridge', data }).catch(() => undefined);
+    }
+  });
+
+  // Take up whatever a previous process of this bridge left in flight (C11).
+  const resumed = await core.resume();
+
+  const deps = {
+    core,
+    catalog,
+    logger,
+    name: options.name ?? 'terminus-bridge',
+    version: options.version ?? '0.1.0',
+    inlineWaitSeconds: Math.round(inlineWaitMs / 1000),
+    live,
+  };
+  const factory: McpServerFactory = (context) => bridgeServer(deps, context);
+  const closers: (() => Promise<void>)[] = [];
+
+  return {
+    resumed,
+    factory,
+    serveStdio(stdio = {}) {
+      const handle = serveStdio(factory, {
+        ...(stdio.transport === undefined ? {} : { transport: stdio.transport }),
+        onerror: (error) => logger.warn('stdio error', { error: error.message }),
+      });
+      closers.push(() => handle.close());
+      return handle;
+    },
+    async serveHttp(http) {
+      const handler = createMcpHandler(factory, { bus, onerror: (e) => logger.debug('http', { error: e.message }) });
+      const served = await serveBridgeHttp(handler, http);
+      closers.push(() => served.close());
+      return served;
+    },
+    async close() {
+      await Promise.allSettled(closers.splice(0).map((close) => close()));
+      await executor.close();
+      await Promise.allSettled([...upstreams.values()].map((u) => u.close()));
+    },
+  };
+}

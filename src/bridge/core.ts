@@ -1,0 +1,409 @@
+/**
+ * The bridge's operations: a host's tool call becomes an executor operation (durable ledger, any
+ * task wire), followed for at most the inline wait; the model-facing tools wait, check, cancel,
+ * list and answer them. Every operation id a caller names is checked against its owner first.
+ */
+import type { Clock, Ids, Logger } from '../core/ports.js';
+import type { Executor, OperationHandle } from '../executor/executor-types.js';
+import type { Ledger, Receipt } from '../executor/ledger-port.js';
+import type { ToolOperation } from '../executor/operation.js';
+import { isSettled } from '../executor/transitions.js';
+import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
+import { Book, OPEN_STATES } from './book.js';
+import { Snapshots } from './snapshots.js';
+import type { Catalog, CatalogEntry } from './catalog.js';
+import { askByResult, questionKey, Questions, type Question } from './questions.js';
+import {
+  fromReceipt,
+  stillRunning,
+  textAnswer,
+  toolError,
+  unknownOperation,
+  viewOf,
+  type OperationView,
+  type ToolAnswer,
+} from './render.js';
+
+/** Who is calling, and what its host can do while the bridge waits. */
+export interface Caller {
+  /** The principal operations belong to (`stdio`, or a digest of the HTTP Authorization header). */
+  readonly owner: string;
+  /** The host cancelled its request: stop waiting (the operation goes on, C9). */
+  readonly signal?: AbortSignal;
+  /** Set when the host sent a progressToken. */
+  readonly progress?: (done: number, total: number | undefined, message: string | undefined) => Promise<void>;
+  /** Set when the host can answer an elicitation now, bound to this request (2025-11-25 era: pushed). */
+  readonly elicit?: (params: Record<string, unknown>) => Promise<unknown>;
+  /**
+   * 2026-07-28 era with elicitation: questions go back as an `input_required` result (multi-round
+   * trip); the host retries the same request with `inputResponses`, keyed as `questionKey` names them.
+   */
+  readonly inputRequired?: { readonly responses: Readonly<Record<string, unknown>> | undefined };
+}
+
+export interface CoreDeps {
+  readonly executor: Executor;
+  readonly ledger: Ledger;
+  readonly catalog: Catalog;
+  readonly questions: Questions;
+  readonly clock: Clock;
+  readonly ids: Ids;
+  readonly logger: Logger;
+  readonly namespace: string;
+  readonly inlineWaitMs: number;
+  readonly maxWaitMs: number;
+}
+
+type Outcome =
+  | { readonly kind: 'receipt'; readonly receipt: Receipt }
+  | { readonly kind: 'ended'; readonly error: unknown }
+  | { readonly kind: 'timeout' }
+  | { readonly kind: 'input' };
+
+/** How long `terminus_operations` remembers finished operations. */
+const RECENT = 20;
+
+export class BridgeCore {
+  readonly book: Book;
+  private readonly deps: CoreDeps;
+  private readonly snapshots = new Snapshots();
+  private readonly watched = new Set<string>();
+  private readonly endedListeners = new Set<(op: ToolOperation, receipt: Receipt | null) => void>();
+  private readonly locks = new Map<string, Promise<unknown>>();
+
+  constructor(deps: CoreDeps) {
+    this.deps = deps;
+    this.book = new Book(deps.ledger, deps.namespace);
+  }
+
+  /** Wraps a wire so the bridge sees every snapshot (progress, status message) as it arrives. */
+  observe(wire: ClientWire): ClientWire {
+    return this.snapshots.observe(wire);
+  }
+
+  onEnded(listener: (op: ToolOperation, receipt: Receipt | null) => void): () => void {
+    this.endedListeners.add(listener);
+    return () => this.endedListeners.delete(listener);
+  }
+
+  /** Announces the end of an operation once (resource update, log message). */
+  watch(handle: OperationHandle): void {
+    if (this.watched.has(handle.operationId)) return;
+    this.watched.add(handle.operationId);
+    const announce = async (): Promise<void> => {
+      const op = await this.deps.ledger.load(handle.operationId);
+      if (op === null) return;
+      const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
+      for (const listener of this.endedListeners) listener(op, receipt);
+    };
+    handle
+      .result()
+      .then(announce, announce)
+      .catch(() => undefined);
+  }
+
+  /** A host's call of an upstream tool that goes through the executor. */
+  async call(entry: CatalogEntry, args: Record<string, unknown>, caller: Caller): Promise<Record<string, unknown>> {
+    const { executor, ids } = this.deps;
+    const key = this.book.keyOf(entry.upstream.name, entry.tool.name, args);
+    const { handle, attached } = await this.exclusive(`${caller.owner}\u0000${key}`, async () => {
+      const open = await this.book.open(caller.owner, key);
+      const live = open === null ? null : await this.handleOf(open);
+      if (live !== null) return { handle: live, attached: true };
+      const submitted = await executor.submit({
+        callNodeId: this.book.newCallNode(caller.owner, key, ids),
+        server: entry.upstream.name,
+        tool: entry.tool.name,
+        args,
+        // The bridge process is the waiter for as long as it runs; each host request waits only its
+        // inline budget, and a restart takes the operation up again from the ledger (C9, C11).
+        budgetMs: null,
+      });
+      return { handle: submitted, attached: false };
+    });
+    this.watch(handle);
+    return this.follow(handle, caller, this.deps.inlineWaitMs, attached);
+  }
+
+  /** `terminus_wait`: the result, or still running after `seconds` (capped at the inline wait). */
+  async wait(operationId: string, seconds: number | undefined, caller: Caller): Promise<Record<string, unknown>> {
+    const op = await this.book.own(caller.owner, operationId);
+    if (op === null) return unknownOperation(operationId);
+    const handle = await this.reach(op);
+    if (handle === null) return this.describe(op, false);
+    if ('content' in handle) return handle;
+    const ms = Math.min(
+      this.deps.maxWaitMs,
+      seconds === undefined ? this.deps.inlineWaitMs : Math.round(seconds * 1000),
+    );
+    return this.follow(handle, caller, Math.max(0, ms), false);
+  }
+
+  /** `terminus_status`: the operation's state now, without waiting. */
+  async status(operationId: string, caller: Caller): Promise<Record<string, unknown>> {
+    const op = await this.book.own(caller.owner, operationId);
+    if (op === null) return unknownOperation(operationId);
+    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
+    const view = await this.view(op, receipt);
+    const text =
+      receipt !== null
+        ? `Operation ${op.id} (${view.tool}) ended: ${receipt.status}. Call terminus_wait {"operation":"${op.id}"} for its result.`
+        : isSettled(op.state)
+          ? `Operation ${op.id} (${view.tool}) ended without a result (${op.state}).`
+          : stillRunning(view, 0).content[0]!.text;
+    return textAnswer(text, { operation: view });
+  }
+
+  /** `terminus_cancel`: a request; the answer says what the server decided within the inline wait. */
+  async cancel(operationId: string, caller: Caller): Promise<Record<string, unknown>> {
+    const op = await this.book.own(caller.owner, operationId);
+    if (op === null) return unknownOperation(operationId);
+    const handle = await this.reach(op);
+    if (handle !== null && 'content' in handle) return handle;
+    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
+    if (handle === null || receipt !== null || isSettled(op.state)) {
+      const view = await this.view(op, receipt);
+      return textAnswer(
+        `Operation ${op.id} (${view.tool}) had already ended (${receipt?.status ?? op.state}); nothing to cancel.` +
+          (receipt?.status === 'completed' ? ` Its result: terminus_wait {"operation":"${op.id}"}.` : ''),
+        { operation: view, cancel: 'already_ended' },
+      );
+    }
+    const outcome = await handle.cancel();
+    const settled = await this.settle(handle, caller, this.deps.inlineWaitMs, false);
+    const now = (await this.deps.ledger.load(op.id)) ?? op;
+    const after = settled.kind === 'receipt' ? settled.receipt : null;
+    const view = await this.view(now, after);
+    if (after?.status === 'cancelled') {
+      return textAnswer(`Operation ${op.id} (${view.tool}) is cancelled: the server stopped it.`, {
+        operation: view,
+        cancel: 'cancelled',
+      });
+    }
+    if (after !== null) {
+      return textAnswer(
+        `Operation ${op.id} (${view.tool}) ended ${after.status} before the cancel took effect; call terminus_wait {"operation":"${op.id}"} for its result.`,
+        { operation: view, cancel: 'lost_race' },
+      );
+    }
+    const why = outcome.requested ? 'the cancel was sent' : `the cancel was not sent (${outcome.reason ?? 'refused'})`;
+    return textAnswer(
+      `Operation ${op.id} (${view.tool}): ${why}; the server has not confirmed it yet (state ${now.state}). ` +
+        `Check again with terminus_status {"operation":"${op.id}"}.`,
+      { operation: view, cancel: outcome.requested ? 'requested' : 'not_sent' },
+    );
+  }
+
+  /** `terminus_operations`: this caller's operations in flight and the last ones that ended. */
+  async operations(caller: Caller): Promise<Record<string, unknown>> {
+    const { open, settled } = await this.book.list(caller.owner, RECENT);
+    const views = await Promise.all([
+      ...open.map((op) => this.view(op, null)),
+      ...settled.map(async (op) => this.view(op, await this.deps.ledger.getReceipt(op.callNodeId))),
+    ]);
+    const lines = views.map(
+      (v) =>
+        `- ${v.id} ${v.tool}: ${v.outcome ?? v.state}${v.progress === null || v.outcome !== undefined ? '' : ` ${v.progress.done}/${v.progress.total ?? '?'}`}` +
+        `${v.input === undefined ? '' : ' (needs input: terminus_respond)'} since ${v.startedAt}`,
+    );
+    const text =
+      views.length === 0
+        ? 'No operations: nothing is running and nothing ended recently.'
+        : `${open.length} in flight, ${settled.length} ended recently:\n${lines.join('\n')}`;
+    return textAnswer(text, { operations: views });
+  }
+
+  /** `terminus_respond`: answers the open input question of an operation (bound to its round). */
+  async respond(
+    operationId: string,
+    response: Record<string, unknown>,
+    key: string | undefined,
+    caller: Caller,
+  ): Promise<Record<string, unknown>> {
+    const op = await this.book.own(caller.owner, operationId);
+    if (op === null) return unknownOperation(operationId);
+    const pending = this.deps.questions.pending(op.id).filter((q) => key === undefined || q.key === key);
+    const question = pending[0];
+    if (question === undefined) {
+      return toolError(`Operation ${op.id} is not waiting for input (state ${op.state}); nothing was sent.`);
+    }
+    const reply = typeof response.action === 'string' ? response : { action: 'accept', content: response };
+    this.deps.questions.answer(question, reply);
+    const handle = await this.reach(op);
+    if (handle === null) return this.describe(op, false);
+    if ('content' in handle) return handle;
+    return this.follow(handle, caller, this.deps.inlineWaitMs, false);
+  }
+
+  /**
+   * A waiter on a ledger operation (C11 `attach`): joins the driver of this process, or takes the
+   * operation up again (after a restart, or when its upstream was unreachable at start-up). The
+   * bridge process is the waiter for as long as it runs: no budget of its own (each host request
+   * waits only its inline budget, see `settle`).
+   */
+  private handleOf(op: ToolOperation): Promise<OperationHandle | null> {
+    return this.deps.executor.attach(op.callNodeId, { budgetMs: null });
+  }
+
+  /** `handleOf` for a model's request: an upstream that cannot be reached is an answer, not a crash. */
+  private async reach(op: ToolOperation): Promise<OperationHandle | ToolAnswer | null> {
+    try {
+      return await this.handleOf(op);
+    } catch (error) {
+      return toolError(
+        `Operation ${op.id}: its upstream ${op.server ?? '?'} cannot be reached now (${String(error)}). ` +
+          'The operation stays in the ledger and goes on once it answers: call terminus_wait again later.',
+      );
+    }
+  }
+
+  /** Start-up: takes up this bridge's unsettled operations (never another bridge's or `terminus call`'s). */
+  async resume(): Promise<number> {
+    const open = await this.deps.ledger.listByState(OPEN_STATES, 10_000);
+    let resumed = 0;
+    for (const op of open) {
+      if (!this.book.isOurs(op.callNodeId)) continue;
+      try {
+        const handle = await this.handleOf(op);
+        if (handle !== null) this.watch(handle);
+        resumed += 1;
+      } catch (error) {
+        this.deps.logger.warn('cannot resume operation', { operationId: op.id, error: String(error) });
+      }
+    }
+    return resumed;
+  }
+
+  private async follow(
+    handle: OperationHandle,
+    caller: Caller,
+    budgetMs: number,
+    attached: boolean,
+  ): Promise<Record<string, unknown>> {
+    this.takeInputResponses(handle.operationId, caller);
+    const outcome = await this.settle(handle, caller, budgetMs, caller.elicit === undefined);
+    const op = await this.deps.ledger.load(handle.operationId);
+    if (op === null) return unknownOperation(handle.operationId);
+    const pending = this.deps.questions.pending(op.id);
+    if (outcome.kind === 'input' && caller.inputRequired !== undefined && pending.length > 0) {
+      return askByResult(pending);
+    }
+    if (outcome.kind === 'receipt') {
+      await this.deps.executor.outbox.ack(outcome.receipt.id);
+      return fromReceipt(outcome.receipt, await this.view(op, outcome.receipt));
+    }
+    if (outcome.kind === 'ended') return this.describe(op, attached);
+    const view = { ...(await this.view(op, null)), ...(attached ? { attached } : {}) };
+    return stillRunning(view, Math.round(budgetMs / 1000));
+  }
+
+  /** An operation that settled without a receipt (or is not driven here). */
+  private async describe(op: ToolOperation, attached: boolean): Promise<ToolAnswer | Record<string, unknown>> {
+    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
+    const view = await this.view(op, receipt);
+    if (receipt !== null) return fromReceipt(receipt, view);
+    if (!isSettled(op.state)) return stillRunning({ ...view, ...(attached ? { attached } : {}) }, 0);
+    return toolError(
+      `${view.tool} (operation ${op.id}) ended without a result: ${op.state}` +
+        (op.evidence.length > 0 ? ` (${op.evidence[op.evidence.length - 1]!.detail})` : '') +
+        '. Nothing was run twice; `terminus ops show` on this ledger has the details.',
+    );
+  }
+
+  /** Answers this operation's open questions from a retried request's `inputResponses` (bound by key and round). */
+  private takeInputResponses(operationId: string, caller: Caller): void {
+    const responses = caller.inputRequired?.responses;
+    if (responses === undefined) return;
+    for (const q of this.deps.questions.pending(operationId)) {
+      const reply = responses[questionKey(q)];
+      if (reply !== undefined) this.deps.questions.answer(q, reply);
+    }
+  }
+
+  /**
+   * Waits for the receipt, at most `budgetMs`. Asks the host for input when it can; otherwise an
+   * open input question ends the wait early when `stopOnInput` (waiting longer would not help).
+   */
+  private async settle(
+    handle: OperationHandle,
+    caller: Caller,
+    budgetMs: number,
+    stopOnInput: boolean,
+  ): Promise<Outcome> {
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort();
+    caller.signal?.addEventListener('abort', onAbort);
+    const cleanups: (() => void)[] = [() => caller.signal?.removeEventListener('abort', onAbort)];
+    try {
+      const racers: Promise<Outcome>[] = [
+        handle.result().then(
+          (receipt): Outcome => ({ kind: 'receipt', receipt }),
+          (error: unknown): Outcome => ({ kind: 'ended', error }),
+        ),
+        this.deps.clock.sleep(budgetMs, stop.signal).then(
+          (): Outcome => ({ kind: 'timeout' }),
+          (): Outcome => ({ kind: 'timeout' }),
+        ),
+      ];
+      const mine = (q: Question): boolean => q.operationId === handle.operationId;
+      if (caller.elicit !== undefined) {
+        const ask = (q: Question): void => {
+          caller.elicit!(q.params).then(
+            (reply) => this.deps.questions.answer(q, reply),
+            (error: unknown) => this.deps.logger.warn('elicitation to the host failed', { error: String(error) }),
+          );
+        };
+        cleanups.push(this.deps.questions.onQuestion((q) => mine(q) && ask(q)));
+        for (const q of this.deps.questions.pending(handle.operationId)) ask(q);
+      } else if (stopOnInput) {
+        racers.push(
+          new Promise<Outcome>((resolve) => {
+            if (this.deps.questions.pending(handle.operationId).length > 0) resolve({ kind: 'input' });
+            cleanups.push(this.deps.questions.onQuestion((q) => mine(q) && resolve({ kind: 'input' })));
+          }),
+        );
+      }
+      if (caller.progress !== undefined) cleanups.push(this.forwardProgress(handle.operationId, caller.progress));
+      return await Promise.race(racers);
+    } finally {
+      stop.abort();
+      for (const cleanup of cleanups) cleanup();
+    }
+  }
+
+  /** Forwards the upstream's progress of one operation, only increasing (MCP requires it). */
+  private forwardProgress(
+    operationId: string,
+    send: (done: number, total: number | undefined, message: string | undefined) => Promise<void>,
+  ): () => void {
+    let last = -1;
+    let taskId: string | null = null;
+    const listener = (snapshot: TaskSnapshot): void => {
+      void (async () => {
+        taskId ??= (await this.deps.ledger.load(operationId))?.taskId ?? null;
+        if (snapshot.taskId !== taskId || snapshot.progress === undefined || snapshot.progress.done <= last) return;
+        last = snapshot.progress.done;
+        await send(snapshot.progress.done, snapshot.progress.total, snapshot.statusMessage);
+      })().catch(() => undefined);
+    };
+    return this.snapshots.subscribe(listener);
+  }
+
+  async view(op: ToolOperation, receipt: Receipt | null): Promise<OperationView> {
+    const tool = op.server === undefined ? op.tool.name : this.deps.catalog.exposedName(op.server, op.tool.name);
+    const snapshot = op.taskId === null ? undefined : this.snapshots.latest(op.taskId);
+    return viewOf(op, tool, snapshot, this.deps.questions.pending(op.id), receipt);
+  }
+
+  /** One critical section per key: concurrent identical calls share one submit (never twice). */
+  private async exclusive<T>(key: string, run: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(key) ?? Promise.resolve();
+    const mine = before.catch(() => undefined).then(run);
+    this.locks.set(key, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.locks.get(key) === mine) this.locks.delete(key);
+    }
+  }
+}

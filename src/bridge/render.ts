@@ -1,0 +1,145 @@
+/**
+ * What the model reads: a tool's own result when the operation finished, otherwise a normal
+ * `CallToolResult` saying that the work goes on, under which operation id, how far it is, and which
+ * tool to call next. `structuredContent` carries the same facts for programs.
+ */
+import type { Receipt } from '../executor/ledger-port.js';
+import type { ToolOperation } from '../executor/operation.js';
+import type { TaskSnapshot } from '../executor/wire-port.js';
+import type { Question } from './questions.js';
+
+export type ToolAnswer = Record<string, unknown> & { content: { type: 'text'; text: string }[] };
+
+/** The facts about one operation that every answer shows. */
+export interface OperationView {
+  readonly id: string;
+  /** The tool name as the host sees it. */
+  readonly tool: string;
+  readonly upstream: string | null;
+  /** Local executor state (WORKING, INPUT_REQUIRED, ACCEPTED...). */
+  readonly state: string;
+  /** What the upstream last said (working, input_required, completed...), or null. */
+  readonly status: string | null;
+  readonly message: string | null;
+  readonly progress: { readonly done: number; readonly total?: number } | null;
+  readonly startedAt: string;
+  readonly updatedAt: string;
+  /** True when this call found the operation already running (never twice). */
+  readonly attached?: boolean;
+  readonly input?: readonly { key: string; round: number; message: string; requestedSchema?: unknown }[];
+  /** How the operation ended, once it did. */
+  readonly outcome?: string;
+}
+
+export function viewOf(
+  op: ToolOperation,
+  tool: string,
+  snapshot: TaskSnapshot | undefined,
+  questions: readonly Question[],
+  receipt: Receipt | null,
+): OperationView {
+  return {
+    id: op.id,
+    tool,
+    upstream: op.server ?? null,
+    state: op.state,
+    status: op.lastServerStatus,
+    // The ledger keeps the last progress (shown again after a restart); a fresher snapshot wins.
+    message: snapshot?.statusMessage ?? op.progress?.message ?? null,
+    progress: snapshot?.progress ?? progressOf(op),
+    startedAt: new Date(op.createdAt).toISOString(),
+    updatedAt: new Date(op.updatedAt).toISOString(),
+    ...(questions.length === 0
+      ? {}
+      : {
+          input: questions.map((q) => ({
+            key: q.key,
+            round: q.round,
+            message: q.message,
+            ...(q.params.requestedSchema === undefined ? {} : { requestedSchema: q.params.requestedSchema }),
+          })),
+        }),
+    ...(receipt === null ? {} : { outcome: receipt.status }),
+  };
+}
+
+function progressOf(op: ToolOperation): OperationView['progress'] {
+  const progress = op.progress ?? null;
+  if (progress === null) return null;
+  return progress.total === undefined ? { done: progress.done } : { done: progress.done, total: progress.total };
+}
+
+function progressText(view: OperationView): string {
+  const parts = [`status ${view.status ?? 'submitting'}`];
+  if (view.progress !== null) {
+    const { done, total } = view.progress;
+    parts.push(
+      total !== undefined && total > 0 ? `${Math.round((100 * done) / total)}% (${done}/${total})` : `${done}`,
+    );
+  }
+  if (view.message !== null) parts.push(view.message);
+  return parts.join(', ');
+}
+
+/** The answer while the operation goes on: for a model to read, and the same in structuredContent. */
+export function stillRunning(view: OperationView, waitedSeconds: number): ToolAnswer {
+  const ref = JSON.stringify({ operation: view.id });
+  const lines = [
+    `${view.tool} is still running as operation ${view.id} (${progressText(view)}).`,
+    view.attached === true
+      ? 'This call attached to the operation already running for the same tool and arguments; no second one was started.'
+      : `It did not finish within ${waitedSeconds} s; the work goes on and nothing is lost.`,
+  ];
+  let next = 'terminus_wait';
+  if (view.input !== undefined && view.input.length > 0) {
+    next = 'terminus_respond';
+    for (const q of view.input) {
+      lines.push(
+        `It needs input: "${q.message}"${q.requestedSchema === undefined ? '' : ` (schema ${JSON.stringify(q.requestedSchema)})`}.`,
+      );
+    }
+    lines.push(
+      `Ask the user, then call terminus_respond {"operation":"${view.id}","response":{...}} with the answer ` +
+        `(or {"action":"decline"}).`,
+    );
+  } else {
+    lines.push(`Call terminus_wait ${ref} to wait for the result.`);
+  }
+  lines.push(
+    `terminus_status ${ref} shows its state, terminus_cancel ${ref} asks the server to stop it. ` +
+      `Calling ${view.tool} again with the same arguments attaches to this operation; it never starts a second one.`,
+  );
+  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { operation: view, next } };
+}
+
+/** A settled operation's receipt as the host's tool result: the tool's own result when completed. */
+export function fromReceipt(receipt: Receipt, view: OperationView): Record<string, unknown> {
+  if (receipt.status === 'completed' && typeof receipt.payload === 'object' && receipt.payload !== null) {
+    return receipt.payload as Record<string, unknown>;
+  }
+  const error = receipt.payload as { message?: string; code?: number } | null;
+  const text =
+    receipt.status === 'failed'
+      ? `${view.tool} (operation ${view.id}) failed: ${error?.message ?? 'no message'}${error?.code === undefined ? '' : ` (code ${error.code})`}`
+      : receipt.status === 'cancelled'
+        ? `${view.tool} (operation ${view.id}) was cancelled; it has no result.`
+        : `${view.tool} (operation ${view.id}) expired on the server before its result was read.`;
+  return { content: [{ type: 'text', text }], structuredContent: { operation: view }, isError: true };
+}
+
+/** A tool error for the model (the call is fine, the request is not). */
+export function toolError(text: string): ToolAnswer {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+export function textAnswer(text: string, structured: Record<string, unknown>): ToolAnswer {
+  return { content: [{ type: 'text', text }], structuredContent: structured };
+}
+
+/** Unknown, malformed and another caller's ids get the same answer: nothing about them leaks. */
+export function unknownOperation(operationId: string): ToolAnswer {
+  return toolError(
+    `No operation ${JSON.stringify(operationId)} here: the id is unknown or not yours. ` +
+      'Call terminus_operations to list the operations you can see; never guess an id.',
+  );
+}

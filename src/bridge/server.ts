@@ -1,0 +1,172 @@
+/**
+ * The bridge as an MCP server on the SDK v2 (`Server`, one instance per stdio connection or per
+ * HTTP request): `tools/list` (upstream tools + the model's `terminus_*` tools), `tools/call`, and
+ * every operation as a resource `terminus://operations/{id}`.
+ */
+import { ProtocolError, Server, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
+import { digestOf } from '../core/digest.js';
+import type { Logger } from '../core/ports.js';
+import type { Catalog } from './catalog.js';
+import type { BridgeCore, Caller } from './core.js';
+import { durableNote, MODEL_TOOL_NAMES, modelTools } from './model-tools.js';
+import { toolError, unknownOperation } from './render.js';
+import { passThrough } from './pass-through.js';
+
+export const OPERATION_URI_PREFIX = 'terminus://operations/';
+
+export interface ServerDeps {
+  readonly core: BridgeCore;
+  readonly catalog: Catalog;
+  readonly logger: Logger;
+  readonly name: string;
+  readonly version: string;
+  readonly inlineWaitSeconds: number;
+  /** Instances that can take pushed notifications (2025-era stdio connections). */
+  readonly live: Set<Server>;
+}
+
+/** Owner of the operations a request may see: `stdio`, or the HTTP caller by its Authorization header. */
+export function ownerOf(context: McpRequestContext): string {
+  const request = context.requestInfo;
+  if (request === undefined) return 'stdio';
+  const auth = request.headers.get('authorization');
+  return auth === null ? 'http:anonymous' : `http:${digestOf(auth).slice(0, 32)}`;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** Strips what a host that speaks no task wire would not understand, and says a handle may come back. */
+function hostFacing(listed: Readonly<Record<string, unknown>>, note: string): Record<string, unknown> {
+  // outputSchema goes too: an operation handle does not match the tool's schema, and SDK clients
+  // reject structuredContent that does not validate.
+  const { execution: _e, invocationMode: _i, outputSchema: _o, ...rest } = listed;
+  const description = typeof rest.description === 'string' ? rest.description : '';
+  return { ...rest, description: `${description}${note}` };
+}
+
+export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Server {
+  const { core, catalog } = deps;
+  const owner = ownerOf(context);
+  const server = new Server(
+    { name: deps.name, version: deps.version },
+    {
+      capabilities: { tools: {}, resources: { subscribe: true }, logging: {} },
+      instructions:
+        'Long tool calls may return an operation id instead of a result. Then call terminus_wait with that id; ' +
+        'never call the tool again to wait and never invent ids (terminus_operations lists them).',
+    },
+  );
+  if (context.era === 'legacy') {
+    deps.live.add(server);
+    server.onclose = () => deps.live.delete(server);
+    server.setRequestHandler('resources/subscribe', () => ({}));
+    server.setRequestHandler('resources/unsubscribe', () => ({}));
+  }
+
+  const callerOf = (ctx: ServerContext): Caller => {
+    const token = ctx.mcpReq._meta?.progressToken;
+    const elicitation = server.getClientCapabilities()?.elicitation !== undefined;
+    const canElicit = context.era === 'legacy' && elicitation;
+    const byResult = context.era === 'modern' && elicitation;
+    return {
+      owner,
+      signal: ctx.mcpReq.signal,
+      ...(token === undefined
+        ? {}
+        : {
+            progress: (done: number, total: number | undefined, message: string | undefined) =>
+              ctx.mcpReq.notify({
+                method: 'notifications/progress',
+                params: {
+                  progressToken: token,
+                  progress: done,
+                  ...(total === undefined ? {} : { total }),
+                  ...(message === undefined ? {} : { message }),
+                },
+              }),
+          }),
+      ...(canElicit ? { elicit: (params: Record<string, unknown>) => ctx.mcpReq.elicitInput(params as never) } : {}),
+      ...(byResult ? { inputRequired: { responses: ctx.mcpReq.inputResponses } } : {}),
+    };
+  };
+
+  server.setRequestHandler('tools/list', async () => {
+    const note = durableNote(deps.inlineWaitSeconds);
+    const entries = await catalog.refresh();
+    const tools = entries.map((e) =>
+      e.tool.durable ? { ...hostFacing(e.tool.listed, note), name: e.exposed } : { ...e.tool.listed, name: e.exposed },
+    );
+    return { tools: [...tools, ...modelTools(deps.inlineWaitSeconds)] } as never;
+  });
+
+  server.setRequestHandler('tools/call', async (request, ctx) => {
+    const { name } = request.params;
+    const args = request.params.arguments ?? {};
+    const caller = callerOf(ctx);
+    if ((MODEL_TOOL_NAMES as readonly string[]).includes(name)) return modelCall(core, name, args, caller) as never;
+    const entry = await catalog.find(name);
+    if (entry === undefined && catalog.unreachable.size > 0) {
+      const down = [...catalog.unreachable].map(([upstream, why]) => `${upstream} (${why})`).join(', ');
+      return toolError(`${name}: not listed now; unreachable upstream: ${down}. Try again later.`);
+    }
+    if (entry === undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
+    if (!entry.tool.durable)
+      return (await passThrough(entry.upstream, entry.tool.name, args, ctx.mcpReq.signal)) as never;
+    return (await core.call(entry, args, caller)) as never;
+  });
+
+  server.setRequestHandler('resources/templates/list', () => ({
+    resourceTemplates: [
+      {
+        uriTemplate: `${OPERATION_URI_PREFIX}{id}`,
+        name: 'operation',
+        title: 'A long-running operation of this bridge',
+        mimeType: 'application/json',
+      },
+    ],
+  }));
+  server.setRequestHandler('resources/list', async () => {
+    const { open, settled } = await core.book.list(owner, 20);
+    return {
+      resources: [...open, ...settled].map((op) => ({
+        uri: `${OPERATION_URI_PREFIX}${op.id}`,
+        name: op.id,
+        title: `${op.tool.name} (${op.state})`,
+        mimeType: 'application/json',
+      })),
+    };
+  });
+  server.setRequestHandler('resources/read', async (request) => {
+    const { uri } = request.params;
+    const id = uri.startsWith(OPERATION_URI_PREFIX) ? uri.slice(OPERATION_URI_PREFIX.length) : '';
+    const answer = await core.status(id, { owner });
+    if (answer.isError === true) throw new ProtocolError(-32002, `Resource not found: ${uri}`);
+    return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(answer.structuredContent) }] };
+  });
+  return server;
+}
+
+async function modelCall(core: BridgeCore, name: string, args: Record<string, unknown>, caller: Caller) {
+  if (name === 'terminus_operations') return core.operations(caller);
+  const operation = args.operation;
+  if (typeof operation !== 'string' || operation === '') {
+    return toolError(`${name} needs {"operation": "<id>"}; terminus_operations lists the ids.`);
+  }
+  if (name === 'terminus_wait') {
+    const seconds = args.seconds;
+    if (seconds !== undefined && (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)) {
+      return toolError('terminus_wait: `seconds` must be a non-negative number.');
+    }
+    return core.wait(operation, seconds, caller);
+  }
+  if (name === 'terminus_status') return core.status(operation, caller);
+  if (name === 'terminus_cancel') return core.cancel(operation, caller);
+  if (!isRecord(args.response)) {
+    // Checked after the id, so a foreign id never learns more than an unknown one.
+    return (await core.book.own(caller.owner, operation)) === null
+      ? unknownOperation(operation)
+      : toolError('terminus_respond needs `response`: the answer object, or {"action":"decline"}.');
+  }
+  return core.respond(operation, args.response, typeof args.key === 'string' ? args.key : undefined, caller);
+}

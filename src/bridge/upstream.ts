@@ -1,0 +1,161 @@
+/**
+ * One upstream server of the bridge: a single connection that both lists its tools and carries its
+ * task wire. A stdio upstream is therefore one child process, so a synchronous tool and a task tool
+ * of the same server see the same process state.
+ */
+import type { Clock } from '../core/ports.js';
+import type { WireName } from '../core/task.js';
+import type { RpcConnection } from '../executor/adapters/connection.js';
+import {
+  createHttpConnection,
+  createStdioConnection,
+  negotiate,
+  WireUnavailableError,
+  type ServerTarget,
+} from '../executor/adapters/index.js';
+import { WireFailure, type ClientWire } from '../executor/wire-port.js';
+
+/** A tool as the upstream lists it, with how the bridge calls it. */
+export interface UpstreamTool {
+  /** The upstream's own name. */
+  readonly name: string;
+  /** The `tools/list` entry as received. */
+  readonly listed: Readonly<Record<string, unknown>>;
+  /** Through the executor (a task wire can run it); false: a plain `tools/call` passed through. */
+  readonly durable: boolean;
+}
+
+export interface UpstreamOptions {
+  readonly clock: Clock;
+  /** Per-request timeout toward the upstream (ms); default the adapters' 30 000. */
+  readonly timeoutMs?: number;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** A connection target opened once, negotiated once; `wire` is null for a server with no task wire. */
+export class Upstream {
+  readonly name: string;
+  private readonly target: ServerTarget;
+  private readonly options: UpstreamOptions;
+  private opened: Promise<{ connection: RpcConnection; wire: ClientWire | null }> | null = null;
+  private closed = false;
+
+  constructor(name: string, target: ServerTarget, options: UpstreamOptions) {
+    this.name = name;
+    this.target = target;
+    this.options = options;
+  }
+
+  /** Connects and negotiates on first use; a failed attempt is retried by the next caller. */
+  open(): Promise<{ connection: RpcConnection; wire: ClientWire | null }> {
+    if (this.opened === null) {
+      const opened = this.connect();
+      this.opened = opened;
+      opened.then(
+        // A connection that ends by itself (a stdio upstream that exited) is opened again on next use:
+        // the executor reconnects its operations through `wire()`, listings and plain calls follow.
+        ({ connection }) =>
+          connection.onClose?.(() => {
+            if (this.opened === opened) this.opened = null;
+          }),
+        () => {
+          if (this.opened === opened) this.opened = null;
+        },
+      );
+    }
+    return this.opened;
+  }
+
+  private async connect(): Promise<{ connection: RpcConnection; wire: ClientWire | null }> {
+    const common = {
+      clock: this.options.clock,
+      ...(this.options.timeoutMs === undefined ? {} : { timeoutMs: this.options.timeoutMs }),
+      clientInfo: { name: 'terminus-bridge', version: '0.1.0' },
+    };
+    const target = this.target;
+    const connection =
+      'connection' in target
+        ? target.connection
+        : 'url' in target
+          ? createHttpConnection({ ...target, ...common })
+          : await createStdioConnection({ ...target, ...common });
+    try {
+      // aip-151 is not an MCP tool listing: the bridge speaks the three MCP task wires.
+      const wire = await negotiate(connection, { ...common, skip: ['aip-151'] });
+      return { connection, wire };
+    } catch (error) {
+      // No task wire: every tool passes through as a plain tools/call on this connection.
+      if (error instanceof WireUnavailableError) return { connection, wire: null };
+      await connection.close().catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** The wire the executor drives operations over. `wanted` (a resumed operation's) must match. */
+  async wire(wanted?: WireName): Promise<ClientWire> {
+    const { wire } = await this.open();
+    if (wire === null) throw new WireUnavailableError(`upstream ${this.name} offers no task wire`);
+    if (wanted !== undefined && wanted !== wire.wire) {
+      throw new WireUnavailableError(
+        `upstream ${this.name} now speaks ${wire.wire}; its operation was created on ${wanted}`,
+      );
+    }
+    return wire;
+  }
+
+  /** Every tool, following `nextCursor` (at most 50 pages). */
+  async tools(): Promise<UpstreamTool[]> {
+    const { connection, wire } = await this.open();
+    const tools: UpstreamTool[] = [];
+    let cursor: string | undefined;
+    for (let page = 0; page < 50; page++) {
+      const answer = await connection.request('tools/list', cursor === undefined ? {} : { cursor });
+      for (const tool of Array.isArray(answer.tools) ? answer.tools : []) {
+        if (!isRecord(tool) || typeof tool.name !== 'string') continue;
+        tools.push({ name: tool.name, listed: tool, durable: durable(wire?.wire ?? null, tool) });
+      }
+      cursor = typeof answer.nextCursor === 'string' && answer.nextCursor !== '' ? answer.nextCursor : undefined;
+      if (cursor === undefined) break;
+    }
+    return tools;
+  }
+
+  /** A plain `tools/call`, answered as the upstream answered it. Rejects `WireFailure`. */
+  async call(tool: string, args: Record<string, unknown>, signal?: AbortSignal): Promise<Record<string, unknown>> {
+    const { connection } = await this.open();
+    return connection.request('tools/call', { name: tool, arguments: args }, signal === undefined ? {} : { signal });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed || this.opened === null) return;
+    this.closed = true;
+    const opened = await this.opened.catch(() => null);
+    await (opened?.wire ?? opened?.connection)?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Which tools go through the executor. 2025-11-25 marks task tools `execution.taskSupport`
+ * (absent = forbidden); SEP-1391 marks them `invocationMode: "async"`; the Tasks extension lists no
+ * marker (the server decides per call), so every tool of such an upstream goes through the executor
+ * and a synchronous answer comes back as it is.
+ */
+function durable(wire: WireName | null, tool: Record<string, unknown>): boolean {
+  if (wire === null) return false;
+  if (wire === 'mcp-2025-11-25') {
+    const support = isRecord(tool.execution) ? tool.execution.taskSupport : undefined;
+    return support === 'optional' || support === 'required';
+  }
+  if (wire === 'sep-1391') return tool.invocationMode === 'async';
+  return true;
+}
+
+/** A wire failure the host should see as a JSON-RPC error: its code and message, when it had one. */
+export function rpcErrorOf(error: unknown): { code: number; message: string } | null {
+  if (error instanceof WireFailure && error.kind === 'rejected' && error.rpcCode !== undefined) {
+    return { code: error.rpcCode, message: error.message };
+  }
+  return null;
+}

@@ -1,0 +1,137 @@
+/**
+ * The bridge as a host meets it: `terminus bridge` as a child process (stdio or HTTP) with an SDK
+ * 2.4 client in front, and `terminus serve --fixtures conformance` (or a foreign server) behind.
+ */
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { Client } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import { MAIN, ROOT, tsNode } from '../cli/helpers.js';
+
+/** The request timeout a host that cannot wait uses in these tests (the issue's 5 s). */
+export const HOST_TIMEOUT_MS = 5_000;
+
+export interface BridgeClient {
+  readonly client: Client;
+  readonly pid: number;
+  close(): Promise<void>;
+}
+
+export interface BridgeClientOptions {
+  readonly ledger: string;
+  /** `name=target` specs. */
+  readonly upstreams: readonly string[];
+  readonly inlineWaitSeconds?: number;
+  readonly extra?: readonly string[];
+  /** Declare elicitation and answer with this (null: declare nothing). */
+  readonly elicitation?: ((params: Record<string, unknown>) => Record<string, unknown>) | null;
+  /** Extra environment of the bridge process (its stdio upstreams inherit it). */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+/** Spawns `terminus bridge` over stdio and connects an SDK 2.4 client (default 2025-11-25 handshake). */
+export async function connectBridge(options: BridgeClientOptions): Promise<BridgeClient> {
+  const elicitation = options.elicitation ?? null;
+  const client = new Client(
+    { name: 'bridge-test-host', version: '1.0.0' },
+    { capabilities: elicitation === null ? {} : { elicitation: { form: {} } } },
+  );
+  if (elicitation !== null) {
+    client.setRequestHandler(
+      'elicitation/create',
+      (request) => elicitation(request.params as Record<string, unknown>) as never,
+    );
+  }
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      ...tsNode(
+        MAIN,
+        'bridge',
+        ...options.upstreams.flatMap((u) => ['--upstream', u]),
+        '--ledger',
+        options.ledger,
+        '--inline-wait',
+        String(options.inlineWaitSeconds ?? 2),
+        ...(options.extra ?? []),
+      ),
+    ],
+    cwd: ROOT,
+    stderr: 'ignore',
+    ...(options.env === undefined ? {} : { env: { ...getDefaultEnvironment(), ...options.env } }),
+  });
+  await client.connect(transport, { timeout: 60_000 });
+  return {
+    client,
+    pid: transport.pid!,
+    close: () => client.close(),
+  };
+}
+
+/** A tool call as a host makes it: one request with the host's timeout. */
+export function hostCall(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return client.callTool({ name, arguments: args }, { timeout: HOST_TIMEOUT_MS });
+}
+
+export const textOf = (result: CallToolResult): string =>
+  result.content.map((c) => (c.type === 'text' ? c.text : '')).join('\n');
+
+export interface OperationFacts {
+  readonly id: string;
+  readonly state: string;
+  readonly attached?: boolean;
+  readonly outcome?: string;
+  readonly input?: { key: string; message: string }[];
+}
+
+export function operationOf(result: CallToolResult): OperationFacts {
+  const operation = (result.structuredContent as { operation?: OperationFacts } | undefined)?.operation;
+  if (operation === undefined) throw new Error(`no operation in ${JSON.stringify(result)}`);
+  return operation;
+}
+
+/** Waits through `terminus_wait` until the result comes (bounded: `rounds` calls). */
+export async function waitResult(client: Client, id: string, rounds = 60): Promise<CallToolResult> {
+  for (let i = 0; i < rounds; i++) {
+    const result = await hostCall(client, 'terminus_wait', { operation: id });
+    if ((result.structuredContent as { operation?: unknown } | undefined)?.operation === undefined) return result;
+    if (operationOf(result).outcome !== undefined) return result;
+  }
+  throw new Error(`operation ${id} still running after ${rounds} terminus_wait calls`);
+}
+
+/** Tasks `terminus serve` created whose arguments carry this label. */
+export function upstreamTasks(db: string, label: string): number {
+  const sqlite = new Database(db, { readonly: true, fileMustExist: true });
+  try {
+    const row = sqlite
+      .prepare("SELECT count(*) AS n FROM tasks WHERE json_extract(args, '$.label') = ?")
+      .get(label) as { n: number };
+    return row.n;
+  } finally {
+    sqlite.close();
+  }
+}
+
+/** Receipts and operations of the ledger whose tool arguments carry this label. */
+export function ledgerFacts(ledger: string, label: string): { operations: number; receipts: number } {
+  const sqlite = new Database(ledger, { readonly: true, fileMustExist: true });
+  try {
+    const ops = sqlite.prepare('SELECT id, call_node_id FROM operations').all() as {
+      id: string;
+      call_node_id: string;
+    }[];
+    const record = sqlite.prepare('SELECT * FROM operations WHERE id = ?');
+    const mine = ops.filter((op) => JSON.stringify(record.get(op.id)).includes(label));
+    const receipts = sqlite.prepare('SELECT count(*) AS n FROM receipts WHERE call_node_id = ?');
+    return {
+      operations: mine.length,
+      receipts: mine.reduce((n, op) => n + (receipts.get(op.call_node_id) as { n: number }).n, 0),
+    };
+  } finally {
+    sqlite.close();
+  }
+}
+
+export const ledgerIn = (dir: string, name: string): string => join(dir, `${name}.db`);
