@@ -6,6 +6,7 @@ import { constants } from 'node:fs';
 import { access, mkdir, open, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
+import { isTerminusError } from '../core/errors.js';
 
 /**
  * The default ledger: `$TERMINUS_LEDGER`, else `$XDG_STATE_HOME/terminus/ledger.db`, else
@@ -94,6 +95,9 @@ export async function checkWritableFile(path: string, what: string): Promise<voi
 /** One line for an error SQLite raised while opening `path` (`cause` chains are followed). */
 export function sqliteOpenMessage(path: string, what: string, error: unknown): string | undefined {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    // The store's own start-up check (not a database, a failed quick_check, a missing table)
+    // already names the file and the cause; add what a person can do about it.
+    if (isTerminusError(e, 'storage_damaged')) return `${what} ${e.message}: pass another path or move the file away`;
     const code = (e as { code?: unknown }).code;
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
       return `${what} ${path} is not a SQLite database (${String(code)}): pass another path or move the file away`;

@@ -95,8 +95,8 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
   return [
     route('GET', '/console', list),
     route('GET', '/console/tasks/:id', detail),
-    route('POST', '/console/tasks/:id/cancel', cancel),
-    route('POST', '/console/tasks/:id/answer', answer),
+    route('POST', '/console/tasks/:id/cancel', cancel, { body: 'form' }),
+    route('POST', '/console/tasks/:id/answer', answer, { body: 'form' }),
   ];
 }
 

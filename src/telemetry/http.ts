@@ -12,12 +12,14 @@ import {
 import type { TerminusMetrics } from './metrics.js';
 import { TRACER_NAME } from './trace.js';
 
-/** What the HTTP server tells its instrument about a request (structurally `RequestFacts` of server/http). */
+/** What the HTTP server (`serveHttp`'s `instrument` option) tells its instrument about a request. */
 export interface RequestFacts {
   readonly httpMethod: string;
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
   readonly body: Buffer | undefined;
+  /** The body as the bridge parsed it once (JSON), or undefined: never parsed again here. */
+  readonly parsedBody: unknown;
 }
 
 /** Wraps the handling of one request; `run` answers it and resolves with the HTTP status sent. */
@@ -35,7 +37,7 @@ export function requestInstrument(
   const tracer = options.tracer ?? trace.getTracer(TRACER_NAME);
   const now = options.now ?? (() => performance.now());
   return async (facts, run) => {
-    const message = parseMessage(facts.body);
+    const message = parseMessage(facts.parsedBody);
     const method = message === undefined ? `${facts.httpMethod} ${routeOf(facts.path)}` : methodLabel(message.method);
     const wire = wireOf(facts, message?.method);
     const parent = parentContext(message?.meta, facts.headers);
@@ -96,16 +98,11 @@ interface Message {
   readonly meta: Record<string, unknown> | undefined;
 }
 
-function parseMessage(body: Buffer | undefined): Message | undefined {
-  if (body === undefined || body.length === 0) return undefined;
-  let value: unknown;
-  try {
-    value = JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
-  }
+/** The JSON-RPC message of a body the bridge parsed (AIP-151 bodies and others are not one). */
+function parseMessage(value: unknown): Message | undefined {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
-  const { method, params } = value as { method?: unknown; params?: unknown };
+  const { jsonrpc, method, params } = value as { jsonrpc?: unknown; method?: unknown; params?: unknown };
+  if (jsonrpc !== '2.0') return undefined;
   const meta = typeof params === 'object' && params !== null ? (params as { _meta?: unknown })._meta : undefined;
   return {
     method: typeof method === 'string' ? method : undefined,

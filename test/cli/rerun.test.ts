@@ -4,6 +4,7 @@
  * flight and starts a new one after a receipt; `--new` forces one. Also `--json` mirroring the
  * receipt (defect 8), `--header` / `--token` / `TERMINUS_TOKEN`, and `terminus tools`.
  */
+import { mkdirSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -126,18 +127,11 @@ describe('terminus call --json mirrors the receipt (defect 8)', () => {
   it(
     'a tool error is status completed with isError true (exit 1), never failed',
     async () => {
+      // A folder where the CSV should be: the handler's read throws, which is a tool error (X-51),
+      // while a missing file is a ToolRpcError (failed) since the demo tools check their paths.
+      mkdirSync(join(dir.path, 'data', 'folder.csv'), { recursive: true });
       const ran = await built(
-        [
-          'call',
-          '--url',
-          served.url,
-          'analyze_csv',
-          '--args',
-          '{"path":"/nonexistent/terminus.csv"}',
-          '--ledger',
-          ledger(),
-          '--json',
-        ],
+        ['call', '--url', served.url, 'analyze_csv', '--args', '{"path":"folder.csv"}', '--ledger', ledger(), '--json'],
         { cwd: dir.path },
       );
       expect(ran.code).toBe(1);
@@ -145,16 +139,7 @@ describe('terminus call --json mirrors the receipt (defect 8)', () => {
       expect(out).toMatchObject({ status: 'completed', isError: true, exitCode: 1, receipt: { status: 'completed' } });
       expect(out.result).toMatchObject({ isError: true });
       const human = await built(
-        [
-          'call',
-          '--url',
-          served.url,
-          'analyze_csv',
-          '--args',
-          '{"path":"/nonexistent/terminus.csv"}',
-          '--ledger',
-          ledger(),
-        ],
+        ['call', '--url', served.url, 'analyze_csv', '--args', '{"path":"folder.csv"}', '--ledger', ledger()],
         { cwd: dir.path },
       );
       expect(human.stderr).toMatch(/completed with a tool error \(isError\): receipt rcpt_/);

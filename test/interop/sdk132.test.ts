@@ -102,7 +102,7 @@ describe('SDK 1.32 InMemoryTaskStore server over stdio (2025-11-25 tasks)', () =
   );
 
   it(
-    'cancel: Ctrl-C sends tasks/cancel; the server task is cancelled and never finishes; exit 130',
+    'cancel: with --cancel-on-interrupt, Ctrl-C sends tasks/cancel; the server task is cancelled and never finishes; exit 130',
     async () => {
       const f = files();
       const running = start(
@@ -117,6 +117,7 @@ describe('SDK 1.32 InMemoryTaskStore server over stdio (2025-11-25 tasks)', () =
           '--ledger',
           f.ledger,
           '--json',
+          '--cancel-on-interrupt',
         ),
         { cwd: dir.path, env: { FIXTURE_LOG: f.log } },
       );

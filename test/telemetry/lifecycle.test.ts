@@ -112,7 +112,7 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
     const instrument = requestInstrument({ tracer, metrics: a.metrics });
     let taskId = '';
     await instrument(
-      { httpMethod: 'POST', path: '/mcp', headers: {}, body: Buffer.from(JSON.stringify(body)) },
+      { httpMethod: 'POST', path: '/mcp', headers: {}, body: Buffer.from(JSON.stringify(body)), parsedBody: body },
       async () => {
         ({
           task: { id: taskId },
@@ -123,10 +123,13 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
     // Client-chosen method names and paths never become labels of their own (bounded cardinality).
     const odd = { jsonrpc: '2.0', id: 2, method: 'made/up-4711', params: {} };
     await instrument(
-      { httpMethod: 'POST', path: '/mcp', headers: {}, body: Buffer.from(JSON.stringify(odd)) },
+      { httpMethod: 'POST', path: '/mcp', headers: {}, body: Buffer.from(JSON.stringify(odd)), parsedBody: odd },
       async () => 200,
     );
-    await instrument({ httpMethod: 'GET', path: '/v1/zzz-4711', headers: {}, body: undefined }, async () => 404);
+    await instrument(
+      { httpMethod: 'GET', path: '/v1/zzz-4711', headers: {}, body: undefined, parsedBody: undefined },
+      async () => 404,
+    );
     expect(await value(a.metrics, 'terminus_http_requests_total', { method: 'other', wire: 'mcp-tasks-ext' })).toBe(1);
     expect(
       await value(a.metrics, 'terminus_http_requests_total', { method: 'GET /v1/*', wire: 'aip-151', code: '404' }),

@@ -115,10 +115,24 @@ export function checkHead(req: IncomingMessage, options: EdgeOptions): EdgeRefus
 
 /**
  * Checks on the body and what the client accepts. `streams`: the route may answer an SSE stream
- * (the MCP endpoint), so `text/event-stream` is acceptable there too.
+ * (the MCP endpoint), so `text/event-stream` is acceptable there too. `form`: the route takes an
+ * HTML form post instead of JSON.
  */
-export function checkBody(req: IncomingMessage, body: Buffer | undefined, streams: boolean): EdgeRefusal | undefined {
-  if (body !== undefined && body.length > 0) {
+export function checkBody(
+  req: IncomingMessage,
+  body: Buffer | undefined,
+  options: { readonly streams: boolean; readonly form?: boolean },
+): EdgeRefusal | undefined {
+  const { streams } = options;
+  if (body !== undefined && body.length > 0 && options.form === true) {
+    if (!isFormContentType(req.headers['content-type'])) {
+      return {
+        status: 415,
+        reason: 'unsupported_media_type',
+        message: 'Unsupported Media Type: send the form as Content-Type: application/x-www-form-urlencoded',
+      };
+    }
+  } else if (body !== undefined && body.length > 0) {
     if (!isJsonContentType(req.headers['content-type'])) {
       return {
         status: 415,
@@ -138,6 +152,10 @@ export function checkBody(req: IncomingMessage, body: Buffer | undefined, stream
     };
   }
   return undefined;
+}
+
+function isFormContentType(header: string | undefined): boolean {
+  return header?.split(';')[0]?.trim().toLowerCase() === 'application/x-www-form-urlencoded';
 }
 
 /** The host name of a `Host` header (`name[:port]`, `[v6]:port`), undefined when malformed. */

@@ -29,6 +29,12 @@ export interface HttpRoute {
    * credentials). Such a route MUST reveal nothing a caller could own.
    */
   readonly unauthenticated?: boolean;
+  /**
+   * The body the route takes: JSON (the default, every API route) or `form`, an HTML form post
+   * (`application/x-www-form-urlencoded`: the console's actions, which must work without script).
+   * The Origin check guards both alike.
+   */
+  readonly body?: 'json' | 'form';
 }
 
 /**
@@ -40,13 +46,14 @@ export function route(
   method: string,
   path: string,
   handle: HttpHandler,
-  options: { readonly unauthenticated?: boolean } = {},
+  options: { readonly unauthenticated?: boolean; readonly body?: 'json' | 'form' } = {},
 ): HttpRoute {
   return {
     method: method.toUpperCase(),
     path,
     handle,
     ...(options.unauthenticated === true ? { unauthenticated: true } : {}),
+    ...(options.body === undefined ? {} : { body: options.body }),
   };
 }
 

@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports.js';
+import type { RequestFacts } from '../../telemetry/http.js';
 import { checkBody, checkHead, defaultAllowedOrigins, refusalResponse, type EdgeRefusal } from './edge.js';
 import type { LegacyHttpLeg, RawRpcMessage } from '../wire/adapter.js';
 import { asRetryableHttp } from '../wire/retryable.js';
@@ -65,13 +66,7 @@ export interface ServeHttpOptions {
   readonly instrument?: (facts: RequestFacts, run: () => Promise<number>) => Promise<number>;
 }
 
-/** What `instrument` learns of a request: its method, path, headers and body bytes. */
-export interface RequestFacts {
-  readonly httpMethod: string;
-  readonly path: string;
-  readonly headers: IncomingMessage['headers'];
-  readonly body: Buffer | undefined;
-}
+export type { RequestFacts };
 
 export interface HttpServerHandle {
   /** The MCP endpoint, with the real port (e.g. `http://127.0.0.1:41234/mcp`). */
@@ -205,7 +200,7 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       throw error;
     }
     const { request, body, parsedBody } = bridged;
-    const refused = checkBody(req, body, match.route === mcpRoute);
+    const refused = checkBody(req, body, { streams: match.route === mcpRoute, form: match.route.body === 'form' });
     if (refused !== undefined) return refuse(refused);
     const answer = async (): Promise<number> => {
       const response = await match.route.handle(request, { authInfo, params: match.params, body, parsedBody });
@@ -214,7 +209,10 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
     };
     if (options.instrument === undefined) await answer();
     else
-      await options.instrument({ httpMethod: req.method ?? 'GET', path: pathname, headers: req.headers, body }, answer);
+      await options.instrument(
+        { httpMethod: req.method ?? 'GET', path: pathname, headers: req.headers, body, parsedBody },
+        answer,
+      );
   }
 
   await new Promise<void>((resolve, reject) => {
