@@ -2,6 +2,8 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterEach, describe, expect, test } from 'vitest';
 import { systemClock, systemIds } from '../../src/core/system.js';
+import { createStdioConnection } from '../../src/executor/adapters/stdio-channel.js';
+import { WireFailure } from '../../src/executor/wire-port.js';
 import { createEngine, type EngineOptions } from '../../src/runner/engine.js';
 import { LIMIT_EXCEEDED_CODE, type ServerLimits } from '../../src/server/limits.js';
 import { createTerminusServer } from '../../src/server/terminus-server.js';
@@ -175,6 +177,36 @@ describe('stdio rate limit', () => {
       expect((await client.listTools()).tools.length).toBeGreaterThan(0);
     } finally {
       await client.close();
+      dir.remove();
+    }
+  });
+
+  test('the executor reads the stdio -32029 as a throttle with its delay (C6), not as a refused call', async () => {
+    const dir = tempDir('terminus-limits-stdio-exec-');
+    const connection = await createStdioConnection({
+      command: process.execPath,
+      args: [
+        ...tsNode(MAIN, 'serve', '--stdio', '--fixtures', 'conformance'),
+        ...['--db', `${dir.path}/s.db`, '--creates-per-minute', '1'],
+      ],
+      cwd: ROOT,
+      stderr: 'ignore',
+      clock: systemClock,
+      era: 'modern',
+    });
+    try {
+      const call = () => connection.request('tools/call', { name: 'greet', arguments: { name: 'x' } });
+      expect(await call()).toHaveProperty('content');
+      const refused = await call().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(refused).toBeInstanceOf(WireFailure);
+      expect((refused as WireFailure).kind).toBe('throttled');
+      expect((refused as WireFailure).rpcCode).toBe(LIMIT_EXCEEDED_CODE);
+      expect((refused as WireFailure).retryAfterMs).toBeGreaterThan(0);
+    } finally {
+      await connection.close();
       dir.remove();
     }
   });

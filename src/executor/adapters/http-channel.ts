@@ -285,6 +285,17 @@ function noBody(status: number): WireFailure {
   return new WireFailure('rejected', `HTTP ${status} without a JSON-RPC answer`, { httpStatus: status });
 }
 
+/**
+ * Whether a JSON-RPC error's `data` says "try again later", and the delay it names (`retryAfterMs`;
+ * absent with only `retryable: true`, so the executor's own back-off applies); undefined otherwise.
+ */
+function retryHint(data: unknown): { retryAfterMs?: number } | undefined {
+  if (!isRecord(data)) return undefined;
+  const after = data.retryAfterMs;
+  if (typeof after === 'number' && Number.isFinite(after) && after >= 0) return { retryAfterMs: after };
+  return data.retryable === true ? {} : undefined;
+}
+
 /** Validates one JSON-RPC response and returns its result, or throws the typed failure. */
 export function toResult(message: unknown, id: number | string, httpStatus: number): Record<string, unknown> {
   if (!isRecord(message)) throw malformed('answer is not a JSON object');
@@ -297,6 +308,13 @@ export function toResult(message: unknown, id: number | string, httpStatus: numb
     const error = message.error;
     if (!isRecord(error) || typeof error.code !== 'number' || typeof error.message !== 'string') {
       throw malformed('error answer without a numeric code and a message');
+    }
+    const hint = retryHint(error.data);
+    if (hint !== undefined) {
+      // A JSON-RPC answer that says "later" (our -32029 limit and -32050 unavailable carry
+      // `data.retryAfterMs` / `data.retryable`): over stdio, and over HTTP when the status is 200,
+      // it is the same throttle a 429 is (C6), never a refusal of the call.
+      throw new WireFailure('throttled', error.message, { ...hint, rpcCode: error.code, httpStatus });
     }
     throw new RpcErrorFailure(error.code, error.message, error.data, { httpStatus });
   }
