@@ -6,6 +6,10 @@ import { ROOT_CONTEXT, type Context, type ContextManager } from '@opentelemetry/
  * `@opentelemetry/context-async-hooks` 3 needs Node 22). Register it once at startup with
  * `context.setGlobalContextManager(new AsyncContextManager().enable())` so a request's span is the
  * parent of the spans made while it is handled.
+ * @example
+ * import { context } from '@opentelemetry/api';
+ *
+ * context.setGlobalContextManager(new AsyncContextManager().enable());
  */
 export class AsyncContextManager implements ContextManager {
   readonly #storage = new AsyncLocalStorage<Context>();

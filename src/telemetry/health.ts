@@ -34,6 +34,10 @@ export interface ReadinessOptions {
  * Readiness of one node for an orchestrator: the store answers a read, and the claim loop is alive
  * (a pass ended without error recently). A node with every slot busy still passes: its loop keeps
  * running passes that claim nothing.
+ * @example
+ * const readiness = readinessProbe({ store, now: () => Date.now() });
+ * const engine = createEngine({ store, tools, clock, ids, observer: readiness.observer });
+ * const { ready, checks } = await readiness.check();
  */
 export function readinessProbe(options: ReadinessOptions): ReadinessProbe {
   const window = options.claimWindowMs ?? 10_000;

@@ -30,6 +30,9 @@ export type RequestInstrument = (facts: RequestFacts, run: () => Promise<number>
  * context the client sent in the JSON-RPC request's `params._meta` (`traceparent`, `tracestate`),
  * else in the HTTP `traceparent` header; handlers run inside the span's context, so the task a
  * request creates links back to it.
+ * @example
+ * const metrics = createMetrics();
+ * await server.serveHttp({ port: 3000, instrument: requestInstrument({ metrics }) });
  */
 export function requestInstrument(
   options: { readonly metrics?: TerminusMetrics; readonly tracer?: Tracer; readonly now?: () => number } = {},

@@ -103,7 +103,14 @@ export interface TaskObserver {
 /** The default observer: ignores every event. */
 export const silentObserver: TaskObserver = { observe() {} };
 
-/** One observer that hands every event to each of `observers`, in order; one that throws does not stop the rest. */
+/**
+ * One observer that hands every event to each of `observers`, in order; one that throws does not stop the rest.
+ * @example
+ * const engine = createEngine({
+ *   store, tools, clock, ids,
+ *   observer: combineObservers(lifecycleLog({ logger }), metrics.observer, taskTracing(), readiness.observer),
+ * });
+ */
 export function combineObservers(...observers: readonly (TaskObserver | undefined)[]): TaskObserver {
   const list = observers.filter((o): o is TaskObserver => o !== undefined);
   return {

@@ -13,6 +13,9 @@ export interface LifecycleLogOptions {
  * Lifecycle logs: one `info` entry per task event, with the facts an operator asks for (tool, wire,
  * owner at creation; node and epoch at a claim; how a run ended and how long it took). Claim passes
  * are not logged (one every 250 ms by default); they feed metrics and readiness.
+ * @example
+ * const engine = createEngine({ store, tools, clock, ids, logger, observer: lifecycleLog({ logger }) });
+ * // {"time":"...","level":"info","msg":"task created","event":"created","taskId":"...","tool":"report",...}
  */
 export function lifecycleLog(options: LifecycleLogOptions): TaskObserver {
   const { logger } = options;
@@ -105,6 +108,10 @@ export interface LineLoggerOptions {
 /**
  * A `Logger` that writes one line per entry, as JSON (`{"time","level","msg",...fields}`) or text
  * (`time level msg key=value`, values JSON-encoded when they are not plain words).
+ * @example
+ * const logger = lineLogger({ format: 'json', now: () => Date.now(), write: (line) => process.stderr.write(line) });
+ * logger.info('task created', { taskId: 't-1' });
+ * // {"time":"2026-01-01T00:00:00.000Z","level":"info","msg":"task created","taskId":"t-1"}
  */
 export function lineLogger(options: LineLoggerOptions): Logger {
   const entry = (level: string, message: string, fields: Record<string, unknown> = {}): void => {

@@ -4,6 +4,10 @@ import type { TaskStore } from '../store/port.js';
  * The same store, timing every call: `record(operation, seconds, ok)` after each one settles. Each
  * write of the port resolves only after its durable commit (S1), so a write's time is its commit
  * latency as the engine sees it (group commit batching included). `close` is not timed.
+ * @example
+ * const metrics = createMetrics();
+ * const timed = timedStore(store, (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok));
+ * const engine = createEngine({ store: timed, tools, clock, ids });
  */
 export function timedStore(
   store: TaskStore,

@@ -21,6 +21,10 @@ export const TRACER_NAME = 'mcp-terminus';
  * the task id (sha256), so any process that runs the task, before or after a crash, puts its run
  * in the same trace without the store keeping a trace id. The root itself is never exported: it is
  * a remote parent, as if the task's trace had begun in another service.
+ * @example
+ * // A span of your own in the task's trace (the same trace id on every node, run and restart):
+ * const parent = trace.setSpanContext(ROOT_CONTEXT, taskSpanContext(taskId));
+ * const span = tracer.startSpan('report.render', {}, parent);
  */
 export function taskSpanContext(taskId: string): SpanContext {
   const hex = createHash('sha256').update(`mcp-terminus task ${taskId}`).digest('hex');
@@ -39,6 +43,10 @@ function taskContext(taskId: string): Context {
  *   and node, in the same trace: a re-run after a crash is a sibling of the run that died;
  * - input, answer and cancel as span events on the run of this node, and a `terminus.task.cancel`
  *   span (linked to the request) for the cancel itself.
+ * @example
+ * const engine = createEngine({ store, tools, clock, ids, observer: taskTracing() });
+ * // or with a tracer of your own:
+ * const observer = taskTracing({ tracer: trace.getTracer('my-service') });
  */
 export function taskTracing(options: { readonly tracer?: Tracer } = {}): TaskObserver {
   const tracer = options.tracer ?? trace.getTracer(TRACER_NAME);

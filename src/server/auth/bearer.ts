@@ -50,6 +50,10 @@ export function createBearerAuth(options: BearerAuthOptions): Authenticate {
 /**
  * Reads a tokens file: a JSON object `{ "<token>": "<client id>", ... }`. A token under 16
  * characters or an empty client id is refused with `invalid_argument` naming the file.
+ * @example
+ * // tokens.json: { "replace-with-a-long-random-token": "ci-bot" }
+ * const tokens = await readTokensFile('./tokens.json');
+ * const authenticate = createBearerAuth({ tokens });
  */
 export async function readTokensFile(path: string): Promise<Map<string, string>> {
   let value: unknown;

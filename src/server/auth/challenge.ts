@@ -41,6 +41,12 @@ export function bearerToken(req: IncomingMessage, realm: string): string | undef
 /**
  * The first hook that names a principal wins: a bearer table for service tokens beside a JWT issuer
  * for people. When every hook rejects, the last rejection is the answer.
+ * @example
+ * const authenticate = firstOf(
+ *   createBearerAuth({ tokens: await readTokensFile('./tokens.json') }),
+ *   createJwtAuth({ issuer: 'https://login.example.com/', audience: 'mcp-terminus', jwks: await readJwks('./jwks.json') }),
+ * );
+ * await server.serveHttp({ authenticate });
  */
 export function firstOf(...hooks: readonly Authenticate[]): Authenticate {
   return async (req) => {

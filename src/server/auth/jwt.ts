@@ -69,7 +69,12 @@ export function createJwtAuth(options: JwtAuthOptions): Authenticate {
   };
 }
 
-/** A JWKS from a file, or a URL for `createJwtAuth` when `source` starts with `http://` or `https://`. */
+/**
+ * A JWKS from a file, or a URL for `createJwtAuth` when `source` starts with `http://` or `https://`.
+ * @example
+ * const jwks = await readJwks(process.env.JWKS ?? './jwks.json');
+ * const authenticate = createJwtAuth({ issuer: 'https://login.example.com/', audience: 'mcp-terminus', jwks });
+ */
 export async function readJwks(source: string): Promise<JSONWebKeySet | URL> {
   if (/^https?:\/\//i.test(source)) return new URL(source);
   let value: unknown;

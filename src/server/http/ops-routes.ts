@@ -8,6 +8,10 @@ import { route, type HttpRoute } from './routes.js';
  * The probes answer without authentication (an orchestrator sends no credentials; they reveal
  * only liveness and the names of failing checks); `/metrics` goes through `authenticate` like
  * every other route.
+ * @example
+ * const readiness = readinessProbe({ store, now: () => Date.now() });
+ * const metrics = createMetrics();
+ * await server.serveHttp({ routes: operationsRoutes({ readiness, registry: metrics.registry }) });
  */
 export function operationsRoutes(options: {
   readonly readiness?: ReadinessProbe;

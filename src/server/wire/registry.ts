@@ -47,7 +47,13 @@ export interface WireRegistryOptions {
   readonly limits?: Partial<ServerLimits>;
 }
 
-/** Parses a `--disable-wire` value; throws a RangeError naming the valid wires. */
+/**
+ * Parses a `--disable-wire` value; throws a RangeError naming the valid wires.
+ * @example
+ * const wire = parseWireName('sep-1391'); // 'sep-1391'
+ * const registry = createWireRegistry({ disabled: [wire] });
+ * parseWireName('grpc'); // throws RangeError: unknown wire "grpc"; one of: mcp-tasks-ext, ...
+ */
 export function parseWireName(value: string): WireName {
   if ((WIRES as readonly string[]).includes(value)) return value as WireName;
   throw new RangeError(`unknown wire "${value}"; one of: ${WIRES.join(', ')}`);

@@ -22,6 +22,12 @@ export interface Rev20251125Options {
   readonly maxSessions?: number;
 }
 
+/**
+ * The 2025-11-25 server wire (exported by the package as `createRev20251125ServerWire`).
+ * @example
+ * const wire = createRev20251125ServerWire({ extensions: [sep1391ToolExtension], sessionIdleMs: 600_000 });
+ * const server = createTerminusServer({ engine, wires: [wire, sep1391Wire] });
+ */
 export function createRev20251125Wire(options: Rev20251125Options = {}): WireAdapter {
   const extensions = options.extensions ?? [];
   return {
