@@ -73,7 +73,10 @@ const benchSleep = defineTaskTool({
   },
 });
 
-const registry = createWireRegistry();
+// The bench measures the engine and the wires, not the per-caller limits: every bench client is one
+// principal, so the default limits (100 creates/s, 10,000 open tasks) would cap the figures.
+const NO_RATE_LIMITS = { createsPerMinute: 0, pollsPerMinute: 0 } as const;
+const registry = createWireRegistry({ limits: NO_RATE_LIMITS });
 const engine = createEngine({
   store,
   tools: [benchSleep],
@@ -82,13 +85,14 @@ const engine = createEngine({
   random: systemRandom,
   logger: silentLogger,
   concurrency: Number(values.concurrency),
+  maxLiveTasksPerOwner: 0,
 });
 engine.start();
 const server = createTerminusServer({ engine: registry.guard(engine), wires: registry.adapters, name: 'bench' });
 
 let close: () => Promise<void>;
 if (values.transport === 'stdio') {
-  const stdio = server.serveStdio();
+  const stdio = server.serveStdio({ limits: NO_RATE_LIMITS });
   close = () => stdio.close();
 } else {
   const http = await server.serveHttp({
