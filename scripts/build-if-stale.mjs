@@ -18,8 +18,10 @@ function newest(path) {
 
 const inputs = ['src', 'tsconfig.json', 'tsconfig.build.json', 'package.json'].map((p) => join(root, p));
 const built = existsSync(stamp) ? statSync(stamp).mtimeMs : 0;
-if (inputs.some((p) => existsSync(p) && newest(p) > built)) {
-  process.stderr.write('building dist/ (sources changed since the last build)\n');
+// `--force` (npm run build) always builds, and leaves the stamp so the next check is cheap.
+const force = process.argv.includes('--force');
+if (force || inputs.some((p) => existsSync(p) && newest(p) > built)) {
+  if (!force) process.stderr.write('building dist/ (sources changed since the last build)\n');
   const started = Date.now();
   execFileSync(
     process.execPath,

@@ -7,6 +7,9 @@ import { execFileSync } from 'node:child_process';
  * If that fails, the PostgreSQL tests fail with the reason: a missing database is never a skip.
  */
 export default function setup(): (() => void) | undefined {
+  // Once, before any worker starts: many tests run the built CLI (dist/), and a rebuild inside a
+  // test while another reads dist/ fails it with a half-written module.
+  execFileSync(process.execPath, ['scripts/build-if-stale.mjs'], { stdio: ['ignore', 'inherit', 'inherit'] });
   if (process.env.TERMINUS_TEST_PG_URL) return undefined;
   let out: string;
   try {

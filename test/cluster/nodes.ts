@@ -13,9 +13,13 @@ import { CLUSTER_EFFECTS_FILE } from '../../src/tools/cluster/index.js';
 export const root = new URL('../..', import.meta.url).pathname;
 const MAIN = join(root, 'dist', 'cli', 'main.js');
 
-/** `npm run build`: the tests run the CLI users run, not the sources through a loader. */
+/**
+ * dist/ up to date: the tests run the CLI users run, not the sources through a loader. Rebuilds only
+ * when a source is newer than the last build (the global setup already did it once): two test files
+ * rebuilding at once in parallel workers could read a half-written dist/.
+ */
 export function build(): void {
-  execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
 }
 
 export interface Node {
