@@ -97,7 +97,7 @@ export function sqliteOpenMessage(path: string, what: string, error: unknown): s
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
     // The store's own start-up check (not a database, a failed quick_check, a missing table)
     // already names the file and the cause; add what a person can do about it.
-    if (isTerminusError(e, 'storage_damaged')) return `${what} ${e.message}: pass another path or move the file away`;
+    if (isTerminusError(e, 'storage_damaged')) return `${e.message}: pass another path or move the file away`;
     const code = (e as { code?: unknown }).code;
     if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
       return `${what} ${path} is not a SQLite database (${String(code)}): pass another path or move the file away`;

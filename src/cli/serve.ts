@@ -220,7 +220,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   });
   const metrics = createMetrics();
   const store = timedStore(opened.store, (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok));
-  const readiness = readinessProbe({ store, now: () => systemClock.now() });
+  const readiness = readinessProbe({ store, now: () => systemClock.now(), runner: flags.runner });
   const timeline = flags.console ? timelineRecorder() : undefined;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
   let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });

@@ -8,7 +8,12 @@ export interface Readiness {
     /** A read of the tasks table answered, so the store is reachable and its migrations created it. */
     readonly store: { readonly ok: boolean; readonly error?: string };
     /** The runner finished a claim pass (with or without work) within `claimWindowMs`. */
-    readonly runner: { readonly ok: boolean; readonly lastClaimPassAgoMs: number | null };
+    readonly runner: {
+      readonly ok: boolean;
+      readonly lastClaimPassAgoMs: number | null;
+      /** This node runs no tools (`serve --no-runner`): the check passes and says so. */
+      readonly disabled?: true;
+    };
   };
 }
 
@@ -28,6 +33,11 @@ export interface ReadinessOptions {
   readonly claimWindowMs?: number;
   /** A store read slower than this fails the check; default 2 s. */
   readonly storeTimeoutMs?: number;
+  /**
+   * False on a node that runs no tools (`terminus serve --no-runner`, its `terminus worker`s run
+   * them): only the store is checked, since no claim pass will ever come. Default true.
+   */
+  readonly runner?: boolean;
 }
 
 /**
@@ -53,7 +63,10 @@ export function readinessProbe(options: ReadinessOptions): ReadinessProbe {
       const store = await probeStore(options.store, options.now(), timeout);
       const now = options.now();
       const ago = lastPass === null ? null : now - lastPass;
-      const runner = { ok: ago !== null && ago <= window, lastClaimPassAgoMs: ago };
+      const runner =
+        options.runner === false
+          ? { ok: true, lastClaimPassAgoMs: null, disabled: true as const }
+          : { ok: ago !== null && ago <= window, lastClaimPassAgoMs: ago };
       return { ready: store.ok && runner.ok, checks: { store, runner } };
     },
   };

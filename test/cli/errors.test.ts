@@ -74,7 +74,7 @@ describe('terminus serve', () => {
     expect(ran.code).toBe(1);
     oneLine(
       ran,
-      new RegExp(`database ${db.replaceAll('.', '\\.')}: not a SQLite database \\(.*\\).*: pass another path`),
+      new RegExp(`serve: ${db.replaceAll('.', '\\.')}: not a SQLite database \\(.*\\).*: pass another path`),
     );
   });
 });

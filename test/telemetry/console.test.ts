@@ -158,4 +158,17 @@ describe('/readyz', () => {
       checks: { store: { ok: true }, runner: { ok: false } },
     });
   });
+
+  it('on a node that runs no tools (serve --no-runner) checks the store only', async () => {
+    const store = createMemoryTaskStore();
+    const readiness = readinessProbe({ store, now: () => systemClock.now(), runner: false });
+    expect(await readiness.check()).toMatchObject({
+      ready: true,
+      checks: { store: { ok: true }, runner: { ok: true, disabled: true } },
+    });
+    const get = store.get.bind(store);
+    store.get = () => Promise.reject(new Error('database is locked'));
+    expect((await readiness.check()).ready).toBe(false);
+    store.get = get;
+  });
 });
