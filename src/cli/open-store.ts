@@ -4,7 +4,7 @@ import { TerminusError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import type { TaskEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
-import { createPostgresEvents, openPostgresTaskStore } from '../store/postgres/index.js';
+import { openPostgresBackend } from '../store/postgres/index.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import { checkWritableFile, PathError, sqliteOpenMessage } from './paths.js';
 
@@ -33,10 +33,6 @@ export interface OpenedStore {
   /** Closes the events, then the store. Call after the engine has stopped. */
   close(): Promise<void>;
 }
-
-// LISTEN runs on a fresh connection right after the store proved the server reachable; if it has
-// not happened in this long, something is wrong that a retry loop would only hide.
-const LISTEN_TIMEOUT_MS = 10_000;
 
 export function isPostgresUrl(db: string): boolean {
   return /^postgres(ql)?:\/\//i.test(db);
@@ -80,35 +76,13 @@ export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
 
 async function openPostgres(choice: StoreChoice): Promise<OpenedStore> {
   const { db, nodeId, logger } = choice;
-  const applicationName = `terminus ${nodeId}`;
-  const store = await openPostgresTaskStore({
+  const backend = await openPostgresBackend({
     connectionString: db,
-    applicationName,
+    applicationName: `terminus ${nodeId}`,
     logger,
     ...(choice.pgSchema === undefined ? {} : { schema: choice.pgSchema }),
   });
-  const events = createPostgresEvents({ connectionString: db, applicationName: `${applicationName} events`, logger });
-  try {
-    await withTimeout(
-      events.ready(),
-      LISTEN_TIMEOUT_MS,
-      `PostgreSQL LISTEN did not start within ${LISTEN_TIMEOUT_MS} ms`,
-    );
-  } catch (error) {
-    await events.close();
-    await store.close();
-    throw error;
-  }
-  return {
-    store,
-    events,
-    dataDir: join('.terminus', 'data'),
-    label: redact(db),
-    close: async () => {
-      await events.close();
-      await store.close();
-    },
-  };
+  return { ...backend, dataDir: join('.terminus', 'data'), label: redact(db) };
 }
 
 /**
@@ -135,12 +109,4 @@ export function redact(url: string): string {
   } catch {
     return url.replace(/\/\/[^@/]*@/, '//***@');
   }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new TerminusError('unavailable', message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

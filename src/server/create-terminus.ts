@@ -56,7 +56,6 @@ export interface Terminus {
 
 // LISTEN runs on a fresh connection right after the store proved the server reachable; if it has not
 // happened in this long, something is wrong that waiting longer would only hide.
-const LISTEN_TIMEOUT_MS = 10_000;
 
 /**
  * Opens the task store, starts an engine (system clock, ids and random; a stderr logger) and returns
@@ -134,39 +133,11 @@ async function openDb(options: CreateTerminusOptions, logger: Logger): Promise<O
 }
 
 async function openPostgres(url: string, schema: string | undefined, logger: Logger): Promise<OpenedDb> {
-  const { openPostgresTaskStore, createPostgresEvents } = await import('../store/postgres/index.js');
-  const store = await openPostgresTaskStore({
+  const { openPostgresBackend } = await import('../store/postgres/index.js');
+  return openPostgresBackend({
     connectionString: url,
     applicationName: 'mcp-terminus',
     logger,
     ...(schema === undefined ? {} : { schema }),
   });
-  const events = createPostgresEvents({ connectionString: url, applicationName: 'mcp-terminus events', logger });
-  try {
-    await withTimeout(
-      events.ready(),
-      LISTEN_TIMEOUT_MS,
-      `PostgreSQL LISTEN did not start within ${LISTEN_TIMEOUT_MS} ms`,
-    );
-  } catch (error) {
-    await events.close();
-    await store.close();
-    throw error;
-  }
-  return {
-    store,
-    events,
-    close: async () => {
-      await events.close();
-      await store.close();
-    },
-  };
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new TerminusError('unavailable', message)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }

@@ -5,6 +5,8 @@
  */
 export { openPostgresTaskStore } from './open.js';
 export type { PostgresTaskStoreOptions } from './open.js';
+export { openPostgresBackend } from './backend.js';
+export type { PostgresBackend, PostgresBackendOptions } from './backend.js';
 export { createPostgresEvents } from './events.js';
 export type { PostgresEventsOptions, PostgresTaskEvents } from './events.js';
 export { MIN_SERVER_VERSION } from './connect.js';
