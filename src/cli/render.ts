@@ -4,22 +4,7 @@
  * only when something changed so a log stays readable.
  */
 import type { Writable } from 'node:stream';
-
-/**
- * What the executor is doing for the operation (the `activity` of an `OperationStatus`): polling, or
- * waiting `retryAt` (ms since the epoch) after a failure, with the attempt count.
- */
-export type ActivityView =
-  | { readonly kind: 'polling' }
-  | {
-      readonly kind: 'unreachable' | 'throttled' | 'retrying';
-      readonly retryAt: number;
-      readonly attempt: number;
-      readonly reason: string;
-    };
-
-/** Where a cancel is: recorded locally, acknowledged by the server, or its terminal status seen. */
-export type CancelView = 'requested' | 'delivered' | 'confirmed';
+import type { OperationActivity, OperationStatus } from '../executor/executor-types.js';
 
 /** What the display shows; every field is optional so callers can feed partial updates. */
 export interface ProgressView {
@@ -30,12 +15,12 @@ export interface ProgressView {
   readonly taskId?: string | null;
   readonly message?: string;
   readonly progress?: { readonly done: number; readonly total?: number };
-  readonly activity?: ActivityView;
-  readonly cancel?: CancelView;
+  readonly activity?: OperationActivity;
+  readonly cancel?: OperationStatus['cancel'];
 }
 
 /** `server unreachable (connection refused): retrying in 4 s (attempt 3)`; empty while polling. */
-export function describeActivity(activity: ActivityView | undefined, now: number): string {
+export function describeActivity(activity: OperationActivity | undefined, now: number): string {
   if (activity === undefined || activity.kind === 'polling') return '';
   const seconds = Math.max(0, Math.ceil((activity.retryAt - now) / 1000));
   const when = `${seconds === 0 ? 'retrying now' : `retrying in ${seconds} s`} (attempt ${activity.attempt})`;
@@ -57,7 +42,7 @@ function shortReason(reason: string): string {
   return inner === null ? reason : inner[1]!;
 }
 
-const CANCEL_TEXT: Readonly<Record<CancelView, string>> = {
+const CANCEL_TEXT: Readonly<Record<NonNullable<OperationStatus['cancel']>, string>> = {
   requested: 'cancel requested (not yet acknowledged by the server)',
   delivered: 'cancel delivered; waiting for the server to confirm',
   confirmed: 'cancel confirmed',

@@ -12,6 +12,7 @@ import { clusterTools } from '../tools/cluster/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
+import { exitOnSignals } from './signals.js';
 import { consoleRoutes } from '../console/routes.js';
 import { timelineRecorder } from '../console/timeline.js';
 import { operationsRoutes } from '../server/http/ops-routes.js';
@@ -300,28 +301,12 @@ async function serve(flags: ServeFlags): Promise<void> {
     process.stdout.write(`terminus listening on ${http.url} (db ${opened.label})\n`);
   }
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) {
-      logger.warn(`second ${signal}: exiting now`);
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info(`${signal}: stopping (running tasks keep their state and resume on the next start)`);
-    // Stop taking requests, then stop the runners (they release their leases), then events and store.
-    close()
-      .then(() => engine.stop())
-      .then(() => opened.close())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error('shutdown failed', { error: String(error) });
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  // Stop taking requests, then stop the runners (they release their leases), then events and store.
+  exitOnSignals(logger, 'running tasks keep their state and resume on the next start', async () => {
+    await close();
+    await engine.stop();
+    await opened.close();
+  });
 }
 
 /** One line on stderr, exit 1: what a person sees instead of a stack trace. */

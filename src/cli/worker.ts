@@ -7,6 +7,7 @@ import { clusterTools } from '../tools/cluster/index.js';
 import { conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
+import { exitOnSignals } from './signals.js';
 import { lifecycleLog, lineLogger } from '../telemetry/log.js';
 
 interface WorkerFlags {
@@ -73,25 +74,8 @@ async function work(flags: WorkerFlags): Promise<void> {
   engine.start();
   process.stdout.write(`terminus worker ${flags.nodeId} running ${tools.length} tools (db ${opened.label})\n`);
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) {
-      logger.warn(`second ${signal}: exiting now`);
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info(`${signal}: stopping (running tasks are released and resume on the next claim)`);
-    engine
-      .stop()
-      .then(() => opened.close())
-      .then(
-        () => process.exit(0),
-        (error: unknown) => {
-          logger.error('shutdown failed', { error: String(error) });
-          process.exit(1);
-        },
-      );
-  };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  exitOnSignals(logger, 'running tasks are released and resume on the next claim', async () => {
+    await engine.stop();
+    await opened.close();
+  });
 }
