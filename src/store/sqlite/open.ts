@@ -124,5 +124,10 @@ function mapError(error: unknown): unknown {
   if (error instanceof SqliteError && (error.code === 'SQLITE_BUSY' || error.code.startsWith('SQLITE_BUSY_'))) {
     return new TerminusError('unavailable', 'database is busy', { cause: error });
   }
+  // A full disk (or quota) rolled the transaction back: nothing was written, and the same write
+  // succeeds once space is freed, so the caller should retry, not see an internal error.
+  if (error instanceof SqliteError && error.code === 'SQLITE_FULL') {
+    return new TerminusError('unavailable', 'database or disk is full', { cause: error });
+  }
   return new TerminusError('internal', 'task store error', { cause: error });
 }
