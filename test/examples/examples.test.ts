@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, write
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LegacySession } from '../wires/helpers.js';
 import { isTerminalStatus, pollUntil, rpc } from '../server/helpers.js';
@@ -16,7 +17,7 @@ import { isTerminalStatus, pollUntil, rpc } from '../server/helpers.js';
  */
 const run = promisify(execFile);
 const ROOT = resolve(import.meta.dirname, '../..');
-const EXAMPLES = ['minimal', 'existing-server', 'bearer-auth', 'postgres-nodes'];
+const EXAMPLES = ['minimal', 'existing-server', 'bearer-auth', 'postgres-nodes', 'bridge'];
 // Compiling better-sqlite3 took 2.6 min on this 2-core machine under load: bounded at 10 min.
 const INSTALL_TIMEOUT_MS = 10 * 60_000;
 
@@ -236,6 +237,45 @@ describe('examples/postgres-nodes', () => {
     } finally {
       expect(await a.stop()).toBe(0);
       expect(await b.stop()).toBe(0);
+    }
+  });
+});
+
+describe('examples/bridge', () => {
+  interface ToolAnswer {
+    readonly content: { type: string; text: string }[];
+    readonly structuredContent?: { operation?: { id: string; tool: string } };
+  }
+
+  it('an SDK client gets a handle for the slow upstream tool, then its result through terminus_wait', async () => {
+    // The upstream tool takes 3 s (one per section) and the bridge waits 1 s inline: the first call
+    // cannot carry the result, so it is the handle.
+    const bridge = await start('bridge', {
+      DB: join(work, 'bridge-tasks.db'),
+      LEDGER: join(work, 'bridge-ledger.db'),
+      INLINE_WAIT: '1',
+    });
+    const client = new Client({ name: 'examples-test', version: '1.0.0' });
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(bridge.url)));
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['slow_report', 'terminus_wait', 'terminus_operations']));
+
+      const first = (await client.callTool({ name: 'slow_report', arguments: { sections: 3 } })) as ToolAnswer;
+      const id = first.structuredContent?.operation?.id;
+      expect(id).toMatch(/^op_/);
+      expect(first.content[0]?.text).toContain(`terminus_wait {"operation":"${id}"}`);
+
+      // Each terminus_wait returns within the 1 s inline wait: bounded at 60 of them.
+      let result: ToolAnswer | undefined;
+      for (let i = 0; i < 60 && result === undefined; i++) {
+        const waited = (await client.callTool({ name: 'terminus_wait', arguments: { operation: id } })) as ToolAnswer;
+        if (waited.structuredContent?.operation === undefined) result = waited;
+      }
+      expect(result?.content).toEqual([{ type: 'text', text: 'report of 3 sections' }]);
+    } finally {
+      await client.close();
+      expect(await bridge.stop()).toBe(0);
     }
   });
 });
