@@ -256,7 +256,20 @@ export const EXECUTOR_ERROR_CODES = [
 ] as const;
 export type ExecutorErrorCode = (typeof EXECUTOR_ERROR_CODES)[number];
 
-/** Why the executor could not give a receipt or take a call; branch on `code`. */
+/**
+ * Why the executor could not give a receipt or take a call; branch on `code`.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   const receipt = await handle.result();
+ * } catch (error) {
+ *   // Local waiting ended (budget, close): the server task goes on; attach again later (C9, C11).
+ *   if (error instanceof ExecutorError && error.code === 'waiting_stopped') await executor.attach(callNodeId);
+ *   else throw error;
+ * }
+ * ```
+ */
 export class ExecutorError extends Error {
   readonly code: ExecutorErrorCode;
   readonly state: LocalState | undefined;

@@ -49,7 +49,18 @@ import {
 
 export type { StepResult, IgnoreReason, RejectReason } from './step.js';
 
-/** Computes the next record and effects for `event`; see the module comment for the contract. */
+/**
+ * Computes the next record and effects for `event`; see the module comment for the contract.
+ *
+ * @example
+ * ```ts
+ * const step = next(record, { type: 'wake', epoch: record.executionEpoch, dueAt: record.wakeAt! }, clock.now(), random.next());
+ * if (step.outcome === 'applied') {
+ *   await ledger.apply({ record: step.record, expectedRevision: record.revision }); // persisted first
+ *   for (const effect of step.effects) await perform(effect);
+ * }
+ * ```
+ */
 export function next(record: ToolOperation, event: OperationEvent, now: number, random: number): StepResult {
   if (event === null || typeof event !== 'object' || typeof event.type !== 'string') {
     return rejected(record, 'unknown_event');
@@ -114,7 +125,14 @@ export function next(record: ToolOperation, event: OperationEvent, now: number, 
   }
 }
 
-/** The effects owed by a record just created with `newOperation` (after it was persisted). */
+/**
+ * The effects owed by a record just created with `newOperation` (after it was persisted).
+ *
+ * @example
+ * ```ts
+ * initialEffects(newOperation(input)); // [{ type: 'send_submit', submissionKey: input.submissionKey }]
+ * ```
+ */
 export function initialEffects(record: ToolOperation): readonly Effect[] {
   return record.state === 'SUBMITTING' && record.attempts.submit === 0
     ? [{ type: 'send_submit', submissionKey: record.submissionKey }]

@@ -36,7 +36,15 @@ void LOCAL_AND_WIRE_DISJOINT;
 
 const LOCAL_STATE_SET: ReadonlySet<string> = new Set(LOCAL_STATES);
 
-/** Narrows an untrusted string (a SQL column, a CLI flag) to a local state. */
+/**
+ * Narrows an untrusted string (a SQL column, a CLI flag) to a local state.
+ *
+ * @example
+ * ```ts
+ * isLocalState('WORKING'); // true
+ * isLocalState('working'); // false: a wire status, never a local state
+ * ```
+ */
 export function isLocalState(value: unknown): value is LocalState {
   return typeof value === 'string' && LOCAL_STATE_SET.has(value);
 }
@@ -268,6 +276,22 @@ export interface NewOperationInput {
 /**
  * A fresh record in SUBMITTING. Pure: ids and time come from the caller. The first effect to
  * perform for it is `send_submit` (see `initialEffects` in `machine.ts`).
+ *
+ * @example
+ * ```ts
+ * const record = newOperation({
+ *   id: ids.unique('op'),
+ *   callNodeId: 'run-42/step-3',
+ *   requestDigest,
+ *   tool: { name: 'build_report', descriptorVersion: 'unversioned' },
+ *   body: { sections: 3 },
+ *   wire: { name: wire.wire, adapterVersion: wire.version },
+ *   submissionKey: ids.unique('key'),
+ *   executionEpoch: 1,
+ *   now: clock.now(),
+ *   budgetMs: 60_000,
+ * });
+ * ```
  */
 export function newOperation(input: NewOperationInput): ToolOperation {
   return {

@@ -16,6 +16,15 @@ export interface TokenBucketOptions {
   readonly clock: Clock;
 }
 
+/**
+ * A token bucket of `qps` tokens per second, at most `burst` (default 1) saved up.
+ *
+ * @example
+ * ```ts
+ * const bucket = createTokenBucket({ qps: 20, burst: 5, clock: systemClock });
+ * await bucket.take(signal); // one token per wire request
+ * ```
+ */
 export function createTokenBucket(options: TokenBucketOptions): TokenBucket {
   const { qps, clock } = options;
   if (!(qps > 0)) throw new RangeError('qps must be positive');

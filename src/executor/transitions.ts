@@ -129,6 +129,15 @@ export const IN_FLIGHT_STATES = [
   'UNKNOWN',
 ] as const satisfies readonly LocalState[];
 
+/**
+ * Whether `TRANSITIONS` allows the move from `from` to `to` (a state kept is no transition).
+ *
+ * @example
+ * ```ts
+ * canTransition('SUBMITTING', 'WORKING'); // true
+ * canTransition('ACCEPTED', 'WORKING'); // false: a receipted operation never leaves its state
+ * ```
+ */
 export function canTransition(from: LocalState, to: LocalState): boolean {
   return (TRANSITIONS[from] as readonly LocalState[]).includes(to);
 }
@@ -137,6 +146,15 @@ export function isReceiptWriting(state: LocalState): state is ReceiptWritingStat
   return (RECEIPT_WRITING_STATES as readonly LocalState[]).includes(state);
 }
 
+/**
+ * Whether the operation's call node holds a receipt (`RECEIPTED_STATES`); once true, it stays true.
+ *
+ * @example
+ * ```ts
+ * isReceipted('CANCELLED_ACCEPTED'); // true
+ * isReceipted('NEVER_CREATED'); // false: settled, but proven never created, so no receipt
+ * ```
+ */
 export function isReceipted(state: LocalState): state is ReceiptedState {
   return (RECEIPTED_STATES as readonly LocalState[]).includes(state);
 }

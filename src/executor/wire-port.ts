@@ -70,6 +70,16 @@ export type WireFailureKind =
   /** The answer was malformed or truncated: retry the read, never accept it. */
   | 'malformed';
 
+/**
+ * A wire request that got no usable answer; `kind` says what the executor may conclude (a `lost`
+ * answer proves nothing, a `not_found` one is evidence). Adapters throw it, the executor branches on it.
+ *
+ * @example
+ * ```ts
+ * // In an adapter: a 429 with `Retry-After: 2` is a back-off, not an answer.
+ * throw new WireFailure('throttled', 'HTTP 429 on tasks/get', { httpStatus: 429, retryAfterMs: 2000 });
+ * ```
+ */
 export class WireFailure extends Error {
   readonly kind: WireFailureKind;
   readonly retryAfterMs: number | undefined;

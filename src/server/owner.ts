@@ -16,6 +16,16 @@ export type TransportKind = 'http' | 'stdio';
 export const ANONYMOUS_OWNER = 'anonymous';
 export const STDIO_OWNER = 'stdio';
 
+/**
+ * The owner string of a request, by the rules above.
+ *
+ * @example
+ * ```ts
+ * ownerOf({ http: { authInfo: { token, clientId: 'alice', scopes: [] } } }, 'http'); // 'auth:alice'
+ * ownerOf({ sessionId: 'abc' }, 'http'); // 'session:abc'
+ * ownerOf({}, 'stdio'); // 'stdio'
+ * ```
+ */
 export function ownerOf(ctx: Pick<ServerContext, 'http' | 'sessionId'>, transport: TransportKind): string {
   const clientId = ctx.http?.authInfo?.clientId;
   if (typeof clientId === 'string' && clientId.length > 0) return `auth:${clientId}`;

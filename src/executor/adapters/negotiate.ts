@@ -52,7 +52,19 @@ export interface ConnectOptions {
   readonly skip?: readonly WireName[];
 }
 
-/** The server advertises no task wire this client speaks (or not the forced one). */
+/**
+ * The server advertises no task wire this client speaks (or not the forced one).
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await connectServer({ url }, { clock: systemClock, wire: 'sep-1391' });
+ * } catch (error) {
+ *   if (error instanceof WireUnavailableError) console.error(`${url} does not speak SEP-1391`);
+ *   else throw error;
+ * }
+ * ```
+ */
 export class WireUnavailableError extends Error {
   constructor(message: string) {
     super(message);
@@ -159,6 +171,14 @@ async function open(target: ServerTarget, options: ConnectOptions): Promise<RpcC
 /**
  * Negotiates on an open connection and returns the adapter; the adapter's `close` closes the
  * connection, and its `onClose` reports the connection ending by itself (where it can tell).
+ *
+ * @example
+ * ```ts
+ * const connection = createHttpConnection({ url: 'http://127.0.0.1:3000/mcp', clock: systemClock });
+ * const wire = await negotiate(connection, { clock: systemClock });
+ * console.log(wire.wire); // e.g. 'mcp-tasks-ext' or 'mcp-2025-11-25'
+ * await wire.close();
+ * ```
  */
 export async function negotiate(connection: RpcConnection, options: ConnectOptions): Promise<ClientWire> {
   return withCloseSignal(await pickWire(connection, options), connection);

@@ -15,7 +15,18 @@ export const RPC_CODES = {
   missingClientCapability: -32021,
 } as const;
 
-/** A JSON-RPC error answer: `kind` is `rejected`, `rpcCode` the code, `rpcData` the `data` member. */
+/**
+ * A JSON-RPC error answer: `kind` is `rejected`, `rpcCode` the code, `rpcData` the `data` member.
+ *
+ * @example
+ * ```ts
+ * try {
+ *   await connection.request('tasks/get', { taskId });
+ * } catch (error) {
+ *   if (error instanceof RpcErrorFailure && error.rpcCode === -32602) console.log('unknown task', error.reason);
+ * }
+ * ```
+ */
 export class RpcErrorFailure extends WireFailure {
   readonly rpcData: unknown;
 

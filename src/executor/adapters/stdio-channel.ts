@@ -46,7 +46,19 @@ interface Pending {
   reject(error: unknown): void;
 }
 
-/** Spawns the server and resolves once its process is running. */
+/**
+ * Spawns the server and resolves once its process is running.
+ *
+ * @example
+ * ```ts
+ * const connection = await createStdioConnection({
+ *   command: 'npx',
+ *   args: ['terminus', 'serve', '--stdio'],
+ *   clock: systemClock,
+ * });
+ * const wire = await negotiate(connection, { clock: systemClock });
+ * ```
+ */
 export async function createStdioConnection(options: StdioConnectionOptions): Promise<RpcConnection> {
   const transport = await startStdioProcess({
     command: options.command,

@@ -62,6 +62,19 @@ function offersTask(options: Rev20251125WireOptions, tool: string): boolean {
   return support === 'optional' || support === 'required';
 }
 
+/**
+ * The 2025-11-25 task wire (`params.task` on `tools/call`, `tasks/get`, `tasks/result`,
+ * `tasks/cancel`) on a connection that already ran a legacy `initialize`; `negotiate` makes it.
+ *
+ * @example
+ * ```ts
+ * const wire = createRev20251125Wire({
+ *   channel: connection.request,
+ *   onNotification: (listener) => connection.onNotification(listener),
+ *   close: () => connection.close(),
+ * });
+ * ```
+ */
 export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWire {
   const { channel } = options;
   const onRequest = options.onRequest ?? requestHookOf(channel);
