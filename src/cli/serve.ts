@@ -52,6 +52,7 @@ interface ServeFlags extends AuthFlags {
   readonly logPayloads: boolean;
   readonly leaseMs?: number;
   readonly console: boolean;
+  readonly consoleOperator: string[];
 }
 
 /**
@@ -128,6 +129,12 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--log-format <format>', 'log lines on stderr as').choices(LOG_FORMATS).default('text'))
     .option('--log-payloads', 'include task arguments, results and error messages in lifecycle logs', false)
     .option('--console', 'serve the web console at /console (loopback hosts only until serve takes credentials)', false)
+    .option(
+      '--console-operator <client-id>',
+      'an authenticated client id that sees and acts on every owner’s tasks in the console (repeatable; comma-separated in the variable)',
+      (value: string, previous: string[]) => [...previous, ...value.split(',').map((id) => id.trim())].filter(Boolean),
+      [],
+    )
     .option(
       '--lease-ms <ms>',
       'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
@@ -207,6 +214,13 @@ async function serve(flags: ServeFlags): Promise<void> {
     // anonymous task to anyone who can reach the port.
     process.stderr.write(
       `terminus: --console needs a loopback --host (got ${flags.host}) or --auth-tokens / --auth-jwks\n`,
+    );
+    process.exit(2);
+  }
+  if (flags.consoleOperator.length > 0 && authenticate === undefined) {
+    // An unauthenticated caller has no client id, so it is never an operator: the flag would do nothing.
+    process.stderr.write(
+      'terminus: --console-operator needs --auth-tokens or --auth-jwks (operators are client ids)\n',
     );
     process.exit(2);
   }
@@ -291,7 +305,11 @@ async function serve(flags: ServeFlags): Promise<void> {
         routes: [
           ...operationsRoutes({ readiness, registry: metrics.registry }),
           ...(flags.console
-            ? consoleRoutes({ engine: server.engine, ...(timeline === undefined ? {} : { timeline }) })
+            ? consoleRoutes({
+                engine: server.engine,
+                operators: flags.consoleOperator,
+                ...(timeline === undefined ? {} : { timeline }),
+              })
             : []),
         ],
         instrument: requestInstrument({ metrics }),
