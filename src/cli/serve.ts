@@ -21,6 +21,7 @@ import { requestInstrument } from '../telemetry/http.js';
 import { combineObservers } from '../telemetry/lifecycle.js';
 import { LOG_FORMATS, lifecycleLog, lineLogger, type LogFormat } from '../telemetry/log.js';
 import { createMetrics } from '../telemetry/metrics.js';
+import { taskGauge } from '../telemetry/task-gauge.js';
 import { timedStore } from '../telemetry/store.js';
 import { taskTracing } from '../telemetry/trace.js';
 import { listenErrorMessage, probeListen } from './listen-check.js';
@@ -245,6 +246,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     preflights = conformancePreflights;
   }
   if (flags.fixtures === 'cluster') tools = clusterTools({ dataDir: opened.dataDir });
+  taskGauge({ registry: metrics.registry, store, now: () => systemClock.now(), tools: tools.map((t) => t.name) });
   const engine = createEngine({
     store,
     events: opened.events,
