@@ -173,6 +173,8 @@ export { lifecycleLog, lineLogger, LOG_FORMATS } from './telemetry/log.js';
 export type { LifecycleLogOptions, LineLoggerOptions, LogFormat } from './telemetry/log.js';
 export { createMetrics } from './telemetry/metrics.js';
 export type { RequestLabels, TerminusMetrics } from './telemetry/metrics.js';
+export { taskGauge } from './telemetry/task-gauge.js';
+export type { TaskGaugeOptions } from './telemetry/task-gauge.js';
 export { taskSpanContext, taskTracing, TRACER_NAME } from './telemetry/trace.js';
 export { requestInstrument } from './telemetry/http.js';
 export type { RequestInstrument } from './telemetry/http.js';

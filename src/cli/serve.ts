@@ -21,6 +21,7 @@ import { requestInstrument } from '../telemetry/http.js';
 import { combineObservers } from '../telemetry/lifecycle.js';
 import { LOG_FORMATS, lifecycleLog, lineLogger, type LogFormat } from '../telemetry/log.js';
 import { createMetrics } from '../telemetry/metrics.js';
+import { taskGauge } from '../telemetry/task-gauge.js';
 import { timedStore } from '../telemetry/store.js';
 import { taskTracing } from '../telemetry/trace.js';
 import { listenErrorMessage, probeListen } from './listen-check.js';
@@ -52,6 +53,7 @@ interface ServeFlags extends AuthFlags {
   readonly logPayloads: boolean;
   readonly leaseMs?: number;
   readonly console: boolean;
+  readonly consoleOperator: string[];
 }
 
 /**
@@ -128,6 +130,12 @@ export function registerServe(program: Command): void {
     .addOption(new Option('--log-format <format>', 'log lines on stderr as').choices(LOG_FORMATS).default('text'))
     .option('--log-payloads', 'include task arguments, results and error messages in lifecycle logs', false)
     .option('--console', 'serve the web console at /console (loopback hosts only until serve takes credentials)', false)
+    .option(
+      '--console-operator <client-id>',
+      'an authenticated client id that sees and acts on every owner’s tasks in the console (repeatable; comma-separated in the variable)',
+      (value: string, previous: string[]) => [...previous, ...value.split(',').map((id) => id.trim())].filter(Boolean),
+      [],
+    )
     .option(
       '--lease-ms <ms>',
       'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
@@ -210,6 +218,13 @@ async function serve(flags: ServeFlags): Promise<void> {
     );
     process.exit(2);
   }
+  if (flags.consoleOperator.length > 0 && authenticate === undefined) {
+    // An unauthenticated caller has no client id, so it is never an operator: the flag would do nothing.
+    process.stderr.write(
+      'terminus: --console-operator needs --auth-tokens or --auth-jwks (operators are client ids)\n',
+    );
+    process.exit(2);
+  }
   // Bind first: a port in use or a bad --host must not leave a new database file behind.
   if (!flags.stdio) await probeListen(flags.host, flags.port).catch(failServe);
   const opened = await openStoreOrExit({
@@ -231,6 +246,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     preflights = conformancePreflights;
   }
   if (flags.fixtures === 'cluster') tools = clusterTools({ dataDir: opened.dataDir });
+  taskGauge({ registry: metrics.registry, store, now: () => systemClock.now(), tools: tools.map((t) => t.name) });
   const engine = createEngine({
     store,
     events: opened.events,
@@ -291,7 +307,11 @@ async function serve(flags: ServeFlags): Promise<void> {
         routes: [
           ...operationsRoutes({ readiness, registry: metrics.registry }),
           ...(flags.console
-            ? consoleRoutes({ engine: server.engine, ...(timeline === undefined ? {} : { timeline }) })
+            ? consoleRoutes({
+                engine: server.engine,
+                operators: flags.consoleOperator,
+                ...(timeline === undefined ? {} : { timeline }),
+              })
             : []),
         ],
         instrument: requestInstrument({ metrics }),

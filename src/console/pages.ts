@@ -8,7 +8,14 @@ export interface ListFilters {
   readonly status: readonly string[];
   readonly tool: string;
   readonly wire: string;
+  /** An operator's owner filter (`auth:bob`); '' is every owner. Ignored for other callers. */
+  readonly owner: string;
   readonly cursor: string;
+}
+
+/** The query string that names a task's owner on an operator's links and forms ('' for anyone else). */
+export function ownerQuery(operator: boolean, owner: string): string {
+  return operator ? `?${new URLSearchParams({ owner }).toString()}` : '';
 }
 
 const time = (at: number | null): string =>
@@ -16,9 +23,13 @@ const time = (at: number | null): string =>
 
 const badge = (status: string): Html => html`<span class="status ${status}">${status.replace('_', ' ')}</span>`;
 
-/** `/console`: the caller's tasks, newest first, with filters (a plain GET form: no JavaScript needed). */
+/**
+ * `/console`: the caller's tasks, newest first, with filters (a plain GET form: no JavaScript needed).
+ * An operator's page lists every owner's, with an owner column and filter.
+ */
 export function listPage(options: {
   readonly caller: string;
+  readonly operator: boolean;
   readonly tasks: readonly TaskRecord[];
   readonly tools: readonly string[];
   readonly filters: ListFilters;
@@ -43,6 +54,11 @@ export function listPage(options: {
         ${option('', filters.wire === '', 'any')}${WIRES.map((w) => option(w, filters.wire === w))}
       </select></label
     >
+    ${
+      options.operator
+        ? html`<label>owner<input type="text" name="owner" value="${filters.owner}" placeholder="any" /></label>`
+        : ''
+    }
     <button type="submit">Filter</button>
     <a href="/console?status=working&amp;status=input_required">in flight</a>
     <a href="/console?status=completed&amp;status=failed&amp;status=cancelled">finished</a>
@@ -52,8 +68,11 @@ export function listPage(options: {
     (t) =>
       html`<tr data-task="${t.id}">
         <td>
-          <a href="/console/tasks/${encodeURIComponent(t.id)}"><code>${t.id}</code></a>
+          <a href="/console/tasks/${encodeURIComponent(t.id)}${ownerQuery(options.operator, t.owner)}"
+            ><code>${t.id}</code></a
+          >
         </td>
+        ${options.operator ? html`<td data-owner="${t.owner}"><code>${t.owner}</code></td>` : ''}
         <td>${t.tool}</td>
         <td>${t.wire}</td>
         <td>${badge(t.status)}</td>
@@ -76,6 +95,7 @@ export function listPage(options: {
           <thead>
             <tr>
               <th>task</th>
+              ${options.operator ? html`<th>owner</th>` : ''}
               <th>tool</th>
               <th>wire</th>
               <th>status</th>
@@ -102,6 +122,7 @@ function query(filters: ListFilters): string {
   for (const s of filters.status) params.append('status', s);
   if (filters.tool !== '') params.set('tool', filters.tool);
   if (filters.wire !== '') params.set('wire', filters.wire);
+  if (filters.owner !== '') params.set('owner', filters.owner);
   if (filters.cursor !== '') params.set('cursor', filters.cursor);
   return params.toString();
 }
@@ -109,12 +130,14 @@ function query(filters: ListFilters): string {
 /** `/console/tasks/:id`: the record, its timeline, its result or error, and the actions it allows. */
 export function detailPage(options: {
   readonly caller: string;
+  readonly operator: boolean;
   readonly task: TaskRecord;
   readonly timeline: readonly TimelineEntry[];
   readonly notice?: string;
 }): string {
   const { task } = options;
   const path = `/console/tasks/${encodeURIComponent(task.id)}`;
+  const q = ownerQuery(options.operator, task.owner);
   const open = task.status === 'working' || task.status === 'input_required';
   const facts = html`<dl>
     <dt>status</dt>
@@ -153,9 +176,11 @@ export function detailPage(options: {
         : '';
   const inputs = Object.entries(task.inputRequests)
     .filter(([key]) => !Object.hasOwn(task.inputResponses, key))
-    .map(([key, request]) => answerForm(path, key, request.params));
+    .map(([key, request]) => answerForm(path, q, key, request.params));
   const cancel = open
-    ? html`<form method="post" action="${path}/cancel"><button class="danger" type="submit">Cancel task</button></form>`
+    ? html`<form method="post" action="${path}/cancel${q}">
+        <button class="danger" type="submit">Cancel task</button>
+      </form>`
     : '';
   const notice = options.notice === undefined ? '' : html`<p class="card"><strong>${options.notice}</strong></p>`;
   return page(
@@ -168,12 +193,12 @@ export function detailPage(options: {
       <h2>Timeline</h2>
       <div class="card">${timeline}</div>
       ${inputs}${cancel}${outcome}
-      <p class="muted"><a href="${path}">refresh</a></p>`,
+      <p class="muted"><a href="${path}${q}">refresh</a></p>`,
   );
 }
 
 /** A form for one outstanding elicitation: an input per flat property of its schema. */
-function answerForm(path: string, key: string, params: Record<string, unknown>): Html {
+function answerForm(path: string, q: string, key: string, params: Record<string, unknown>): Html {
   const message = typeof params['message'] === 'string' ? params['message'] : '';
   const schema = params['requestedSchema'] as
     { properties?: Record<string, { type?: string; description?: string }> } | undefined;
@@ -192,7 +217,7 @@ function answerForm(path: string, key: string, params: Record<string, unknown>):
   return html`<div class="card">
     <h2>Input requested</h2>
     <p>${message}</p>
-    <form method="post" action="${path}/answer">
+    <form method="post" action="${path}/answer${q}">
       <input type="hidden" name="key" value="${key}" />
       ${fields}
       <p>

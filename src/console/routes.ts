@@ -4,7 +4,7 @@ import { TASK_STATUSES, WIRES } from '../core/task.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { route, type HttpRequestInfo, type HttpRoute } from '../server/http/routes.js';
 import { ownerOf } from '../server/owner.js';
-import { detailPage, errorPage, listPage, type ListFilters } from './pages.js';
+import { detailPage, errorPage, listPage, ownerQuery, type ListFilters } from './pages.js';
 import { timelineOf, type TimelineRecorder } from './timeline.js';
 
 /** What the console serves: an engine, and optionally what this node saw happen. */
@@ -12,6 +12,11 @@ export interface ConsoleOptions {
   readonly engine: TaskEngine;
   /** What this node saw happen to tasks (claims with their node, run ends); pass its observer to the engine. */
   readonly timeline?: TimelineRecorder;
+  /**
+   * Client ids (the `authenticate` hook's `clientId`) with the operator role: they see and act on
+   * every owner's tasks and may filter the list by owner. An unauthenticated caller is never one.
+   */
+  readonly operators?: readonly string[];
 }
 
 /** Tasks on one list page; the store clamps to 1..1000. */
@@ -23,33 +28,57 @@ const PAGE_SIZE = 100;
  * `POST .../answer` (HTML forms; each answers 303 to the task's page). Server-rendered, no script.
  *
  * The caller is whoever the server's `authenticate` hook says, with the same owner rule as every
- * wire (S8): it sees and acts on its own tasks only. A POST whose `Origin` is not this server's is
+ * wire (S8): it sees and acts on its own tasks only. A caller whose client id is in `operators`
+ * sees every owner's tasks (`?owner=` filters the list; a task's links and forms carry `?owner=`
+ * naming the task's owner, since every store read is by owner and id). A POST whose `Origin` is not this server's is
  * refused (403), so another site cannot make a signed-in browser cancel a task.
  */
 export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
   const { engine } = options;
-  const owner = (info: HttpRequestInfo): string => ownerOf({ http: { authInfo: info.authInfo } }, 'http');
+  const operators = new Set(options.operators ?? []);
+  const caller = (info: HttpRequestInfo): string => ownerOf({ http: { authInfo: info.authInfo } }, 'http');
+  // Only an authenticated client id can be an operator: with no `authInfo` there is none to match.
+  const isOperator = (info: HttpRequestInfo): boolean => {
+    const clientId = info.authInfo?.clientId;
+    return typeof clientId === 'string' && clientId.length > 0 && operators.has(clientId);
+  };
+  // The owner a task page or action reads with: the caller's own, or the `?owner=` an operator's link carries.
+  const owner = (request: Request, info: HttpRequestInfo): string => {
+    const named = new URL(request.url).searchParams.get('owner');
+    return isOperator(info) && named !== null && named !== '' ? named : caller(info);
+  };
   const tools = [...engine.tools.keys()].sort();
 
   const list = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
-    const filters = readFilters(new URL(request.url).searchParams, tools);
-    const page = await engine.list(owner(info), {
+    const operator = isOperator(info);
+    const filters = readFilters(new URL(request.url).searchParams, tools, operator);
+    const query = {
       limit: PAGE_SIZE,
       ...(filters.cursor === '' ? {} : { cursor: filters.cursor }),
       ...(filters.status.length === 0 ? {} : { status: filters.status as TaskStatus[] }),
       ...(filters.wire === '' ? {} : { wire: filters.wire as WireName }),
-    });
+    };
+    const page = !operator
+      ? await engine.list(caller(info), query)
+      : filters.owner === ''
+        ? await engine.listAllOwners(query)
+        : await engine.list(filters.owner, query);
     // The store filters by status and wire; the tool filter applies to the page it returned.
     const tasks = filters.tool === '' ? page.tasks : page.tasks.filter((t) => t.tool === filters.tool);
-    return htmlResponse(listPage({ caller: owner(info), tasks, tools, filters, nextCursor: page.nextCursor }));
+    return htmlResponse(
+      listPage({ caller: caller(info), operator, tasks, tools, filters, nextCursor: page.nextCursor }),
+    );
   };
 
   const detail = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
-    const task = await find(info);
-    if (task === null) return htmlResponse(errorPage(owner(info), 404, 'No such task.'), 404);
+    const task = await find(request, info);
+    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
     const notice = new URL(request.url).searchParams.get('notice');
     const timeline = timelineOf(task, options.timeline?.events(task.id) ?? []);
-    return htmlResponse(detailPage({ caller: owner(info), task, timeline, ...(notice === null ? {} : { notice }) }));
+    const operator = isOperator(info);
+    return htmlResponse(
+      detailPage({ caller: caller(info), operator, task, timeline, ...(notice === null ? {} : { notice }) }),
+    );
   };
 
   const cancel = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
@@ -57,12 +86,12 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
     if (refused !== undefined) return refused;
     const id = info.params['id'] ?? '';
     try {
-      const outcome = await engine.cancel(owner(info), id);
+      const outcome = await engine.cancel(owner(request, info), id);
       const notice =
         outcome.outcome === 'cancelled' ? 'Cancelled.' : `Not cancelled: the task was already ${outcome.task.status}.`;
-      return seeOther(id, notice);
+      return seeOther(id, notice, ownerQuery(isOperator(info), outcome.task.owner));
     } catch (error) {
-      if (isTerminusError(error, 'not_found')) return htmlResponse(errorPage(owner(info), 404, 'No such task.'), 404);
+      if (isTerminusError(error, 'not_found')) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
       throw error;
     }
   };
@@ -70,22 +99,23 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
   const answer = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
     const refused = checkOrigin(request);
     if (refused !== undefined) return refused;
-    const task = await find(info);
-    if (task === null) return htmlResponse(errorPage(owner(info), 404, 'No such task.'), 404);
+    const task = await find(request, info);
+    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
+    const back = ownerQuery(isOperator(info), task.owner);
     const form = new URLSearchParams(info.body?.toString('utf8') ?? '');
     const key = form.get('key') ?? '';
     const asked = task.inputRequests[key];
     if (asked === undefined || Object.hasOwn(task.inputResponses, key))
-      return seeOther(task.id, 'That input request is not open.');
+      return seeOther(task.id, 'That input request is not open.', back);
     const action = form.get('action') === 'decline' ? 'decline' : 'accept';
     const reply = action === 'accept' ? { action, content: contentOf(form, asked.params) } : { action };
-    await engine.respond(owner(info), task.id, { [key]: reply });
-    return seeOther(task.id, action === 'accept' ? 'Answer sent.' : 'Declined.');
+    await engine.respond(task.owner, task.id, { [key]: reply });
+    return seeOther(task.id, action === 'accept' ? 'Answer sent.' : 'Declined.', back);
   };
 
-  const find = async (info: HttpRequestInfo): Promise<TaskRecord | null> => {
+  const find = async (request: Request, info: HttpRequestInfo): Promise<TaskRecord | null> => {
     try {
-      return await engine.get(owner(info), info.params['id'] ?? '');
+      return await engine.get(owner(request, info), info.params['id'] ?? '');
     } catch (error) {
       if (isTerminusError(error, 'not_found')) return null;
       throw error;
@@ -100,7 +130,7 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
   ];
 }
 
-function readFilters(params: URLSearchParams, tools: readonly string[]): ListFilters {
+function readFilters(params: URLSearchParams, tools: readonly string[], operator: boolean): ListFilters {
   const status = params.getAll('status').filter((s) => (TASK_STATUSES as readonly string[]).includes(s));
   const tool = params.get('tool') ?? '';
   const wire = params.get('wire') ?? '';
@@ -108,6 +138,7 @@ function readFilters(params: URLSearchParams, tools: readonly string[]): ListFil
     status,
     tool: tools.includes(tool) ? tool : '',
     wire: (WIRES as readonly string[]).includes(wire) ? wire : '',
+    owner: operator ? (params.get('owner') ?? '').trim() : '',
     cursor: params.get('cursor') ?? '',
   };
 }
@@ -139,8 +170,10 @@ function checkOrigin(request: Request): Response | undefined {
   return new Response('cross-site request refused', { status: 403, headers: { 'content-type': 'text/plain' } });
 }
 
-function seeOther(id: string, notice: string): Response {
-  const location = `/console/tasks/${encodeURIComponent(id)}?notice=${encodeURIComponent(notice)}`;
+/** `ownerPart` is '' or `?owner=...` (an operator's); the notice joins it. */
+function seeOther(id: string, notice: string, ownerPart = ''): Response {
+  const query = ownerPart === '' ? '?' : `${ownerPart}&`;
+  const location = `/console/tasks/${encodeURIComponent(id)}${query}notice=${encodeURIComponent(notice)}`;
   return new Response(null, { status: 303, headers: { location } });
 }
 

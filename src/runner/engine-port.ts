@@ -31,6 +31,8 @@ export interface TaskEngine {
   cancel(owner: string, id: string): Promise<CancelOutcome>;
   respond(owner: string, id: string, responses: Readonly<Record<string, unknown>>): Promise<TaskRecord>;
   list(owner: string, query: ListQuery): Promise<TaskPage>;
+  /** Every owner's tasks, as `list` pages them: for an operator (the console), never for a wire (S8). */
+  listAllOwners(query: ListQuery): Promise<TaskPage>;
   lookupKey(owner: string, submissionKey: string): Promise<KeyLookup>;
 
   /**

@@ -97,6 +97,7 @@ export function createEngine(options: EngineOptions): TaskEngine {
     },
 
     list: (owner, query) => store.list(owner, query, clock.now()),
+    listAllOwners: (query) => store.listAllOwners(query, clock.now()),
 
     lookupKey: (owner, submissionKey) => store.lookupKey(owner, submissionKey, clock.now()),
 

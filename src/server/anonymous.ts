@@ -74,6 +74,8 @@ export function anonymousCapabilities(engine: TaskEngine): TaskEngine {
     respond: (owner, id, responses) => engine.respond(owner, id, responses),
     list: (owner, query) =>
       owner === ANONYMOUS_OWNER ? Promise.resolve({ tasks: [], nextCursor: null }) : engine.list(owner, query),
+    // No caller in it: only an operator's view (the console) calls this, after its own role check.
+    listAllOwners: (query) => engine.listAllOwners(query),
     lookupKey: async (owner, key) => {
       checkAnonymousKey(owner, key);
       return engine.lookupKey(owner, key);

@@ -27,6 +27,7 @@ export function boundedNesting(engine: TaskEngine): TaskEngine {
       return engine.respond(owner, id, responses);
     },
     list: (owner, query) => engine.list(owner, query),
+    listAllOwners: (query) => engine.listAllOwners(query),
     lookupKey: (owner, key) => engine.lookupKey(owner, key),
     waitForChange: (owner, id, options) => engine.waitForChange(owner, id, options),
     start: () => engine.start(),

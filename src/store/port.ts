@@ -35,6 +35,15 @@ export interface TaskStore {
   list(owner: string, query: ListQuery, now: number): Promise<TaskPage>;
 
   /**
+   * Every owner's unexpired tasks, in `list`'s order and pages. For an operator's view (the
+   * console's operator role), never for a wire: a caller's reads stay owner-scoped (S8).
+   */
+  listAllOwners(query: ListQuery, now: number): Promise<TaskPage>;
+
+  /** Unexpired tasks counted by tool and status (only pairs with at least one), for a gauge read at scrape time. */
+  countByStatus(now: number): Promise<TaskCount[]>;
+
+  /**
    * Requests cancellation. A non-terminal task becomes `cancelled` in this write and for good (S4);
    * a terminal one is returned unchanged with `outcome: 'already_terminal'`. Rejects `not_found`.
    */
@@ -142,6 +151,13 @@ export interface ListQuery {
   readonly limit: number;
   readonly status?: readonly TaskRecord['status'][];
   readonly wire?: WireName;
+}
+
+/** How many unexpired tasks of one tool are in one status. */
+export interface TaskCount {
+  readonly tool: string;
+  readonly status: TaskRecord['status'];
+  readonly count: number;
 }
 
 export interface TaskPage {

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import type { TaskRecord } from '../core/task.js';
 import type { ListQuery, TaskStore } from '../store/port.js';
 import type { SuiteContext } from './context.js';
-import { created, OWNER, rejectsWith, T0 } from './fixtures.js';
+import { created, OWNER, rejectsWith, STRANGER, T0 } from './fixtures.js';
 
 async function allPages(store: TaskStore, query: Omit<ListQuery, 'cursor'>, now: number): Promise<string[][]> {
   const pages: string[][] = [];
@@ -81,5 +81,48 @@ export function listingCases({ store, test }: SuiteContext): void {
   test('list: a malformed cursor rejects invalid_argument', async () => {
     await seed(store(), 3);
     await rejectsWith(store().list(OWNER, { limit: 2, cursor: 'not a cursor!' }, T0), 'invalid_argument');
+  });
+
+  test("listAllOwners: every owner's unexpired tasks, newest first, paged and filtered like list", async () => {
+    const a1 = await created(store(), { now: T0 });
+    const b1 = await created(store(), { owner: STRANGER, now: T0 + 1 });
+    const a2 = await created(store(), { now: T0 + 2, wire: 'sep-1391' });
+    const b2 = await created(store(), { owner: STRANGER, now: T0 + 3, ttlMs: 1_000 });
+    await store().cancel(STRANGER, b2.id, T0 + 4);
+    const first = await store().listAllOwners({ limit: 3 }, T0 + 10);
+    expect(first.tasks.map((t) => t.id)).toEqual([b2.id, a2.id, b1.id]);
+    const rest = await store().listAllOwners({ limit: 3, cursor: first.nextCursor ?? '' }, T0 + 10);
+    expect(rest.tasks.map((t) => t.id)).toEqual([a1.id]);
+    expect(rest.nextCursor).toBeNull();
+    expect((await store().listAllOwners({ limit: 10, status: ['cancelled'] }, T0 + 10)).tasks.map((t) => t.id)).toEqual(
+      [b2.id],
+    );
+    expect((await store().listAllOwners({ limit: 10, wire: 'sep-1391' }, T0 + 10)).tasks.map((t) => t.id)).toEqual([
+      a2.id,
+    ]);
+    // The cancelled task expires (its TTL and the terminal grace both passed); the others are working.
+    const later = await store().listAllOwners({ limit: 10 }, T0 + 10_000_000);
+    expect(later.tasks.map((t) => t.id)).toEqual([a2.id, b1.id, a1.id]);
+    // The owner's own list is unchanged by the other owner's tasks (S8).
+    expect((await store().list(OWNER, { limit: 10 }, T0 + 10)).tasks.map((t) => t.id)).toEqual([a2.id, a1.id]);
+  });
+
+  test('countByStatus: unexpired tasks of every owner by tool and status', async () => {
+    expect(await store().countByStatus(T0)).toEqual([]);
+    await created(store(), { tool: 'report' });
+    await created(store(), { tool: 'report', owner: STRANGER });
+    const c = await created(store(), { tool: 'report' });
+    await store().cancel(OWNER, c.id, T0 + 1);
+    const e = await created(store(), { tool: 'export', ttlMs: 1_000 });
+    await store().cancel(OWNER, e.id, T0 + 1);
+    const byKey = (counts: readonly { tool: string; status: string; count: number }[]): Record<string, number> =>
+      Object.fromEntries(counts.map((n) => [`${n.tool}/${n.status}`, n.count]));
+    expect(byKey(await store().countByStatus(T0 + 2))).toEqual({
+      'report/working': 2,
+      'report/cancelled': 1,
+      'export/cancelled': 1,
+    });
+    // Expired tasks are not counted (their TTL and the terminal grace passed); working ones never expire (S7).
+    expect(byKey(await store().countByStatus(T0 + 10_000_000))).toEqual({ 'report/working': 2 });
   });
 }

@@ -38,7 +38,7 @@ afterEach(async () => {
   opened = undefined;
 });
 
-async function start(): Promise<{ base: string; engine: TaskEngine; store: TaskStore }> {
+async function start(operators?: readonly string[]): Promise<{ base: string; engine: TaskEngine; store: TaskStore }> {
   const store = createMemoryTaskStore();
   const timeline = timelineRecorder();
   const readiness = readinessProbe({ store, now: () => systemClock.now() });
@@ -55,7 +55,10 @@ async function start(): Promise<{ base: string; engine: TaskEngine; store: TaskS
   const http = await server.serveHttp({
     port: 0,
     authenticate,
-    routes: [...operationsRoutes({ readiness }), ...consoleRoutes({ engine, timeline })],
+    routes: [
+      ...operationsRoutes({ readiness }),
+      ...consoleRoutes({ engine, timeline, ...(operators === undefined ? {} : { operators }) }),
+    ],
   });
   opened = { engine, http, store };
   return { base: http.url.replace(/\/mcp$/, ''), engine, store };
@@ -131,6 +134,65 @@ describe('console: owners, actions, origin (S8)', () => {
     expect(page).toContain(`input ${key} answered`);
     expect(page).toContain('epoch 1 on node');
     expect(page).not.toContain('Cancel task'); // a terminal task offers no cancel
+  });
+});
+
+describe('console: the operator role', () => {
+  const ids = (page: string): string[] => [...page.matchAll(/data-task="([^"]+)"/g)].map((m) => m[1]!);
+  const as = (user?: string): RequestInit => ({ headers: user === undefined ? {} : { 'x-user': user } });
+
+  it("an operator sees every owner's tasks, filters by owner and acts on them; others still see their own", async () => {
+    // 'anonymous' and '' are listed to show they grant nothing: only an authenticated client id matches.
+    const { base, engine } = await start(['ops', 'anonymous', '']);
+    const a = (await engine.submit({ owner: 'auth:alice', tool: 'confirm', args: {}, wire: 'mcp-tasks-ext' })).task;
+    const b = (await engine.submit({ owner: 'auth:bob', tool: 'confirm', args: { n: 2 }, wire: 'sep-1391' })).task;
+    const n = (await engine.submit({ owner: 'anonymous', tool: 'confirm', args: { n: 3 }, wire: 'aip-151' })).task;
+
+    const all = await (await fetch(`${base}/console`, as('ops'))).text();
+    // Sorted: tasks created in the same millisecond are ordered by their random ids.
+    expect(ids(all).sort()).toEqual([n.id, b.id, a.id].sort());
+    expect(all).toContain('data-owner="auth:bob"');
+    expect(all).toContain('name="owner"');
+    const bobs = await (await fetch(`${base}/console?owner=${encodeURIComponent('auth:bob')}`, as('ops'))).text();
+    expect(ids(bobs)).toEqual([b.id]);
+    // Owner and wire filters combine; the status filter still applies across owners.
+    expect(ids(await (await fetch(`${base}/console?owner=auth%3Abob&wire=mcp-tasks-ext`, as('ops'))).text())).toEqual(
+      [],
+    );
+    expect(ids(await (await fetch(`${base}/console?status=completed`, as('ops'))).text())).toEqual([]);
+    // The list links a task's page with its owner; the operator reads and cancels bob's task there.
+    expect(all).toContain(`href="/console/tasks/${b.id}?owner=auth%3Abob"`);
+    const detail = await fetch(`${base}/console/tasks/${b.id}?owner=auth%3Abob`, as('ops'));
+    expect(detail.status).toBe(200);
+    expect(await detail.text()).toContain(`action="/console/tasks/${b.id}/cancel?owner=auth%3Abob"`);
+    const cancelled = await fetch(`${base}/console/tasks/${b.id}/cancel?owner=auth%3Abob`, form(base, {}, 'ops'));
+    expect(cancelled.status).toBe(303);
+    expect(cancelled.headers.get('location')).toBe(`/console/tasks/${b.id}?owner=auth%3Abob&notice=Cancelled.`);
+    expect((await engine.get('auth:bob', b.id)).status).toBe('cancelled');
+
+    // alice is no operator: ?owner= is ignored, bob's task stays "no such task".
+    const alice = await (await fetch(`${base}/console?owner=auth%3Abob`, as('alice'))).text();
+    expect(ids(alice)).toEqual([a.id]);
+    expect(alice).not.toContain('name="owner"');
+    expect((await fetch(`${base}/console/tasks/${b.id}?owner=auth%3Abob`, as('alice'))).status).toBe(404);
+    expect((await fetch(`${base}/console/tasks/${a.id}/cancel?owner=auth%3Abob`, form(base, {}, 'alice'))).status).toBe(
+      303,
+    );
+    expect((await engine.get('auth:alice', a.id)).status).toBe('cancelled');
+
+    // Anonymous is never an operator, even with 'anonymous' in the list: its own tasks only.
+    const anonymous = await (await fetch(`${base}/console?owner=auth%3Aalice`, as())).text();
+    expect(ids(anonymous)).toEqual([n.id]);
+    expect((await fetch(`${base}/console/tasks/${a.id}?owner=auth%3Aalice`, as())).status).toBe(404);
+  });
+
+  it("without operators nobody sees another owner's tasks", async () => {
+    const { base, engine } = await start();
+    const a = (await engine.submit({ owner: 'auth:alice', tool: 'confirm', args: {}, wire: 'mcp-tasks-ext' })).task;
+    await engine.submit({ owner: 'auth:ops', tool: 'confirm', args: { n: 2 }, wire: 'mcp-tasks-ext' });
+    const ops = await (await fetch(`${base}/console?owner=auth%3Aalice`, as('ops'))).text();
+    expect(ids(ops)).not.toContain(a.id);
+    expect(ids(ops)).toHaveLength(1);
   });
 });
 

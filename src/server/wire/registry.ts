@@ -123,6 +123,7 @@ function guardSubmissions(engine: TaskEngine, disabled: ReadonlySet<WireName>): 
     cancel: (owner, id) => engine.cancel(owner, id),
     respond: (owner, id, responses) => engine.respond(owner, id, responses),
     list: (owner, query) => engine.list(owner, query),
+    listAllOwners: (query) => engine.listAllOwners(query),
     lookupKey: (owner, key) => engine.lookupKey(owner, key),
     waitForChange: (owner, id, opts) => engine.waitForChange(owner, id, opts),
     start: () => engine.start(),

@@ -120,6 +120,8 @@ export function recordingStore(inner: TaskStore, facts: ServerFacts, now: () => 
     sweepTombstones: (before, limit) => track(() => inner.sweepTombstones(before, limit)),
     countLive: (owner) => inner.countLive(owner),
     list: (owner, query, at) => track(() => inner.list(owner, query, at)),
+    listAllOwners: (query, at) => track(() => inner.listAllOwners(query, at)),
+    countByStatus: (at) => inner.countByStatus(at),
     close: () => inner.close(),
   };
   return store;

@@ -1,6 +1,6 @@
 import { taskNotFound } from '../../core/errors.js';
 import { isExpired, isTerminal, type TaskRecord } from '../../core/task.js';
-import type { CancelOutcome, ListQuery, TaskPage } from '../port.js';
+import type { CancelOutcome, ListQuery, TaskCount, TaskPage } from '../port.js';
 import { clampLimit, decodeCursor, encodeCursor, newerThan } from '../cursor.js';
 import { copy, put, visible, type MemoryState } from './state.js';
 
@@ -9,11 +9,12 @@ export function get(state: MemoryState, owner: string, id: string, now: number):
   return task === null ? null : copy(task);
 }
 
-export function list(state: MemoryState, owner: string, query: ListQuery, now: number): TaskPage {
+/** `owner` null: every owner's (the operator's list). */
+export function list(state: MemoryState, owner: string | null, query: ListQuery, now: number): TaskPage {
   const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
   const limit = clampLimit(query.limit);
   const matching = [...state.tasks.values()]
-    .filter((t) => t.owner === owner && !isExpired(t, now))
+    .filter((t) => (owner === null || t.owner === owner) && !isExpired(t, now))
     .filter((t) => query.status === undefined || query.status.includes(t.status))
     .filter((t) => query.wire === undefined || t.wire === query.wire)
     .filter((t) => after === null || newerThan(after, t))
@@ -62,4 +63,15 @@ export function respond(
   const stillWaiting = Object.keys(inputRequests).length > 0;
   const status = task.status === 'input_required' && !stillWaiting ? 'working' : task.status;
   return put(state, { ...task, inputRequests, inputResponses, status, updatedAt: now });
+}
+
+/** Unexpired tasks by tool and status. */
+export function countByStatus(state: MemoryState, now: number): TaskCount[] {
+  const counts = new Map<string, TaskCount>();
+  for (const t of state.tasks.values()) {
+    if (isExpired(t, now)) continue;
+    const key = JSON.stringify([t.tool, t.status]);
+    counts.set(key, { tool: t.tool, status: t.status, count: (counts.get(key)?.count ?? 0) + 1 });
+  }
+  return [...counts.values()];
 }

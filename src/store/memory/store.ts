@@ -1,5 +1,5 @@
 import type { TaskStore } from '../port.js';
-import { cancel, get, list, respond } from './client.js';
+import { cancel, countByStatus, get, list, respond } from './client.js';
 import { create, lookupKey } from './create.js';
 import { assertOpen, createState, type MemoryState } from './state.js';
 import {
@@ -42,6 +42,8 @@ export function createMemoryTaskStore(): TaskStore {
     get: (owner, id, now) => run((s) => get(s, owner, id, now)),
     lookupKey: (owner, key, now) => run((s) => lookupKey(s, owner, key, now)),
     list: (owner, query, now) => run((s) => list(s, owner, query, now)),
+    listAllOwners: (query, now) => run((s) => list(s, null, query, now)),
+    countByStatus: (now) => run((s) => countByStatus(s, now)),
     cancel: (owner, id, now) => run((s) => cancel(s, owner, id, now)),
     respond: (owner, id, responses, now) => run((s) => respond(s, owner, id, responses, now)),
     claim: (request) => run((s) => claim(s, request)),

@@ -9,7 +9,7 @@ import { createDb, tablesOf } from './db.js';
 import { finish } from './finish.js';
 import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
-import { getTask, listTasks } from './read.js';
+import { countByStatus, getTask, listTasks } from './read.js';
 import { checkSchema } from './schema-check.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
@@ -59,6 +59,8 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     get: (owner, id, now) => getTask(db, owner, id, now),
     lookupKey: (owner, key, now) => lookupKey(db, owner, key, now),
     list: (owner, query, now) => listTasks(db, owner, query, now),
+    listAllOwners: (query, now) => listTasks(db, null, query, now),
+    countByStatus: (now) => countByStatus(db, now),
     cancel: (owner, id, now) => cancelTask(db, owner, id, now),
     respond: (owner, id, responses, now) => respondTask(db, owner, id, responses, now),
     claim: (request) => claimTasks(db, request),

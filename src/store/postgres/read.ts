@@ -1,6 +1,6 @@
 import type { TaskRecord } from '../../core/task.js';
 import { clampLimit, decodeCursor, encodeCursor } from '../cursor.js';
-import type { ListQuery, TaskPage } from '../port.js';
+import type { ListQuery, TaskCount, TaskPage } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { toRecord, type TaskRow } from './row.js';
 
@@ -16,21 +16,28 @@ export async function getTask(db: Db, owner: string, id: string, now: number): P
 
 // Newest first by (created_at, id), the order of the memory store (`id` is COLLATE "C", so it
 // compares as JavaScript compares strings); the cursor is the last row of the previous page.
-const LIST: Sql = (t) => `
+// The operator's list (every owner) is its own statement: `$1 IS NULL OR owner = $1` would keep a
+// generic plan off the `tasks_owner_newest` index for every caller's list.
+const listSql =
+  (ownerTerm: string): Sql =>
+  (t) => `
 SELECT * FROM ${t.tasks}
-WHERE owner = $1
+WHERE ${ownerTerm}
   AND (expires_at IS NULL OR expires_at > $2)
   AND ($3::text[] IS NULL OR status = ANY ($3::text[]))
   AND ($4::text IS NULL OR wire = $4)
   AND ($5::bigint IS NULL OR (created_at, id) < ($5::bigint, $6::text))
 ORDER BY created_at DESC, id DESC
 LIMIT $7`;
+const LIST = listSql('owner = $1');
+const LIST_ALL_OWNERS = listSql('$1::text IS NULL');
 
-export async function listTasks(db: Db, owner: string, query: ListQuery, now: number): Promise<TaskPage> {
+/** `owner` null: every owner's (the operator's list). */
+export async function listTasks(db: Db, owner: string | null, query: ListQuery, now: number): Promise<TaskPage> {
   const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
   const limit = clampLimit(query.limit);
   const rows = (
-    await db.query<TaskRow>('list', LIST, [
+    await db.query<TaskRow>(owner === null ? 'listAllOwners' : 'list', owner === null ? LIST_ALL_OWNERS : LIST, [
       owner,
       now,
       query.status === undefined ? null : [...query.status],
@@ -44,4 +51,14 @@ export async function listTasks(db: Db, owner: string, query: ListQuery, now: nu
   const last = tasks.at(-1);
   const nextCursor = rows.length > limit && last !== undefined ? encodeCursor(last) : null;
   return { tasks, nextCursor };
+}
+
+const COUNT_BY_STATUS: Sql = (t) => `
+SELECT tool, status, count(*)::int AS count FROM ${t.tasks}
+WHERE expires_at IS NULL OR expires_at > $1
+GROUP BY tool, status`;
+
+/** Unexpired tasks by tool and status: one scan of the table, at scrape time only. */
+export async function countByStatus(db: Db, now: number): Promise<TaskCount[]> {
+  return (await db.query<TaskCount>('countByStatus', COUNT_BY_STATUS, [now])).rows;
 }

@@ -11,7 +11,7 @@ import { createWriteQueue } from './group-commit.js';
 import { lookupKey } from './keys.js';
 import { checkFileHeader, checkIntegrity, checkSchema, preserveDamagedWal } from './integrity.js';
 import { migrate } from './migrate.js';
-import { getTask, listTasks } from './read.js';
+import { countByStatus, getTask, listTasks } from './read.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
 
@@ -85,6 +85,8 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     get: (owner, id, now) => read(() => getTask(db, owner, id, now)),
     lookupKey: (owner, key, now) => queue.enqueue(() => lookupKey(db, owner, key, now)),
     list: (owner, query, now) => read(() => listTasks(db, owner, query, now)),
+    listAllOwners: (query, now) => read(() => listTasks(db, null, query, now)),
+    countByStatus: (now) => read(() => countByStatus(db, now)),
     cancel: (owner, id, now) => queue.enqueue(() => cancelTask(db, owner, id, now)),
     respond: (owner, id, responses, now) => queue.enqueue(() => respondTask(db, owner, id, responses, now)),
     claim: (request) => queue.enqueue(() => claimTasks(db, request)),

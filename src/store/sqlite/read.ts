@@ -1,7 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import type { TaskRecord } from '../../core/task.js';
 import { clampLimit, decodeCursor, encodeCursor } from '../cursor.js';
-import type { ListQuery, TaskPage } from '../port.js';
+import type { ListQuery, TaskCount, TaskPage } from '../port.js';
 import { statement, toRecord, type TaskRow } from './row.js';
 
 // Reads run directly, outside the write queue: a batch runs synchronously inside one transaction,
@@ -17,9 +17,11 @@ export function getTask(db: Database, owner: string, id: string, now: number): T
   return row === undefined ? null : toRecord(row);
 }
 
-const SELECT_PAGE = `
+// The owner's page walks the `tasks_owner` index; the operator's (every owner) is a separate
+// statement, so `owner = @owner` never becomes an OR that the planner cannot take the index for.
+const pageSql = (ownerTerm: string): string => `
 SELECT * FROM tasks
-WHERE owner = @owner
+WHERE ${ownerTerm}
   AND (expires_at IS NULL OR expires_at > @now)
   AND (@afterCreatedAt IS NULL OR created_at < @afterCreatedAt
        OR (created_at = @afterCreatedAt AND id < @afterId))
@@ -27,13 +29,15 @@ WHERE owner = @owner
   AND (@wire IS NULL OR wire = @wire)
 ORDER BY created_at DESC, id DESC
 LIMIT @limit`;
+const SELECT_PAGE = pageSql('owner = @owner');
+const SELECT_PAGE_ALL_OWNERS = pageSql('1 = 1');
 
-/** Keyset pagination on `(created_at, id)`: stable under inserts, no offsets to drift. */
-export function listTasks(db: Database, owner: string, query: ListQuery, now: number): TaskPage {
+/** Keyset pagination on `(created_at, id)`: stable under inserts, no offsets to drift. `owner` null: every owner's. */
+export function listTasks(db: Database, owner: string | null, query: ListQuery, now: number): TaskPage {
   const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
   const limit = clampLimit(query.limit);
-  const rows = statement(db, SELECT_PAGE).all({
-    owner,
+  const rows = statement(db, owner === null ? SELECT_PAGE_ALL_OWNERS : SELECT_PAGE).all({
+    ...(owner === null ? {} : { owner }),
     now,
     afterCreatedAt: after?.createdAt ?? null,
     afterId: after?.id ?? null,
@@ -45,4 +49,14 @@ export function listTasks(db: Database, owner: string, query: ListQuery, now: nu
   const last = tasks.at(-1);
   const nextCursor = rows.length > limit && last !== undefined ? encodeCursor(last) : null;
   return { tasks, nextCursor };
+}
+
+const COUNT_BY_STATUS = `
+SELECT tool, status, count(*) AS count FROM tasks
+WHERE expires_at IS NULL OR expires_at > @now
+GROUP BY tool, status`;
+
+/** Unexpired tasks by tool and status: one scan of the table, at scrape time only. */
+export function countByStatus(db: Database, now: number): TaskCount[] {
+  return statement(db, COUNT_BY_STATUS).all({ now }) as TaskCount[];
 }
