@@ -10,8 +10,6 @@
  * once and tells `onClose` listeners (the executor reconnects: issue 11, defect 5); `close()` ends
  * the process and its group (stdin, SIGTERM, SIGKILL).
  */
-import type { StdioServerParameters } from '@modelcontextprotocol/client/stdio';
-import type { Clock } from '../../core/ports.js';
 import { WireFailure } from '../wire-port.js';
 import {
   dispatchServerRequest,
@@ -25,16 +23,10 @@ import {
 import { DEFAULT_CLIENT_INFO, withEnvelope, type ClientInfo } from './envelope.js';
 import { toResult } from './http-channel.js';
 import { isRecord } from './rpc-error.js';
-import { startStdioProcess } from './stdio-process.js';
+import { startStdioProcess, type StdioProcessOptions } from './stdio-process.js';
 
-export interface StdioConnectionOptions {
-  readonly command: string;
-  readonly args?: readonly string[];
-  readonly env?: Readonly<Record<string, string>>;
-  readonly cwd?: string;
-  /** Child stderr; default `inherit`. */
-  readonly stderr?: StdioServerParameters['stderr'];
-  readonly clock: Clock;
+/** The child to spawn (as `startStdioProcess` takes it; stderr defaults to `inherit`), and the framing. */
+export interface StdioConnectionOptions extends StdioProcessOptions {
   readonly era?: Era;
   /** Per-request timeout (ms); default 30 000. */
   readonly timeoutMs?: number;
@@ -60,14 +52,7 @@ interface Pending {
  * ```
  */
 export async function createStdioConnection(options: StdioConnectionOptions): Promise<RpcConnection> {
-  const transport = await startStdioProcess({
-    command: options.command,
-    ...(options.args === undefined ? {} : { args: [...options.args] }),
-    ...(options.env === undefined ? {} : { env: { ...options.env } }),
-    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-    stderr: options.stderr ?? 'inherit',
-    clock: options.clock,
-  });
+  const transport = await startStdioProcess({ ...options, stderr: options.stderr ?? 'inherit' });
   const closeListeners = new Set<(reason: string) => void>();
   let closing = false;
   const clientInfo = options.clientInfo ?? DEFAULT_CLIENT_INFO;
