@@ -53,7 +53,9 @@ async function serverStatus(taskId: string): Promise<string> {
 
 /** The built CLI inside a pseudo-terminal; `type` writes keys to it. */
 function inTerminal(args: readonly string[]) {
-  const command = [process.execPath, BUILT, ...args].map(shq).join(' ');
+  // `script -c` runs the command through $SHELL; `exec` replaces that shell, so the CLI alone
+  // receives the terminal's SIGINT (a non-interactive dash would die of it first: exit 130).
+  const command = `exec ${[process.execPath, BUILT, ...args].map(shq).join(' ')}`;
   const child = track(
     spawn('script', ['-qfec', command, '/dev/null'], { cwd: dir.path, stdio: ['pipe', 'pipe', 'pipe'] }),
   );

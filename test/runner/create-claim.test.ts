@@ -5,7 +5,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
-import { engineFor, gate, OWNER, text, tool, untilStatus } from './helpers.js';
+import { engineFor, gate, OWNER, text, tool, until, untilStatus } from './helpers.js';
 
 // Issue 14 item 4: a task created while this node has a free slot is created already claimed by
 // it, in the same commit, so it costs two sequential commits (create, finish) instead of three
@@ -191,6 +191,8 @@ describe('create and claim in one commit (issue 14 item 4)', () => {
     const idle = engineFor(inner, [work], { nodeId: 'serve-only' });
     const backlog = await idle.submit({ owner: OWNER, tool: 'work', args: { n: 0 }, wire: 'mcp-tasks-ext' });
     expect(backlog.task.leaseOwner).toBeNull();
+    // "Oldest" is by creation millisecond (ties go by random id): the fresh task must be younger.
+    await until(() => Date.now() > backlog.task.createdAt, 'the next millisecond');
     // This node's first claim waits until a submit has been answered.
     const claimMay = gate();
     const held: TaskStore = { ...inner, claim: async (request) => (await claimMay.promise, inner.claim(request)) };
