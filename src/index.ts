@@ -30,6 +30,7 @@ export type {
   TaskPage,
   CancelOutcome,
   ClaimRequest,
+  ClaimedTask,
   Fence,
   FinishInput,
   FinishOutcome,
@@ -184,6 +185,10 @@ export type { Readiness, ReadinessOptions, ReadinessProbe } from './telemetry/he
 export { timedStore } from './telemetry/store.js';
 export { executorMetrics } from './telemetry/executor.js';
 export type { ExecutorMetrics } from './telemetry/executor.js';
+export { executorTracing } from './telemetry/executor-trace.js';
+export type { ExecutorTracing } from './telemetry/executor-trace.js';
+export { withinRun } from './telemetry/lifecycle.js';
+export type { RunScope } from './telemetry/lifecycle.js';
 export { operationsRoutes } from './server/http/ops-routes.js';
 export type { RequestFacts } from './server/http/serve.js';
 export { createBridge, DEFAULT_INLINE_WAIT_MS, OPERATION_URI_PREFIX } from './bridge/index.js';

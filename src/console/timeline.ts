@@ -99,9 +99,10 @@ export function timelineOf(task: TaskRecord, seen: readonly LifecycleEvent[]): T
 function describe(event: LifecycleEvent): string | null {
   switch (event.kind) {
     case 'claimed':
-      return event.epoch > 1
-        ? `epoch ${event.epoch}: re-claimed on node ${event.node} after epoch ${event.epoch - 1}'s lease expired`
-        : `epoch ${event.epoch}: claimed on node ${event.node}`;
+      if (event.epoch === 1) return `epoch ${event.epoch}: claimed on node ${event.node}`;
+      return event.previousNode === null
+        ? `epoch ${event.epoch}: re-claimed on node ${event.node} after epoch ${event.epoch - 1} was released`
+        : `epoch ${event.epoch}: re-claimed on node ${event.node} after node ${event.previousNode}'s lease (epoch ${event.epoch - 1}) expired`;
     case 'run_ended':
       return `epoch ${event.epoch} on node ${event.node}: run ended (${event.outcome}) after ${event.runMs} ms`;
     case 'cancel_requested':

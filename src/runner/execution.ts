@@ -10,7 +10,7 @@ import { errorFields, logHandlerError, withFields } from './logger.js';
 import type { EngineSettings } from './options.js';
 import { settle, toFinish, toOutcome, type Settled } from './outcome.js';
 import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
-import type { LifecycleEvent, RunOutcome } from '../telemetry/lifecycle.js';
+import { withinRun, type LifecycleEvent, type RunOutcome } from '../telemetry/lifecycle.js';
 import { ToolRpcError, type TaskContext, type TaskToolDefinition } from './tool.js';
 
 /** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
@@ -132,7 +132,8 @@ export class Execution {
       const message = error instanceof Error ? error.message : String(error);
       return { ok: false, error: new ToolRpcError(-32602, message) };
     }
-    return settle(() => this.#tool.handler(args, this.#context()));
+    const scope = { taskId: this.#task.id, epoch: this.#task.epoch };
+    return settle(() => withinRun(this.#settings.observer, scope, () => this.#tool.handler(args, this.#context())));
   }
 
   #context(): TaskContext {

@@ -178,13 +178,24 @@ export class Runner {
     return false;
   }
 
-  #launch(task: TaskRecord, stop: AbortSignal): void {
+  /** `previousLeaseOwner` comes with a claim (null when created leased: nobody held it before). */
+  #launch(task: TaskRecord & { readonly previousLeaseOwner?: string | null }, stop: AbortSignal): void {
     const tool = this.#settings.tools.get(task.tool);
     if (tool === undefined) return; // claim is filtered by tool name; unreachable
     const { id: taskId, epoch, createdAt } = task;
     const node = this.#settings.nodeId;
     const at = this.#settings.clock.now();
-    this.#settings.observer.observe({ kind: 'claimed', at, taskId, tool: tool.name, node, epoch, createdAt });
+    const previousNode = task.previousLeaseOwner ?? null;
+    this.#settings.observer.observe({
+      kind: 'claimed',
+      at,
+      taskId,
+      tool: tool.name,
+      node,
+      epoch,
+      createdAt,
+      previousNode,
+    });
     const execution = new Execution(this.#settings, task, tool);
     const key = `${task.id}:${task.epoch}`;
     const done = execution.run().finally(() => {

@@ -60,8 +60,9 @@ export interface TaskStore {
   /**
    * Claims up to `limit` runnable tasks (non-terminal, lease absent or expired), setting the lease
    * and bumping the epoch by one per claim. Two concurrent claims never return the same epoch.
+   * Each task carries the lease owner it had before this claim (`previousLeaseOwner`).
    */
-  claim(request: ClaimRequest): Promise<TaskRecord[]>;
+  claim(request: ClaimRequest): Promise<ClaimedTask[]>;
 
   /**
    * Extends the lease. Resolves with the task as stored (so the runner sees a cancel); rejects
@@ -177,6 +178,15 @@ export interface ClaimRequest {
   readonly limit: number;
   /** Only tasks of these tools (the ones this node can run). */
   readonly tools: readonly string[];
+}
+
+/**
+ * A task as one claim took it. The store keeps only the current lease owner, so the one this claim
+ * replaced is known only here: the node that let its lease expire (a re-claim after a crash or a
+ * stall), or null on a first claim and after a release (a released task has no owner).
+ */
+export interface ClaimedTask extends TaskRecord {
+  readonly previousLeaseOwner: string | null;
 }
 
 /** What fences a worker's writes: the claim that made them (S3). */

@@ -27,6 +27,12 @@ export type LifecycleEvent =
       readonly node: string;
       readonly epoch: number;
       readonly createdAt: number;
+      /**
+       * The node whose lease this claim replaced (from the store's claim): on a re-claim the node
+       * that died or stalled; null on a first claim and after a release (shutdown) or a stale-run
+       * handback, where nobody held the lease.
+       */
+      readonly previousNode: string | null;
     }
   | {
       /** One pass of the claim loop (with `claimed: 0` when nothing was runnable or no slot was free). */
@@ -98,6 +104,28 @@ export type LifecycleKind = LifecycleEvent['kind'];
 /** Receives lifecycle events. MUST NOT throw or block: it runs inside the engine's hot paths. */
 export interface TaskObserver {
   observe(event: LifecycleEvent): void;
+  /**
+   * Runs one handler run (`fn`, the handler call) inside what the observer holds for that run: the
+   * engine calls it right after the `claimed` event of the same task and epoch. MUST call `fn` once,
+   * synchronously, and return what it returns (tracing makes the run span the active context here,
+   * so spans the handler makes are its children).
+   */
+  within?<T>(run: RunScope, fn: () => T): T;
+}
+
+/** Which handler run `TaskObserver.within` wraps. */
+export interface RunScope {
+  readonly taskId: string;
+  readonly epoch: number;
+}
+
+/**
+ * Calls `fn` inside `observer.within` (or plainly, for an observer without one).
+ * @example
+ * const result = withinRun(settings.observer, { taskId, epoch }, () => tool.handler(args, ctx));
+ */
+export function withinRun<T>(observer: TaskObserver, run: RunScope, fn: () => T): T {
+  return observer.within === undefined ? fn() : observer.within(run, fn);
 }
 
 /** The default observer: ignores every event. */
@@ -114,6 +142,11 @@ export const silentObserver: TaskObserver = { observe() {} };
 export function combineObservers(...observers: readonly (TaskObserver | undefined)[]): TaskObserver {
   const list = observers.filter((o): o is TaskObserver => o !== undefined);
   return {
+    within<T>(run: RunScope, fn: () => T): T {
+      // The first observer's scope encloses the next one's; the handler runs innermost.
+      const wrapped = list.reduceRight<() => T>((inner, observer) => () => withinRun(observer, run, inner), fn);
+      return wrapped();
+    },
     observe(event) {
       for (const observer of list) {
         try {

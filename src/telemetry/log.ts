@@ -38,12 +38,13 @@ function describe(
       return { message: 'task created', fields: { taskId, tool, wire, owner, ...(payloads ? { args } : {}) } };
     }
     case 'claimed': {
-      const { taskId, tool, node, epoch } = event;
+      const { taskId, tool, node, epoch, previousNode } = event;
       if (epoch > 1) {
-        // The store hands a task out again only once the previous claim's lease ran out (its node
-        // died or stalled), with epoch + 1; it does not keep the previous node's id.
-        const message = 'task re-claimed after a lease expired';
-        return { message, fields: { taskId, tool, node, epoch, previousEpoch: epoch - 1 } };
+        // The store hands a task out again once the previous claim's lease ran out (its node died
+        // or stalled: the claim names that node) or was given back at a shutdown (no owner left).
+        const fields = { taskId, tool, node, epoch, previousEpoch: epoch - 1 };
+        if (previousNode === null) return { message: 'task re-claimed after a release', fields };
+        return { message: 'task re-claimed after a lease expired', fields: { ...fields, previousNode } };
       }
       return {
         message: 'task claimed',

@@ -60,6 +60,10 @@ export function taskTracing(options: { readonly tracer?: Tracer } = {}): TaskObs
     return undefined;
   };
   return {
+    within(run, fn) {
+      const span = runs.get(`${run.taskId}:${run.epoch}`);
+      return span === undefined ? fn() : context.with(trace.setSpan(context.active(), span), fn);
+    },
     observe(event) {
       switch (event.kind) {
         case 'created': {
@@ -84,6 +88,7 @@ export function taskTracing(options: { readonly tracer?: Tracer } = {}): TaskObs
             'terminus.epoch': event.epoch,
             'terminus.attempt': event.epoch,
             'terminus.reclaimed': event.epoch > 1,
+            ...(event.previousNode === null ? {} : { 'terminus.previous_node': event.previousNode }),
           };
           const span = tracer.startSpan(
             'terminus.task.run',

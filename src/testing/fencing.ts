@@ -18,6 +18,27 @@ export function fencingCases({ store, test }: SuiteContext): void {
     expect(second.leaseOwner).toBe('worker-2');
   });
 
+  test('a claim names the lease owner it replaced: the expired node on a re-claim, none on a first claim or after a release', async () => {
+    const first = await store().claim({ workerId: 'node-a', now: T0, leaseMs: 1_000, limit: 1, tools: [TOOL] });
+    expect(first).toEqual([]);
+    const task = await created(store());
+    const [one] = await store().claim({ workerId: 'node-a', now: T0, leaseMs: 1_000, limit: 1, tools: [TOOL] });
+    expect(one).toMatchObject({ id: task.id, epoch: 1, leaseOwner: 'node-a', previousLeaseOwner: null });
+    const [two] = await store().claim({ workerId: 'node-b', now: T0 + 1_000, leaseMs: 1_000, limit: 1, tools: [TOOL] });
+    expect(two).toMatchObject({ id: task.id, epoch: 2, leaseOwner: 'node-b', previousLeaseOwner: 'node-a' });
+    // The store keeps only the current owner: a read never carries the previous one.
+    expect(await mustGet(store(), task.id, T0 + 1_000)).not.toHaveProperty('previousLeaseOwner');
+    await store().release({ taskId: task.id, workerId: 'node-b', epoch: 2 }, T0 + 1_001);
+    const [three] = await store().claim({
+      workerId: 'node-c',
+      now: T0 + 1_002,
+      leaseMs: 1_000,
+      limit: 1,
+      tools: [TOOL],
+    });
+    expect(three).toMatchObject({ id: task.id, epoch: 3, leaseOwner: 'node-c', previousLeaseOwner: null });
+  });
+
   test('S3: writes with a stale epoch reject lease_lost and change nothing', async () => {
     const { fence: stale } = await claimed(store(), await created(store()), { leaseMs: 1_000 });
     const { fence: current } = await claimed(store(), await mustGet(store(), stale.taskId), {

@@ -159,6 +159,7 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
       node: 'node-b',
       epoch: 2,
       previousEpoch: 1,
+      previousNode: 'node-a',
     });
     expect(b.lines[1]?.fields).toMatchObject({ taskId, node: 'node-b', epoch: 2, outcome: 'completed' });
     // Node B logs payloads: the result is in its line.
@@ -206,6 +207,7 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
         'terminus.epoch': 2,
         'terminus.attempt': 2,
         'terminus.reclaimed': true,
+        'terminus.previous_node': 'node-a',
         'terminus.run.outcome': 'completed',
       },
     ]);

@@ -163,6 +163,7 @@ describe('terminus serve: operations (issue 16)', () => {
       node: 'node-b',
       epoch: 2,
       previousEpoch: 1,
+      previousNode: 'node-a',
     });
     // The re-run asks the same question again; the stored request (and any answer) is reused.
     await b.waitForLine(isEvent('input_requested', taskId, { epoch: 2 }), 'input requested at epoch 2');
@@ -193,7 +194,7 @@ describe('terminus serve: operations (issue 16)', () => {
     const timeline = await page.locator('ol.timeline').innerText();
     expect(timeline).toContain('created on wire aip-151 for tool migrate');
     expect(timeline).toContain('epoch 1: ran and ended without an outcome');
-    expect(timeline).toContain("epoch 2: re-claimed on node node-b after epoch 1's lease expired");
+    expect(timeline).toContain("epoch 2: re-claimed on node node-b after node node-a's lease (epoch 1) expired");
     expect(await page.locator('form[action$="/answer"]').count()).toBe(1);
     await page.screenshot({ path: process.env['TERMINUS_SCREENSHOT'] ?? join(dir, 'console.png'), fullPage: true });
 

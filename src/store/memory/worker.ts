@@ -6,25 +6,26 @@ import {
   type Progress,
   type TaskRecord,
 } from '../../core/task.js';
-import type { ClaimRequest, Fence, FinishInput, FinishOutcome } from '../port.js';
+import type { ClaimedTask, ClaimRequest, Fence, FinishInput, FinishOutcome } from '../port.js';
 import { assertLive, copy, fenced, put, type MemoryState } from './state.js';
 
 /** Oldest first; a claim bumps the epoch, which fences out every earlier holder (S3). */
-export function claim(state: MemoryState, request: ClaimRequest): TaskRecord[] {
+export function claim(state: MemoryState, request: ClaimRequest): ClaimedTask[] {
   if (request.limit < 1 || request.tools.length === 0) return [];
   const runnable = [...state.tasks.values()]
     .filter((t) => !isTerminal(t.status) && request.tools.includes(t.tool))
     .filter((t) => t.leaseExpiresAt === null || t.leaseExpiresAt <= request.now)
     .sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1))
     .slice(0, Math.floor(request.limit));
-  return runnable.map((t) =>
-    put(state, {
+  return runnable.map((t) => ({
+    ...put(state, {
       ...t,
       leaseOwner: request.workerId,
       leaseExpiresAt: request.now + request.leaseMs,
       epoch: t.epoch + 1,
     }),
-  );
+    previousLeaseOwner: t.leaseOwner,
+  }));
 }
 
 /** Lease bookkeeping does not touch `updatedAt`: clients waiting for a change must not wake for it. */

@@ -1,5 +1,4 @@
-import type { TaskRecord } from '../../core/task.js';
-import type { ClaimRequest } from '../port.js';
+import type { ClaimedTask, ClaimRequest } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { LIVE, toRecord, type TaskRow } from './row.js';
 
@@ -19,10 +18,10 @@ import { LIVE, toRecord, type TaskRow } from './row.js';
  */
 export const CLAIM: Sql = (t) => `
 WITH picked AS (
-  SELECT candidate.id
+  SELECT candidate.id, candidate.lease_owner AS previous_lease_owner
   FROM unnest($5::text[]) AS wanted(tool)
   CROSS JOIN LATERAL (
-    SELECT id, created_at FROM ${t.tasks}
+    SELECT id, created_at, lease_owner FROM ${t.tasks}
     WHERE tool = wanted.tool
       AND status IN ${LIVE}
       AND (lease_expires_at IS NULL OR lease_expires_at <= $3)
@@ -37,13 +36,13 @@ UPDATE ${t.tasks} AS task
 SET lease_owner = $1, lease_expires_at = $2, epoch = task.epoch + 1
 FROM picked
 WHERE task.id = picked.id
-RETURNING task.*`;
+RETURNING task.*, picked.previous_lease_owner`;
 
 /** Claims up to `request.limit` runnable tasks of `request.tools` for `request.workerId` (see `CLAIM`). */
-export async function claimTasks(db: Db, request: ClaimRequest): Promise<TaskRecord[]> {
+export async function claimTasks(db: Db, request: ClaimRequest): Promise<ClaimedTask[]> {
   if (request.limit < 1 || request.tools.length === 0) return [];
   const rows = (
-    await db.query<TaskRow>('claim', CLAIM, [
+    await db.query<TaskRow & { previous_lease_owner: string | null }>('claim', CLAIM, [
       request.workerId,
       request.now + request.leaseMs,
       request.now,
@@ -52,5 +51,7 @@ export async function claimTasks(db: Db, request: ClaimRequest): Promise<TaskRec
     ])
   ).rows;
   // RETURNING order is unspecified; hand tasks out oldest first, as selected.
-  return rows.map(toRecord).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+  // The locked row's lease owner before this UPDATE (READ COMMITTED re-read it after the lock).
+  const claimed = rows.map((row) => ({ ...toRecord(row), previousLeaseOwner: row.previous_lease_owner }));
+  return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
 }

@@ -1,6 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import type { TaskRecord } from '../../core/task.js';
-import type { ClaimRequest } from '../port.js';
+import type { ClaimedTask, ClaimRequest } from '../port.js';
 import { LIVE, statement, toRecord, type TaskRow } from './row.js';
 
 /**
@@ -12,7 +11,7 @@ import { LIVE, statement, toRecord, type TaskRow } from './row.js';
  * running), not the backlog. Measured by bench/claim-scaling.ts: 1,000 vs 100,000 open tasks.
  */
 export const CLAIM_CANDIDATES = `
-SELECT id, created_at FROM tasks
+SELECT id, created_at, lease_owner FROM tasks
 WHERE tool = @tool
   AND status IN ${LIVE}
   AND (lease_expires_at IS NULL OR lease_expires_at <= @now)
@@ -28,6 +27,7 @@ RETURNING *`;
 interface Candidate {
   readonly id: string;
   readonly created_at: number;
+  readonly lease_owner: string | null;
 }
 
 /**
@@ -37,7 +37,7 @@ interface Candidate {
  * would need a temp B-tree to interleave the tools. Lease bookkeeping leaves `updated_at` alone:
  * clients waiting for a change must not wake for it.
  */
-export function claimTasks(db: Database, request: ClaimRequest): TaskRecord[] {
+export function claimTasks(db: Database, request: ClaimRequest): ClaimedTask[] {
   if (request.limit < 1 || request.tools.length === 0) return [];
   const limit = Math.floor(request.limit);
   const select = statement(db, CLAIM_CANDIDATES);
@@ -48,9 +48,11 @@ export function claimTasks(db: Database, request: ClaimRequest): TaskRecord[] {
   candidates.sort(oldestFirst);
   const take = statement(db, TAKE);
   const leaseUntil = request.now + request.leaseMs;
-  return candidates
-    .slice(0, limit)
-    .map((c) => toRecord(take.get({ id: c.id, workerId: request.workerId, leaseUntil }) as TaskRow));
+  return candidates.slice(0, limit).map((c) => ({
+    ...toRecord(take.get({ id: c.id, workerId: request.workerId, leaseUntil }) as TaskRow),
+    // Read in the same batch transaction as the update, so no other write came between.
+    previousLeaseOwner: c.lease_owner,
+  }));
 }
 
 function oldestFirst(a: Candidate, b: Candidate): number {
