@@ -17,11 +17,11 @@ import { silentLogger, type Clock, type Ids, type Logger, type Random } from '..
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
 import { createExecutor } from '../executor/executor.js';
-import type { Executor } from '../executor/executor-types.js';
+import type { Connector, Executor } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { Catalog, UPSTREAM_NAME } from './catalog.js';
 import { BridgeCore } from './core.js';
-import { serveBridgeHttp, type BridgeHttpHandle } from './http.js';
+import { serveBridgeHttp, type BridgeHttpHandle, type MetricsSource } from './http.js';
 import { Questions } from './questions.js';
 import { bridgeServer, OPERATION_URI_PREFIX } from './server.js';
 import { Upstream } from './upstream.js';
@@ -50,6 +50,18 @@ export interface BridgeOptions {
   readonly random?: Random;
   readonly ids?: Ids;
   readonly logger?: Logger;
+  /**
+   * Executor metrics (`executorMetrics()` from `mcp-terminus` fits): the bridge's executor runs on
+   * its decorated ledger and connector, and `serveHttp` answers `GET /metrics` from its registry.
+   */
+  readonly metrics?: BridgeMetrics;
+}
+
+/** What the bridge needs of executor metrics: the two port decorators and a Prometheus registry. */
+export interface BridgeMetrics {
+  readonly registry: MetricsSource;
+  ledger(ledger: Ledger): Ledger;
+  connect(connect: Connector): Connector;
 }
 
 export interface Bridge {
@@ -61,6 +73,11 @@ export interface Bridge {
   serveStdio(options?: { readonly transport?: Transport }): StdioServerHandle;
   /** Streamable HTTP on `host` (default 127.0.0.1) and `port` (0 picks one); `/mcp`. */
   serveHttp(options: { readonly port: number; readonly host?: string }): Promise<BridgeHttpHandle>;
+  /**
+   * `GET /metrics` alone on `host` (default 127.0.0.1) and `port`, for a bridge on stdio (its
+   * stdout is the MCP channel); the handle's `url` ends in `/metrics`. Needs the `metrics` option.
+   */
+  serveMetrics(options: { readonly port: number; readonly host?: string }): Promise<BridgeHttpHandle>;
   /** Stops waiting and closes the upstreams; operations stay in the ledger (C9). The ledger stays open. */
   close(): Promise<void>;
 }
@@ -103,26 +120,28 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   const catalog = new Catalog([...upstreams.values()], logger);
   const questions = new Questions();
   let core: BridgeCore | null = null;
+  const metrics = options.metrics;
+  const connect: Connector = async (server, wire) => {
+    const upstream = upstreams.get(server);
+    if (upstream === undefined) {
+      // An operation of an upstream this bridge was not started with: it waits for a bridge that has it.
+      throw new TerminusError(
+        'unavailable',
+        `no upstream named ${server}: start the bridge with --upstream ${server}=...`,
+      );
+    }
+    const connected = await upstream.wire(wire);
+    return core === null ? connected : core.observe(connected);
+  };
   const executor: Executor = await createExecutor({
-    ledger: options.ledger,
+    ledger: metrics === undefined ? options.ledger : metrics.ledger(options.ledger),
     clock,
     random: options.random ?? systemRandom,
     ids: options.ids ?? systemIds,
     logger,
     approvalGate: questions.gate,
     ...(options.qps === undefined ? {} : { qps: options.qps }),
-    connect: async (server, wire) => {
-      const upstream = upstreams.get(server);
-      if (upstream === undefined) {
-        // An operation of an upstream this bridge was not started with: it waits for a bridge that has it.
-        throw new TerminusError(
-          'unavailable',
-          `no upstream named ${server}: start the bridge with --upstream ${server}=...`,
-        );
-      }
-      const connected = await upstream.wire(wire);
-      return core === null ? connected : core.observe(connected);
-    },
+    connect: metrics === undefined ? connect : metrics.connect(connect),
   });
   core = new BridgeCore({
     executor,
@@ -178,7 +197,13 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     },
     async serveHttp(http) {
       const handler = createMcpHandler(factory, { bus, onerror: (e) => logger.debug('http', { error: e.message }) });
-      const served = await serveBridgeHttp(handler, http);
+      const served = await serveBridgeHttp(handler, { ...http, ...(metrics ? { metrics: metrics.registry } : {}) });
+      closers.push(() => served.close());
+      return served;
+    },
+    async serveMetrics(listen) {
+      if (metrics === undefined) throw new TerminusError('invalid_argument', 'serveMetrics needs the metrics option');
+      const served = await serveBridgeHttp(null, { ...listen, metrics: metrics.registry });
       closers.push(() => served.close());
       return served;
     },

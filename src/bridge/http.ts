@@ -10,13 +10,23 @@ export interface BridgeHttpHandle {
   close(): Promise<void>;
 }
 
+/** A Prometheus text exposition (prom-client's `Registry` is one). */
+export interface MetricsSource {
+  readonly contentType: string;
+  metrics(): Promise<string>;
+}
+
+/**
+ * `/mcp` through `handler` (null: a listener for `/metrics` only, the stdio bridge's) and, with
+ * `metrics`, `GET /metrics`; behind the same loopback Host/Origin check.
+ */
 export async function serveBridgeHttp(
-  handler: McpHttpHandler,
-  options: { readonly port: number; readonly host?: string },
+  handler: McpHttpHandler | null,
+  options: { readonly port: number; readonly host?: string; readonly metrics?: MetricsSource },
 ): Promise<BridgeHttpHandle> {
   const host = options.host ?? '127.0.0.1';
   const server = createServer((req, res) => {
-    void serve(handler, req, res, host);
+    void serve(handler, req, res, host, options.metrics);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -24,16 +34,22 @@ export async function serveBridgeHttp(
   });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://${host}:${port}/mcp`,
+    url: `http://${host}:${port}/${handler === null ? 'metrics' : 'mcp'}`,
     close: async () => {
-      await handler.close().catch(() => undefined);
+      await handler?.close().catch(() => undefined);
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
 }
 
-async function serve(handler: McpHttpHandler, req: IncomingMessage, res: ServerResponse, host: string): Promise<void> {
+async function serve(
+  handler: McpHttpHandler | null,
+  req: IncomingMessage,
+  res: ServerResponse,
+  host: string,
+  metrics: MetricsSource | undefined,
+): Promise<void> {
   try {
     const url = new URL(req.url ?? '/', `http://${req.headers.host ?? host}`);
     if (!allowedOrigin(req, host)) {
@@ -43,7 +59,16 @@ async function serve(handler: McpHttpHandler, req: IncomingMessage, res: ServerR
         .end('forbidden: Host or Origin is not this loopback bridge\n');
       return;
     }
-    if (url.pathname !== '/mcp') {
+    if (url.pathname === '/metrics' && metrics !== undefined) {
+      if (req.method !== 'GET') {
+        res.writeHead(405, { allow: 'GET', 'content-type': 'text/plain' }).end('use GET /metrics\n');
+        return;
+      }
+      const body = await metrics.metrics();
+      res.writeHead(200, { 'content-type': metrics.contentType }).end(body);
+      return;
+    }
+    if (url.pathname !== '/mcp' || handler === null) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: the MCP endpoint is /mcp\n');
       return;
     }

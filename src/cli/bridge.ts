@@ -11,12 +11,14 @@ import { createBridge, DEFAULT_INLINE_WAIT_MS } from '../bridge/index.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
 import { targetOf } from './call-connect.js';
 import { openLedgerOrExit } from './open-ledger.js';
+import { executorMetrics } from '../telemetry/executor.js';
 
 interface BridgeFlags {
   readonly upstream: string[];
   readonly ledger: string;
   readonly inlineWait: number;
   readonly port?: number;
+  readonly metricsPort?: number;
   readonly host: string;
   readonly name: string;
   readonly verbose: boolean;
@@ -47,7 +49,12 @@ export function registerBridge(program: Command): void {
       DEFAULT_INLINE_WAIT_MS / 1000,
     )
     .option('--port <port>', 'serve Streamable HTTP on this port (0 picks one) instead of stdio', parsePort)
-    .option('--host <host>', 'interface for --port', '127.0.0.1')
+    .option('--host <host>', 'interface for --port and --metrics-port', '127.0.0.1')
+    .option(
+      '--metrics-port <port>',
+      'also serve GET /metrics (Prometheus) on this port; with --port, /metrics is on that port too',
+      parsePort,
+    )
     .option('--name <name>', 'namespace of this bridge in the ledger', 'terminus-bridge')
     .option('--verbose', 'logs on stderr', false)
     .action(async (flags: BridgeFlags) => {
@@ -123,6 +130,7 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
       name: flags.name,
       inlineWaitMs: Math.round(flags.inlineWait * 1000),
       logger,
+      metrics: executorMetrics(),
     });
   } catch (error) {
     process.stderr.write(`terminus bridge: ${(error as Error).message}\n`);
@@ -136,6 +144,11 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
   };
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
+  if (flags.metricsPort !== undefined) {
+    // stderr: on stdio, stdout carries only MCP messages.
+    const served = await bridge.serveMetrics({ port: flags.metricsPort, host: flags.host });
+    process.stderr.write(`terminus bridge metrics on ${served.url}\n`);
+  }
   if (flags.port !== undefined) {
     const http = await bridge.serveHttp({ port: flags.port, host: flags.host });
     process.stdout.write(`terminus bridge listening on ${http.url} (${bridge.resumed} operations resumed)\n`);

@@ -28,6 +28,8 @@ export interface BridgeClientOptions {
   readonly elicitation?: ((params: Record<string, unknown>) => Record<string, unknown>) | null;
   /** Extra environment of the bridge process (its stdio upstreams inherit it). */
   readonly env?: Readonly<Record<string, string>>;
+  /** Receives the bridge's stderr (ignored when absent). */
+  readonly onStderr?: (text: string) => void;
 }
 
 /** Spawns `terminus bridge` over stdio and connects an SDK 2.4 client (default 2025-11-25 handshake). */
@@ -58,9 +60,11 @@ export async function connectBridge(options: BridgeClientOptions): Promise<Bridg
       ),
     ],
     cwd: ROOT,
-    stderr: 'ignore',
+    stderr: options.onStderr === undefined ? 'ignore' : 'pipe',
     ...(options.env === undefined ? {} : { env: { ...getDefaultEnvironment(), ...options.env } }),
   });
+  const { onStderr } = options;
+  if (onStderr !== undefined) transport.stderr?.on('data', (chunk: Buffer) => onStderr(chunk.toString('utf8')));
   await client.connect(transport, { timeout: 60_000 });
   return {
     client,
