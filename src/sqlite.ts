@@ -5,5 +5,5 @@
  * This entry sits above `store/` and `executor/` so that neither layer imports the other.
  * @packageDocumentation
  */
-export { openSqliteTaskStore, type SqliteTaskStoreOptions } from './store/sqlite/index.js';
+export { openSqliteTaskStore, type CommitReport, type SqliteTaskStoreOptions } from './store/sqlite/index.js';
 export { openSqliteLedger, type SqliteLedgerOptions } from './executor/ledger/sqlite.js';

@@ -6,6 +6,7 @@ import type { TaskEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
 import { openPostgresBackend } from '../store/postgres/index.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
+import type { CommitReport } from '../store/sqlite/index.js';
 import { checkWritableFile, PathError, sqliteOpenMessage } from './paths.js';
 
 /** What `terminus serve` needs to pick its store. */
@@ -19,6 +20,8 @@ export interface StoreChoice {
   readonly logger: Logger;
   /** SQLite: `'full'` runs `integrity_check` at open instead of `quick_check`. */
   readonly integrityCheck?: 'quick' | 'full';
+  /** SQLite: reports each group-commit transaction (PostgreSQL commits every write on its own). */
+  readonly onCommit?: (report: CommitReport) => void;
 }
 
 /** An open store with what goes with it. */
@@ -66,6 +69,7 @@ export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
       path: db,
       logger: choice.logger,
       integrityCheck: choice.integrityCheck ?? 'quick',
+      ...(choice.onCommit === undefined ? {} : { onCommit: choice.onCommit }),
     });
   } catch (error) {
     const message = sqliteOpenMessage(db, 'database', error);

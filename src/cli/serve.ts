@@ -227,14 +227,15 @@ async function serve(flags: ServeFlags): Promise<void> {
   }
   // Bind first: a port in use or a bad --host must not leave a new database file behind.
   if (!flags.stdio) await probeListen(flags.host, flags.port).catch(failServe);
+  const metrics = createMetrics();
   const opened = await openStoreOrExit({
     db: flags.db,
     nodeId: flags.nodeId,
     pgSchema: flags.pgSchema,
     logger,
     integrityCheck: flags.fullIntegrityCheck ? 'full' : 'quick',
+    onCommit: (report) => metrics.commit(report),
   });
-  const metrics = createMetrics();
   const store = timedStore(opened.store, (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok));
   const readiness = readinessProbe({ store, now: () => systemClock.now(), runner: flags.runner });
   const timeline = flags.console ? timelineRecorder() : undefined;
@@ -318,6 +319,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       })
       .catch((error: unknown) => failServe(new Error(listenErrorMessage(flags.host, flags.port, error))));
     close = () => http.close();
+    metrics.countSessions(() => http.openSessions());
     process.stdout.write(`terminus listening on ${http.url} (db ${opened.label})\n`);
   }
 

@@ -12,6 +12,10 @@ export interface TerminusMetrics {
   inFlight(labels: Omit<RequestLabels, 'code'>): () => void;
   /** Records one store call's latency. */
   storeCall(operation: string, seconds: number, ok: boolean): void;
+  /** Records one store commit: the writes it carried (group commit) and its time. */
+  commit(report: { readonly writes: number; readonly seconds: number; readonly ok: boolean }): void;
+  /** Reads the open 2025-era HTTP sessions at each scrape (`HttpServerHandle.openSessions`). */
+  countSessions(read: () => number): void;
 }
 
 /** The labels of one answered request: JSON-RPC method or route, wire, HTTP status. */
@@ -28,6 +32,10 @@ const WAIT_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 5, 30, 120, 600];
 // A SQLite commit with synchronous=FULL is ~1-5 ms on an SSD; PostgreSQL adds a round trip.
 const STORE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5, 2];
 const HTTP_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120];
+// Group commit takes up to 512 writes per transaction (the SQLite store's default maxBatch).
+const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512];
+/** Requests that hold a listen stream open: the 2026 `subscriptions/listen`, the 2025 GET stream. */
+const LISTEN_METHODS: ReadonlySet<string> = new Set(['subscriptions/listen', 'GET /mcp']);
 
 /**
  * Creates the Prometheus metrics of a node. Every name starts with `terminus_`; labels carry tool
@@ -66,7 +74,13 @@ export function createMetrics(options: { readonly registry?: Registry } = {}): T
   });
   const reclaims = new Counter({
     name: 'terminus_task_reclaims_total',
-    help: 'Claims at epoch > 1: the previous claim let its lease expire (its node died or stalled)',
+    help: 'Claims at epoch > 1: the previous claim let its lease expire or released it at a shutdown',
+    labelNames: ['tool'],
+    registers,
+  });
+  const leaseExpiries = new Counter({
+    name: 'terminus_task_lease_expiries_total',
+    help: 'Claims here that took over an expired lease of another claim (its node died or stalled)',
     labelNames: ['tool'],
     registers,
   });
@@ -157,6 +171,36 @@ export function createMetrics(options: { readonly registry?: Registry } = {}): T
     registers,
   });
 
+  const commitWrites = new Histogram({
+    name: 'terminus_store_commit_batch_size',
+    help: 'Writes per store transaction (SQLite group commit: all writes queued in one event-loop turn, up to 512)',
+    labelNames: ['ok'],
+    buckets: BATCH_BUCKETS,
+    registers,
+  });
+  const commitSeconds = new Histogram({
+    name: 'terminus_store_commit_seconds',
+    help: 'Time of one store transaction, BEGIN to durable COMMIT (SQLite group commit)',
+    labelNames: ['ok'],
+    buckets: STORE_BUCKETS,
+    registers,
+  });
+  const listenStreams = new Gauge({
+    name: 'terminus_listen_streams',
+    help: 'Open listen streams: subscriptions/listen (2026-07-28) and GET /mcp notification streams (2025-11-25)',
+    labelNames: ['wire'],
+    registers,
+  });
+  const sessionReaders: (() => number)[] = [];
+  new Gauge({
+    name: 'terminus_sessions',
+    help: 'Open 2025-era HTTP sessions (Mcp-Session-Id), read at scrape',
+    registers,
+    collect() {
+      this.set(sessionReaders.reduce((sum, read) => sum + read(), 0));
+    },
+  });
+
   const observe = (event: LifecycleEvent): void => {
     switch (event.kind) {
       case 'created':
@@ -166,6 +210,7 @@ export function createMetrics(options: { readonly registry?: Registry } = {}): T
         claims.inc({ tool: event.tool });
         running.inc({ tool: event.tool });
         if (event.epoch > 1) reclaims.inc({ tool: event.tool });
+        if (event.previousNode !== null) leaseExpiries.inc({ tool: event.tool });
         else queueWait.observe({ tool: event.tool }, Math.max(0, event.at - event.createdAt) / 1000);
         return;
       case 'claim_pass':
@@ -205,13 +250,24 @@ export function createMetrics(options: { readonly registry?: Registry } = {}): T
       requestSeconds.observe({ ...labels }, seconds);
     },
     inFlight(labels) {
+      const listen = LISTEN_METHODS.has(labels.method);
       inFlight.inc({ ...labels });
+      if (listen) listenStreams.inc({ wire: labels.wire });
       let done = false;
       return () => {
         if (done) return;
         done = true;
         inFlight.dec({ ...labels });
+        if (listen) listenStreams.dec({ wire: labels.wire });
       };
+    },
+    commit(report) {
+      const ok = String(report.ok);
+      commitWrites.observe({ ok }, report.writes);
+      commitSeconds.observe({ ok }, report.seconds);
+    },
+    countSessions(read) {
+      sessionReaders.push(read);
     },
     storeCall(operation, seconds, ok) {
       storeSeconds.observe({ operation, ok: String(ok) }, seconds);

@@ -169,6 +169,7 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
     expect(await value(a.metrics, 'terminus_tasks_created_total', { tool: 'job', wire: 'mcp-tasks-ext' })).toBe(1);
     expect(await value(a.metrics, 'terminus_task_claims_total', { tool: 'job' })).toBe(1);
     expect(await value(a.metrics, 'terminus_task_reclaims_total', { tool: 'job' })).toBe(0);
+    expect(await value(a.metrics, 'terminus_task_lease_expiries_total', { tool: 'job' })).toBe(0);
     expect(await value(a.metrics, 'terminus_tasks_running', { tool: 'job' })).toBe(1);
     expect(
       await value(a.metrics, 'terminus_http_requests_total', {
@@ -180,6 +181,7 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
     expect(await value(b.metrics, 'terminus_tasks_created_total')).toBe(0);
     expect(await value(b.metrics, 'terminus_task_claims_total', { tool: 'job' })).toBe(1);
     expect(await value(b.metrics, 'terminus_task_reclaims_total', { tool: 'job' })).toBe(1);
+    expect(await value(b.metrics, 'terminus_task_lease_expiries_total', { tool: 'job' })).toBe(1);
     expect(await value(b.metrics, 'terminus_task_outcomes_total', { tool: 'job', status: 'completed' })).toBe(1);
     expect(await value(b.metrics, 'terminus_task_runs_total', { tool: 'job', outcome: 'completed' })).toBe(1);
     expect(await value(b.metrics, 'terminus_tasks_running', { tool: 'job' })).toBe(0);

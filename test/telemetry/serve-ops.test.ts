@@ -171,6 +171,7 @@ describe('terminus serve: operations (issue 16)', () => {
     expect(await metric(b.url, 'terminus_tasks_created_total', { tool: 'migrate' })).toBe(0);
     expect(await metric(b.url, 'terminus_task_claims_total', { tool: 'migrate' })).toBe(1);
     expect(await metric(b.url, 'terminus_task_reclaims_total', { tool: 'migrate' })).toBe(1);
+    expect(await metric(b.url, 'terminus_task_lease_expiries_total', { tool: 'migrate' })).toBe(1);
     expect(await metric(b.url, 'terminus_task_queue_wait_seconds_count', { tool: 'migrate' })).toBe(0);
 
     // The console in a real Chromium: list, detail with both epochs, cancel.

@@ -75,6 +75,8 @@ export interface HttpServerHandle {
   readonly port: number;
   /** Stops accepting, ends open exchanges and streams, resolves when the socket is closed. */
   close(): Promise<void>;
+  /** 2025-era HTTP sessions open now (0 without a sessionful leg), for metrics. */
+  openSessions(): number;
 }
 
 /** What the HTTP layer needs from a Terminus server; supplied by `createTerminusServer`. */
@@ -231,6 +233,7 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
     host: address.address,
     port: address.port,
     close: () => closeServer(server, () => Promise.all([mcp.close(), legacy?.close()]).then(() => undefined)),
+    openSessions: () => legacy?.size ?? 0,
   };
 }
 

@@ -63,4 +63,6 @@ export interface WireAdapter {
 export interface LegacyHttpLeg {
   handle(request: Request, options: { authInfo?: AuthInfo; parsedBody?: unknown }): Promise<Response>;
   close(): Promise<void>;
+  /** Sessions open now (metrics). */
+  readonly size?: number;
 }

@@ -31,7 +31,19 @@ interface Pending {
 
 type Settled = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: unknown };
 
-export function createWriteQueue(db: Database, maxBatch: number, mapError: (e: unknown) => unknown): WriteQueue {
+/** One group-commit transaction: how many writes it carried, its time (BEGIN to COMMIT), whether it committed. */
+export interface CommitReport {
+  readonly writes: number;
+  readonly seconds: number;
+  readonly ok: boolean;
+}
+
+export function createWriteQueue(
+  db: Database,
+  maxBatch: number,
+  mapError: (e: unknown) => unknown,
+  onCommit?: (report: CommitReport) => void,
+): WriteQueue {
   const pending: Pending[] = [];
   const drained: (() => void)[] = [];
   let scheduled = false;
@@ -53,11 +65,19 @@ export function createWriteQueue(db: Database, maxBatch: number, mapError: (e: u
     scheduled = false;
     const batch = pending.splice(0, maxBatch);
     let settled: Settled[];
+    const started = performance.now();
+    let committed = true;
     try {
       settled = inBatch.immediate(batch);
     } catch (error) {
       // BEGIN or COMMIT failed: nothing of this batch is durable, so every caller hears it.
+      committed = false;
       settled = batch.map(() => ({ ok: false, error: mapError(error) }));
+    }
+    try {
+      onCommit?.({ writes: batch.length, seconds: (performance.now() - started) / 1000, ok: committed });
+    } catch {
+      // A metrics callback must not keep the batch's callers from hearing their outcome.
     }
     batch.forEach((op, i) => {
       const result = settled[i];

@@ -4,3 +4,4 @@
  */
 export { openSqliteTaskStore } from './open.js';
 export type { SqliteTaskStoreOptions } from './open.js';
+export type { CommitReport } from './group-commit.js';

@@ -7,7 +7,7 @@ import { claimTasks } from './claim.js';
 import { cancelTask, respondTask } from './client-writes.js';
 import { createTask } from './create.js';
 import { finish } from './finish.js';
-import { createWriteQueue } from './group-commit.js';
+import { createWriteQueue, type CommitReport } from './group-commit.js';
 import { lookupKey } from './keys.js';
 import { checkFileHeader, checkIntegrity, checkSchema, preserveDamagedWal } from './integrity.js';
 import { migrate } from './migrate.js';
@@ -32,6 +32,11 @@ export interface SqliteTaskStoreOptions {
   readonly integrityCheck?: 'quick' | 'full';
   /** Where a damaged WAL that SQLite is about to discard is reported (as an error). */
   readonly logger?: Logger;
+  /**
+   * Called after each group-commit transaction with its write count, time and success (metrics:
+   * `createMetrics().commit`). MUST NOT throw or block: it runs on the write path.
+   */
+  readonly onCommit?: (report: CommitReport) => void;
 }
 
 /**
@@ -70,7 +75,7 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     db.close();
     throw openError(options.path, error);
   }
-  const queue = createWriteQueue(db, Math.max(1, options.maxBatch ?? 512), mapError);
+  const queue = createWriteQueue(db, Math.max(1, options.maxBatch ?? 512), mapError, options.onCommit);
   let closed = false;
   const read = async <T>(op: () => T): Promise<T> => {
     if (closed) throw new TerminusError('unavailable', 'task store is closed');
