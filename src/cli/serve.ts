@@ -54,6 +54,7 @@ interface ServeFlags extends AuthFlags {
   readonly leaseMs?: number;
   readonly console: boolean;
   readonly consoleOperator: string[];
+  readonly consoleListAnonymous: boolean;
 }
 
 /**
@@ -137,6 +138,11 @@ export function registerServe(program: Command): void {
       [],
     )
     .option(
+      '--console-list-anonymous',
+      'list anonymous tasks in the console to callers without credentials (loopback, no --auth-*: one person’s machine)',
+      false,
+    )
+    .option(
       '--lease-ms <ms>',
       'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
       parseMs,
@@ -211,10 +217,17 @@ async function serve(flags: ServeFlags): Promise<void> {
   // Before the store opens: a bad tokens file or JWKS is one line and exit 2, nothing started.
   const authenticate = await serveAuth(flags, { host: flags.host, stdio: flags.stdio, logger });
   if (flags.console && !flags.stdio && !LOOPBACK_HOSTS.has(flags.host) && authenticate === undefined) {
-    // Without authentication every HTTP caller is `anonymous`, so the console would list every
-    // anonymous task to anyone who can reach the port.
+    // Without authentication every HTTP caller is `anonymous`: on a reachable port the console
+    // would put a page in front of every anonymous capability (and --console-list-anonymous a list).
     process.stderr.write(
       `terminus: --console needs a loopback --host (got ${flags.host}) or --auth-tokens / --auth-jwks\n`,
+    );
+    process.exit(2);
+  }
+  if (flags.consoleListAnonymous && authenticate !== undefined) {
+    // With credentials every caller has a principal: there is no anonymous caller to list for.
+    process.stderr.write(
+      'terminus: --console-list-anonymous is for a console without --auth-tokens / --auth-jwks (callers are signed in)\n',
     );
     process.exit(2);
   }
@@ -311,6 +324,7 @@ async function serve(flags: ServeFlags): Promise<void> {
             ? consoleRoutes({
                 engine: server.engine,
                 operators: flags.consoleOperator,
+                listAnonymous: flags.consoleListAnonymous,
                 ...(timeline === undefined ? {} : { timeline }),
               })
             : []),

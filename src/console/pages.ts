@@ -34,6 +34,8 @@ export function listPage(options: {
   readonly tools: readonly string[];
   readonly filters: ListFilters;
   readonly nextCursor: string | null;
+  /** An anonymous caller whose tasks are not listed: it opens one by its id instead. */
+  readonly unlisted?: boolean;
 }): string {
   const { filters } = options;
   const option = (value: string, selected: boolean, label = value): Html =>
@@ -89,26 +91,36 @@ export function listPage(options: {
       ? ''
       : html`<p><a href="/console?${query({ ...filters, cursor: options.nextCursor })}">older tasks</a></p>`;
   const table =
-    rows.length === 0
-      ? html`<p class="muted">No task matches.</p>`
-      : html`<table>
-          <thead>
-            <tr>
-              <th>task</th>
-              ${options.operator ? html`<th>owner</th>` : ''}
-              <th>tool</th>
-              <th>wire</th>
-              <th>status</th>
-              <th>epoch</th>
-              <th>progress</th>
-              <th>created (UTC)</th>
-              <th>updated (UTC)</th>
-            </tr>
-          </thead>
-          <tbody>
-            ${rows}
-          </tbody>
-        </table>`;
+    options.unlisted === true
+      ? html`<p class="muted" data-unlisted>
+            Not signed in: anonymous tasks are not listed (whoever holds a task's id reaches it, and only that one).
+            Open a task by its id, or start the server with credentials (<code>--auth-tokens</code>,
+            <code>--auth-jwks</code>).
+          </p>
+          <form method="get" action="/console/open">
+            <label>task id <input type="text" name="id" size="30" /></label>
+            <button type="submit">Open</button>
+          </form>`
+      : rows.length === 0
+        ? html`<p class="muted">No task matches.</p>`
+        : html`<table>
+            <thead>
+              <tr>
+                <th>task</th>
+                ${options.operator ? html`<th>owner</th>` : ''}
+                <th>tool</th>
+                <th>wire</th>
+                <th>status</th>
+                <th>epoch</th>
+                <th>progress</th>
+                <th>created (UTC)</th>
+                <th>updated (UTC)</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${rows}
+            </tbody>
+          </table>`;
   return page(
     'Tasks',
     options.caller,

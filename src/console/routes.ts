@@ -17,6 +17,12 @@ export interface ConsoleOptions {
    * every owner's tasks and may filter the list by owner. An unauthenticated caller is never one.
    */
   readonly operators?: readonly string[];
+  /**
+   * List anonymous tasks to an anonymous caller (one person on a loopback console without
+   * credentials). Off by default: an anonymous caller holds capabilities, never a namespace, so it
+   * opens a task by its id and its list shows nothing. The CLI allows it on a loopback host only.
+   */
+  readonly listAnonymous?: boolean;
 }
 
 /** Tasks on one list page; the store clamps to 1..1000. */
@@ -58,16 +64,28 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
       ...(filters.status.length === 0 ? {} : { status: filters.status as TaskStatus[] }),
       ...(filters.wire === '' ? {} : { wire: filters.wire as WireName }),
     };
-    const page = !operator
-      ? await engine.list(caller(info), query)
-      : filters.owner === ''
-        ? await engine.listAllOwners(query)
-        : await engine.list(filters.owner, query);
+    // Without a principal the caller's "own" tasks are everyone's anonymous tasks: a namespace it
+    // must not hold, unless the console was started to list them.
+    const unlisted = info.authInfo === undefined && options.listAnonymous !== true;
+    const page = unlisted
+      ? { tasks: [], nextCursor: null }
+      : !operator
+        ? await engine.list(caller(info), query)
+        : filters.owner === ''
+          ? await engine.listAllOwners(query)
+          : await engine.list(filters.owner, query);
     // The store filters by status and wire; the tool filter applies to the page it returned.
     const tasks = filters.tool === '' ? page.tasks : page.tasks.filter((t) => t.tool === filters.tool);
     return htmlResponse(
-      listPage({ caller: caller(info), operator, tasks, tools, filters, nextCursor: page.nextCursor }),
+      listPage({ caller: caller(info), operator, tasks, tools, filters, nextCursor: page.nextCursor, unlisted }),
     );
+  };
+
+  // The "open a task by its id" form of an unlisted caller: the id is its capability.
+  const open = async (request: Request): Promise<Response> => {
+    const id = (new URL(request.url).searchParams.get('id') ?? '').trim();
+    const location = id === '' ? '/console' : `/console/tasks/${encodeURIComponent(id)}`;
+    return new Response(null, { status: 303, headers: { location } });
   };
 
   const detail = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
@@ -124,6 +142,7 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
 
   return [
     route('GET', '/console', list),
+    route('GET', '/console/open', open),
     route('GET', '/console/tasks/:id', detail),
     route('POST', '/console/tasks/:id/cancel', cancel, { body: 'form' }),
     route('POST', '/console/tasks/:id/answer', answer, { body: 'form' }),

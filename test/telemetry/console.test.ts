@@ -38,7 +38,10 @@ afterEach(async () => {
   opened = undefined;
 });
 
-async function start(operators?: readonly string[]): Promise<{ base: string; engine: TaskEngine; store: TaskStore }> {
+async function start(
+  operators?: readonly string[],
+  listAnonymous?: boolean,
+): Promise<{ base: string; engine: TaskEngine; store: TaskStore }> {
   const store = createMemoryTaskStore();
   const timeline = timelineRecorder();
   const readiness = readinessProbe({ store, now: () => systemClock.now() });
@@ -57,12 +60,19 @@ async function start(operators?: readonly string[]): Promise<{ base: string; eng
     authenticate,
     routes: [
       ...operationsRoutes({ readiness }),
-      ...consoleRoutes({ engine, timeline, ...(operators === undefined ? {} : { operators }) }),
+      ...consoleRoutes({
+        engine,
+        timeline,
+        ...(operators === undefined ? {} : { operators }),
+        ...(listAnonymous === undefined ? {} : { listAnonymous }),
+      }),
     ],
   });
   opened = { engine, http, store };
   return { base: http.url.replace(/\/mcp$/, ''), engine, store };
 }
+
+const taskIds = (page: string): string[] => [...page.matchAll(/data-task="([^"]+)"/g)].map((m) => m[1]!);
 
 const form = (base: string, fields: Record<string, string>, user = 'alice') => ({
   method: 'POST',
@@ -180,10 +190,55 @@ describe('console: the operator role', () => {
     );
     expect((await engine.get('auth:alice', a.id)).status).toBe('cancelled');
 
-    // Anonymous is never an operator, even with 'anonymous' in the list: its own tasks only.
+    // Anonymous is never an operator, even with 'anonymous' in the list: it lists nothing (not even
+    // anonymous tasks) and reaches only anonymous tasks, by id.
     const anonymous = await (await fetch(`${base}/console?owner=auth%3Aalice`, as())).text();
-    expect(ids(anonymous)).toEqual([n.id]);
+    expect(ids(anonymous)).toEqual([]);
     expect((await fetch(`${base}/console/tasks/${a.id}?owner=auth%3Aalice`, as())).status).toBe(404);
+    expect((await fetch(`${base}/console/tasks/${n.id}`, as())).status).toBe(200);
+  });
+
+  it('an anonymous caller holds capabilities, never a namespace: it opens a task by id; its list is empty unless listAnonymous', async () => {
+    const { base, engine } = await start();
+    const mine = (await engine.submit({ owner: 'anonymous', tool: 'confirm', args: {}, wire: 'aip-151' })).task;
+    const other = (await engine.submit({ owner: 'anonymous', tool: 'confirm', args: { n: 2 }, wire: 'aip-151' })).task;
+    await engine.submit({ owner: 'auth:alice', tool: 'confirm', args: { n: 3 }, wire: 'mcp-tasks-ext' });
+
+    const list = await (await fetch(`${base}/console`)).text();
+    expect(taskIds(list)).toEqual([]);
+    expect(list).toContain('data-unlisted');
+    expect(list).toContain('action="/console/open"');
+    // Filters change nothing: there is no anonymous namespace to filter.
+    expect(taskIds(await (await fetch(`${base}/console?status=working&status=input_required`)).text())).toEqual([]);
+
+    const opened = await fetch(`${base}/console/open?id=${encodeURIComponent(mine.id)}`, { redirect: 'manual' });
+    expect(opened.status).toBe(303);
+    expect(opened.headers.get('location')).toBe(`/console/tasks/${encodeURIComponent(mine.id)}`);
+    const detail = await fetch(`${base}/console/tasks/${mine.id}`);
+    expect(detail.status).toBe(200);
+    expect(await detail.text()).toContain(mine.id);
+    // The detail of one task does not reveal the others.
+    expect(await (await fetch(`${base}/console/tasks/${mine.id}`)).text()).not.toContain(other.id);
+    await until(async () => (await engine.get('anonymous', mine.id)).status === 'input_required', 'input_required');
+    const cancelled = await fetch(`${base}/console/tasks/${mine.id}/cancel`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { origin: base, 'content-type': 'application/x-www-form-urlencoded' },
+      body: '',
+    });
+    expect(cancelled.status).toBe(303);
+    expect((await engine.get('anonymous', mine.id)).status).toBe('cancelled');
+    // Signed-in callers are unaffected.
+    expect(taskIds(await (await fetch(`${base}/console`, { headers: { 'x-user': 'alice' } })).text())).toHaveLength(1);
+  });
+
+  it('with listAnonymous an anonymous caller lists the anonymous tasks (only those)', async () => {
+    const { base, engine } = await start(undefined, true);
+    const n = (await engine.submit({ owner: 'anonymous', tool: 'confirm', args: {}, wire: 'aip-151' })).task;
+    await engine.submit({ owner: 'auth:alice', tool: 'confirm', args: { n: 3 }, wire: 'mcp-tasks-ext' });
+    const list = await (await fetch(`${base}/console`)).text();
+    expect(taskIds(list)).toEqual([n.id]);
+    expect(list).not.toContain('data-unlisted');
   });
 
   it("without operators nobody sees another owner's tasks", async () => {
@@ -191,8 +246,8 @@ describe('console: the operator role', () => {
     const a = (await engine.submit({ owner: 'auth:alice', tool: 'confirm', args: {}, wire: 'mcp-tasks-ext' })).task;
     await engine.submit({ owner: 'auth:ops', tool: 'confirm', args: { n: 2 }, wire: 'mcp-tasks-ext' });
     const ops = await (await fetch(`${base}/console?owner=auth%3Aalice`, as('ops'))).text();
-    expect(ids(ops)).not.toContain(a.id);
-    expect(ids(ops)).toHaveLength(1);
+    expect(taskIds(ops)).not.toContain(a.id);
+    expect(taskIds(ops)).toHaveLength(1);
   });
 });
 

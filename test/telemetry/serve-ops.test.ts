@@ -49,10 +49,14 @@ afterAll(() => {
 
 /** `terminus serve` from dist/, configured partly by flags and partly by TERMINUS_* variables (item 6). */
 async function serve(db: string, nodeId: string): Promise<Node> {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', db, '--node-id', nodeId, '--console'], {
-    env: { ...process.env, TERMINUS_LOG_FORMAT: 'json', TERMINUS_LEASE_MS: '1000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [CLI, 'serve', '--port', '0', '--db', db, '--node-id', nodeId, '--console', '--console-list-anonymous'],
+    {
+      env: { ...process.env, TERMINUS_LOG_FORMAT: 'json', TERMINUS_LEASE_MS: '1000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   const lines: Record<string, unknown>[] = [];
   const waiters: { match: (l: Record<string, unknown>) => boolean; resolve: (l: Record<string, unknown>) => void }[] =
