@@ -206,22 +206,24 @@ async function main(): Promise<void> {
     process.stdout.write(`${out.join('\n')}\n`);
 
     if (values.profile !== undefined) {
-      const dir = values.profile;
-      log(`profiling ours (fast path) under --cpu-prof into ${dir}`);
-      const spec = specOf('fast', ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200']);
-      await withServer(spec, 'http', async (server) => {
-        const lanes = await readers(server, 'fast');
-        await pool(BURST * 2, CLIENTS, async (_i, lane) => {
-          const reader = lanes[lane % lanes.length]!;
-          await reader.get(reader.taskId);
+      for (const variant of ['fast', 'sdk'] as const) {
+        const dir = join(values.profile, variant);
+        log(`profiling ${variant} under --cpu-prof into ${dir}`);
+        const spec = specOf(variant, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200']);
+        await withServer(spec, 'http', async (server) => {
+          const lanes = await readers(server, variant);
+          await pool(BURST * 2, CLIENTS, async (_i, lane) => {
+            const reader = lanes[lane % lanes.length]!;
+            await reader.get(reader.taskId);
+          });
         });
-      });
-      const file = readdirSync(dir)
-        .filter((f) => f.endsWith('.cpuprofile'))
-        .sort()
-        .at(-1);
-      if (file === undefined) throw new Error(`no .cpuprofile in ${dir}`);
-      process.stdout.write(`\n${summarizeProfile(join(dir, file))}\n`);
+        const file = readdirSync(dir)
+          .filter((f) => f.endsWith('.cpuprofile'))
+          .sort()
+          .at(-1);
+        if (file === undefined) throw new Error(`no .cpuprofile in ${dir}`);
+        process.stdout.write(`\n${LABELS[variant]}: ${summarizeProfile(join(dir, file), BURST * 2)}\n`);
+      }
     }
   } finally {
     await env.close();
@@ -236,6 +238,10 @@ interface ProfileNode {
 /** What a function's file says about who runs it. */
 function categoryOf(url: string, name: string): string {
   if (name === '(garbage collector)') return 'GC';
+  if (/^compile|^prepareExecution|^loadESM|^(import|require)Module/.test(name) || url.includes('internal/modules/')) {
+    return 'startup';
+  }
+  if (url.includes('abort_controller') || name === 'DOMException') return 'AbortController / DOMException';
   if (name === '(idle)') return 'idle';
   if (name === '(program)') return '(program: native, not attributed)';
   if (url.includes('better-sqlite3')) return 'SQLite (better-sqlite3)';
@@ -253,7 +259,7 @@ function categoryOf(url: string, name: string): string {
 }
 
 /** Self time by category and the top functions, from a V8 `.cpuprofile`, idle left out of the shares. */
-function summarizeProfile(path: string): string {
+function summarizeProfile(path: string, requests: number): string {
   const profile = JSON.parse(readFileSync(path, 'utf8')) as {
     nodes: ProfileNode[];
     samples: number[];
@@ -269,20 +275,21 @@ function summarizeProfile(path: string): string {
     const node = byId.get(id)!;
     const category = categoryOf(node.callFrame.url, node.callFrame.functionName);
     categories.set(category, (categories.get(category) ?? 0) + us);
-    if (category === 'idle') continue;
+    if (category === 'idle' || category === 'startup') continue;
     busy += us;
     const file = node.callFrame.url.split('/').slice(-2).join('/');
     const key = `${node.callFrame.functionName || '(anonymous)'} ${file}:${node.callFrame.lineNumber + 1}`;
     functions.set(key, (functions.get(key) ?? 0) + us);
   }
   const lines = [
-    `CPU profile ${path}: ${fmt(busy / 1000, 0)} ms busy (idle left out)`,
+    `CPU profile ${path}: ${fmt(busy / 1000, 0)} ms busy for ${requests} tasks/get at ${CLIENTS} clients, ` +
+      `${fmt(busy / requests, 0)} us each (idle and startup left out)`,
     '',
     '| where | share of busy CPU |',
     '| --- | --- |',
   ];
   for (const [category, us] of [...categories].sort((a, b) => b[1] - a[1])) {
-    if (category === 'idle') continue;
+    if (category === 'idle' || category === 'startup') continue;
     lines.push(`| ${category} | ${fmt((100 * us) / busy, 1)} % |`);
   }
   lines.push('', '| top functions (self time) | share |', '| --- | --- |');
