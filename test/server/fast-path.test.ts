@@ -306,6 +306,14 @@ describe('task-method fast path = SDK path (issue 14 item 1)', () => {
     await same(withMeta({ ...envelope(), 'io.modelcontextprotocol/clientCapabilities': 5 }), 'sdk');
     await same(withMeta({ 'io.modelcontextprotocol/protocolVersion': PROTOCOL }), 'sdk');
     await same(withMeta({}), 'sdk');
+    // Envelopes the classifier accepts: no clientInfo, a log level, a foreign key (all lifted or kept as the SDK does).
+    const { 'io.modelcontextprotocol/clientInfo': _info, ...bare } = envelope();
+    await same(withMeta(bare), 'fast');
+    await same(
+      withMeta({ ...envelope(), 'io.modelcontextprotocol/logLevel': 'debug', 'x.example/trace': 'abc' }),
+      'fast',
+    );
+    await same(withMeta({ ...envelope(), 'io.modelcontextprotocol/logLevel': 'loud' }), 'sdk');
   });
 
   it('not a single well-formed request: bad JSON, batches, notifications, responses, odd ids go to the SDK', async () => {
