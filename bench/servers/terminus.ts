@@ -3,7 +3,7 @@
  * `synchronous=FULL`, or PostgreSQL; every wire of the registry), serving one bench tool.
  *
  *   node --import tsx bench/servers/terminus.ts --transport http|stdio --db FILE|postgres://...
- *        [--schema NAME] [--poll-ms 100] [--concurrency 256] [--commit-log FILE]
+ *        [--schema NAME] [--poll-ms 100] [--concurrency 256] [--commit-log FILE] [--no-fast-path]
  *
  * - `bench_sleep {ms}` (taskSupport optional): waits `ms` (aborted on cancel), returns a text block.
  *   Run as a task when the call asks for one, inline otherwise (our B1 counterpart).
@@ -11,6 +11,7 @@
  *   `Authorization: Bearer bench` so tasks belong to one principal across sessions and restarts.
  * - `--commit-log FILE` appends `{"id","t"}` when a terminal write has committed (`finish` resolved),
  *   `t` in wall-clock ms with sub-ms resolution: the start of completion-to-acceptance.
+ * - `--no-fast-path` sends every HTTP request through the SDK (`serveHttp({ fastPath: false })`).
  */
 import { appendFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     'poll-ms': { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '256' },
     'commit-log': { type: 'string' },
+    'no-fast-path': { type: 'boolean', default: false },
   },
 });
 if (values.db === undefined) throw new Error('--db is required');
@@ -97,6 +99,7 @@ if (values.transport === 'stdio') {
 } else {
   const http = await server.serveHttp({
     port: 0,
+    fastPath: values['no-fast-path'] !== true,
     authenticate: async (req) =>
       req.headers.authorization === 'Bearer bench' ? { token: 'bench', clientId: 'bench', scopes: [] } : undefined,
   });

@@ -1,4 +1,4 @@
-import type { ServerContext } from '@modelcontextprotocol/server';
+import type { AuthInfo } from '@modelcontextprotocol/server';
 
 /**
  * Who a request acts for (S8, X-56). Tasks are bound to this string at creation and every later
@@ -16,6 +16,12 @@ export type TransportKind = 'http' | 'stdio';
 export const ANONYMOUS_OWNER = 'anonymous';
 export const STDIO_OWNER = 'stdio';
 
+/** What `ownerOf` reads of a request: the SDK's `ServerContext`, or the HTTP fast path's context. */
+export interface OwnerFacts {
+  readonly http?: { readonly authInfo?: AuthInfo | undefined } | undefined;
+  readonly sessionId?: string | undefined;
+}
+
 /**
  * The owner string of a request, by the rules above.
  *
@@ -26,7 +32,7 @@ export const STDIO_OWNER = 'stdio';
  * ownerOf({}, 'stdio'); // 'stdio'
  * ```
  */
-export function ownerOf(ctx: Pick<ServerContext, 'http' | 'sessionId'>, transport: TransportKind): string {
+export function ownerOf(ctx: OwnerFacts, transport: TransportKind): string {
   const clientId = ctx.http?.authInfo?.clientId;
   if (typeof clientId === 'string' && clientId.length > 0) return `auth:${clientId}`;
   if (typeof ctx.sessionId === 'string' && ctx.sessionId.length > 0) return `session:${ctx.sessionId}`;

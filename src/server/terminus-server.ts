@@ -117,6 +117,10 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
           ),
           logger,
           ...legacyLeg(wires, factory('http'), httpDeps),
+          fast: {
+            methods: new Map(wires.flatMap((w) => [...(w.fastMethods?.(httpDeps) ?? [])])),
+            serverInfo: { name, version },
+          },
         },
         {
           ...httpOptions,

@@ -31,6 +31,21 @@ export async function toWebRequest(
   signal: AbortSignal,
   maxBodyBytes: number,
 ): Promise<BridgedRequest> {
+  const { body, parsedBody } = await readBody(req, maxBodyBytes);
+  return { request: webRequestOf(req, body, signal), body, parsedBody };
+}
+
+/** A body as read off the socket: its bytes and, for a POST, its JSON parsed once. */
+export interface ReadBody {
+  readonly body: Buffer | undefined;
+  readonly parsedBody: unknown;
+}
+
+/**
+ * Reads the body, bounded (throws `BodyTooLargeError` past `maxBodyBytes`), and parses a POST body
+ * as JSON once. The task-method fast path answers from this alone, without a web `Request`.
+ */
+export async function readBody(req: IncomingMessage, maxBodyBytes: number): Promise<ReadBody> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
@@ -40,6 +55,11 @@ export async function toWebRequest(
     chunks.push(buf);
   }
   const body = chunks.length === 0 ? undefined : Buffer.concat(chunks);
+  return { body, parsedBody: req.method === 'POST' ? parseJson(body) : undefined };
+}
+
+/** The web `Request` of a node request whose body was already read. */
+export function webRequestOf(req: IncomingMessage, body: Buffer | undefined, signal: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined) continue;
@@ -48,8 +68,7 @@ export async function toWebRequest(
   const url = `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`;
   const method = req.method ?? 'GET';
   const hasBody = body !== undefined && method !== 'GET' && method !== 'HEAD';
-  const request = new Request(url, { method, headers, signal, ...(hasBody ? { body } : {}) });
-  return { request, body, parsedBody: method === 'POST' ? parseJson(body) : undefined };
+  return new Request(url, { method, headers, signal, ...(hasBody ? { body } : {}) });
 }
 
 function parseJson(body: Buffer | undefined): unknown {
@@ -135,4 +154,19 @@ export function sendJson(
   const text = JSON.stringify(body);
   res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text), ...headers });
   res.end(text);
+}
+
+/**
+ * Writes a complete answer in one socket write, exactly as `writeWebResponse` writes a JSON
+ * `Response` (an empty reason phrase, as a web `Response` has; `content-length` from the bytes).
+ */
+export function writeAnswer(
+  res: ServerResponse,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+): void {
+  const bytes = Buffer.from(body, 'utf8');
+  res.writeHead(status, '', { ...headers, 'content-length': String(bytes.length) });
+  res.end(bytes);
 }

@@ -5,6 +5,7 @@ import {
   isLegacyRequest,
   localhostAllowedHostnames,
   type AuthInfo,
+  type Implementation,
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
 import { isTerminusError } from '../../core/errors.js';
@@ -13,13 +14,16 @@ import type { RequestFacts } from '../../telemetry/http.js';
 import { checkBody, checkHead, defaultAllowedOrigins, refusalResponse, type EdgeRefusal } from './edge.js';
 import type { LegacyHttpLeg, RawRpcMessage } from '../wire/adapter.js';
 import { asRetryableHttp } from '../wire/retryable.js';
+import { fastAnswer, type FastMethod } from './fast-path.js';
 import {
   abortWhenUnfinished,
   BodyTooLargeError,
+  readBody,
   sendJson,
-  toWebRequest,
+  webRequestOf,
+  writeAnswer,
   writeWebResponse,
-  type BridgedRequest,
+  type ReadBody,
 } from './node-bridge.js';
 import { matchRoute, route, type HttpRoute } from './routes.js';
 
@@ -64,6 +68,13 @@ export interface ServeHttpOptions {
    * telemetry): `run` writes the response and resolves with its HTTP status.
    */
   readonly instrument?: (facts: RequestFacts, run: () => Promise<number>) => Promise<number>;
+  /**
+   * Answer the task methods (`tasks/get`, `tasks/update`, `tasks/cancel`, `terminus/tasks/lookup`
+   * of the 2026-07-28 Tasks extension) without the SDK when every check the SDK would make is known
+   * to pass (see `http/fast-path.ts`); anything else still goes to the SDK. Default true; false
+   * sends every request to the SDK (the differential test compares the two).
+   */
+  readonly fastPath?: boolean;
 }
 
 export type { RequestFacts };
@@ -86,6 +97,8 @@ export interface McpEndpoint {
   readonly logger: Logger;
   /** Serves 2025-era traffic instead of the SDK's stateless leg (see `WireAdapter.legacyHttp`). */
   readonly legacy?: LegacyHttpLeg;
+  /** The wires' fast-path methods (`WireAdapter.fastMethods`) and the `serverInfo` the SDK stamps. */
+  readonly fast?: { readonly methods: ReadonlyMap<string, FastMethod>; readonly serverInfo: Implementation };
 }
 
 /** A raw JSON-RPC check before the SDK (bound to its wire's deps by the server). */
@@ -110,9 +123,9 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
     onerror: (error) => endpoint.logger.debug('mcp request rejected', { error: error.message }),
   });
 
+  const fast = options.fastPath === false || endpoint.fast === undefined ? undefined : endpoint.fast;
+  // The prechecks run in handle(), before the fast path and the SDK alike.
   const mcpRoute = route('*', path, async (request, info) => {
-    const early = await precheck(endpoint.prechecks, request, info);
-    if (early !== undefined) return early;
     // The body parsed once by the bridge, handed on: the SDK then neither clones nor re-reads it.
     const parsedBody = info.parsedBody;
     // JSON-RPC batches left MCP in 2025-06-18; no leg we serve accepts one.
@@ -186,9 +199,9 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
         headers: { 'www-authenticate': typeof challenge === 'string' ? challenge : 'Bearer' },
       });
     }
-    let bridged: BridgedRequest;
+    let read: ReadBody;
     try {
-      bridged = await toWebRequest(req, abortWhenUnfinished(res), maxBody);
+      read = await readBody(req, maxBody);
     } catch (error) {
       if (error instanceof BodyTooLargeError) {
         // The rest of the body is never read: close the connection so it is not reused mid-upload.
@@ -201,10 +214,25 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       }
       throw error;
     }
-    const { request, body, parsedBody } = bridged;
+    const { body, parsedBody } = read;
     const refused = checkBody(req, body, { streams: match.route === mcpRoute, form: match.route.body === 'form' });
     if (refused !== undefined) return refuse(refused);
+    const signal = abortWhenUnfinished(res);
     const answer = async (): Promise<number> => {
+      if (match.route === mcpRoute) {
+        const early = await precheck(endpoint.prechecks, req, parsedBody, authInfo, signal);
+        if (early !== undefined) {
+          await writeWebResponse(res, early);
+          return early.status;
+        }
+        const quick =
+          fast === undefined ? undefined : await fastAnswer(req, parsedBody, fast.methods, fast.serverInfo, authInfo);
+        if (quick !== undefined) {
+          writeAnswer(res, quick.status, quick.headers, quick.body);
+          return quick.status;
+        }
+      }
+      const request = webRequestOf(req, body, signal);
       const response = await match.route.handle(request, { authInfo, params: match.params, body, parsedBody });
       await writeWebResponse(res, response);
       return response.status;
@@ -240,14 +268,15 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
 /** Raw JSON-RPC checks the SDK entry cannot express (X-40); a body that is not JSON is left to the SDK. */
 async function precheck(
   checks: readonly Precheck[],
-  request: Request,
-  info: { readonly parsedBody?: unknown; readonly authInfo: AuthInfo | undefined },
+  req: IncomingMessage,
+  message: unknown,
+  authInfo: AuthInfo | undefined,
+  signal: AbortSignal,
 ): Promise<Response | undefined> {
-  if (checks.length === 0 || request.method !== 'POST') return undefined;
-  const message = info.parsedBody;
+  if (checks.length === 0 || req.method !== 'POST') return undefined;
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
   for (const check of checks) {
-    const answer = await check(message, { authInfo: info.authInfo, signal: request.signal });
+    const answer = await check(message, { authInfo, signal });
     if (answer !== undefined) return answer;
   }
   return undefined;

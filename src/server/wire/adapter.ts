@@ -2,6 +2,7 @@ import type { AuthInfo, McpServerFactory, Server } from '@modelcontextprotocol/s
 import type { Logger } from '../../core/ports.js';
 import type { WireName } from '../../core/task.js';
 import type { TaskEngine } from '../../runner/engine-port.js';
+import type { FastMethod } from '../http/fast-path.js';
 import type { HttpRoute } from '../http/routes.js';
 import type { TransportKind } from '../owner.js';
 import type { Preflight } from '../preflight.js';
@@ -45,6 +46,9 @@ export interface RawRpcMessage {
  * - `precheck` sees each raw HTTP JSON-RPC request before the SDK and may answer it (used where the
  *   SDK routes a method itself, e.g. `subscriptions/listen`, X-40).
  * - `routes` are extra HTTP routes beside `/mcp` (AIP-151 `/v1/operations` is one).
+ * - `fastMethods` are methods the HTTP fast path may answer without the SDK (`http/fast-path.ts`),
+ *   by name, each the very handler `install` registers; the fast path sends to the SDK whatever it
+ *   cannot vouch for.
  * - `legacyHttp` serves 2025-era HTTP traffic instead of the SDK's stateless leg (the server routes
  *   it with the SDK's `isLegacyRequest`); the 2025-11-25 wire uses it for a sessionful leg (side
  *   channel, status notifications). At most one wire provides it.
@@ -56,6 +60,7 @@ export interface WireAdapter {
   install(server: Server, deps: WireDeps): void;
   precheck?(message: RawRpcMessage, context: PrecheckContext): Response | undefined | Promise<Response | undefined>;
   routes?(deps: WireDeps): readonly HttpRoute[];
+  fastMethods?(deps: WireDeps): ReadonlyMap<string, FastMethod>;
   legacyHttp?(factory: McpServerFactory, deps: WireDeps): LegacyHttpLeg;
 }
 

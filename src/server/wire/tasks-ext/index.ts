@@ -3,7 +3,7 @@ import { TASKS_EXTENSION } from './constants.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../../limits.js';
 import { CallerRates } from '../../rate-limit.js';
 import { createListenPrecheck } from './listen.js';
-import { installTaskMethods } from './methods.js';
+import { installTaskMethods, taskFastMethods } from './methods.js';
 
 /**
  * The MCP Tasks extension `io.modelcontextprotocol/tasks` (SEP-2663, spec 2026-07-28), server side.
@@ -21,6 +21,7 @@ export function createTasksExtensionWire(
     eras: ['modern'],
     extensions: { [TASKS_EXTENSION]: {} },
     install: installTaskMethods,
+    fastMethods: taskFastMethods,
     // Every raw JSON-RPC request over HTTP passes here first, whatever its wire: the rate limits
     // (T-78) of tool calls and task reads are checked once for all of them.
     precheck: (message, context) => rates.precheck(message, context.authInfo) ?? listen(message, context),

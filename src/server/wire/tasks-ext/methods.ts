@@ -1,5 +1,6 @@
-import type { Server, ServerContext } from '@modelcontextprotocol/server';
+import type { Server } from '@modelcontextprotocol/server';
 import { z } from 'zod';
+import type { FastContext, FastMethod } from '../../http/fast-path.js';
 import { ownerOf } from '../../owner.js';
 import { decodeLogQuery, encodeLogPage, LOGS_METHOD } from '../../task-logs.js';
 import type { WireDeps } from '../adapter.js';
@@ -17,8 +18,9 @@ import { callTool } from './tool-call.js';
 const LOOSE = z.looseObject({});
 const SCHEMAS = { params: LOOSE, result: LOOSE };
 
-type Body = (params: Record<string, unknown>, ctx: ServerContext, deps: WireDeps) => Promise<Record<string, unknown>>;
-type Handler = (params: Record<string, unknown>, ctx: ServerContext) => Promise<Record<string, unknown>>;
+/** What the methods read of a request: the SDK's `ServerContext`, or the fast path's own (`FastContext`). */
+type Body = (params: Record<string, unknown>, ctx: FastContext, deps: WireDeps) => Promise<Record<string, unknown>>;
+type Handler = FastMethod;
 
 /** Gate, then decode, then one engine command, then encode; engine errors become JSON-RPC errors. */
 function taskMethod(method: string, body: Body): (deps: WireDeps) => Handler {
@@ -72,12 +74,26 @@ const taskLogs = taskMethod(LOGS_METHOD, async (params, ctx, deps) => {
   return { ...encodeLogPage(await deps.engine.readLog(ownerOf(ctx, deps.transport), taskId, query)) };
 });
 
+/** The task methods by name: registered on each SDK `Server`, and served as they are by the HTTP fast path. */
+const TASK_METHODS: Readonly<Record<string, (deps: WireDeps) => Handler>> = {
+  'tasks/get': getTask,
+  'tasks/update': updateTask,
+  'tasks/cancel': cancelTask,
+  [LOOKUP_METHOD]: lookupTask,
+};
+
+/**
+ * The same handlers for the fast path (`WireAdapter.fastMethods`): one code path decides every
+ * answer, whether the SDK or the fast path delivered the request.
+ */
+export function taskFastMethods(deps: WireDeps): ReadonlyMap<string, FastMethod> {
+  return new Map(Object.entries(TASK_METHODS).map(([method, make]) => [method, make(deps)]));
+}
+
 /** Registers `tools/call` and the task methods of the extension on one SDK `Server`. */
 export function installTaskMethods(server: Server, deps: WireDeps): void {
   server.setRequestHandler('tools/call', (request, ctx) => callTool(request.params, ctx, deps) as never);
-  server.setRequestHandler('tasks/get', SCHEMAS, getTask(deps));
-  server.setRequestHandler('tasks/update', SCHEMAS, updateTask(deps));
-  server.setRequestHandler('tasks/cancel', SCHEMAS, cancelTask(deps));
-  server.setRequestHandler(LOOKUP_METHOD, SCHEMAS, lookupTask(deps));
+  for (const [method, make] of Object.entries(TASK_METHODS)) server.setRequestHandler(method, SCHEMAS, make(deps));
+  // Through the SDK only: the fast path's differential test does not cover it (yet).
   server.setRequestHandler(LOGS_METHOD, SCHEMAS, taskLogs(deps));
 }

@@ -1,0 +1,210 @@
+import type { IncomingMessage } from 'node:http';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
+  classifyInboundRequest,
+  isJsonContentType,
+  LOG_LEVEL_META_KEY,
+  PROTOCOL_VERSION_META_KEY,
+  SERVER_INFO_META_KEY,
+  type AuthInfo,
+  type Implementation,
+} from '@modelcontextprotocol/server';
+import { UNAVAILABLE_RETRY_AFTER_MS, UNAVAILABLE_RPC_CODE } from '../wire/retryable.js';
+
+/**
+ * The task-method fast path (issue 14 item 1): a 2026-07-28 `tasks/get` and its siblings answered
+ * from the engine without building a web `Request`, an SDK `Server`, a per-request transport, an
+ * `AbortController` per exchange or a `Response`. It takes a request ONLY when every rung of the
+ * SDK's modern ladder (SDK 2.4: `createMcpHandler` -> `serveModern` -> `Protocol._onrequest`) is
+ * known to pass, and then answers byte for byte what the SDK would; anything else (a batch, a
+ * notification, a 2025-era body, a header the ladder would refuse, a parameter only the SDK
+ * decides about) returns `undefined` and goes to the SDK, which answers it as always.
+ * test/server/fast-path.test.ts sends the same requests both ways and compares the answers.
+ */
+
+/** What a wire's handler sees of the request: the SDK's `ServerContext` fields it reads. */
+export interface FastContext {
+  readonly mcpReq: {
+    /** The reserved envelope keys lifted out of `params._meta` (`ctx.mcpReq.envelope`). */
+    readonly envelope?: Readonly<Record<string, unknown>>;
+    /** `params.inputResponses` as the SDK partitions it (only bare response objects). */
+    readonly inputResponses?: Record<string, unknown>;
+  };
+  readonly http?: { readonly authInfo?: AuthInfo };
+  /** Never set on this stateless wire; here so `ownerOf` reads the context as the SDK builds it. */
+  readonly sessionId?: string;
+}
+
+/**
+ * A wire's handler of one method, the same function the wire registers on the SDK `Server`: it
+ * resolves with the result or throws the error (a `ProtocolError` with `code`, `message`, `data`).
+ */
+export type FastMethod = (params: Record<string, unknown>, ctx: FastContext) => Promise<Record<string, unknown>>;
+
+/** An answer ready for the socket: the status, the headers and the body of one write. */
+export interface FastAnswer {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** The revisions `createMcpHandler` serves on its modern leg (SDK 2.4: `SUPPORTED_MODERN_PROTOCOL_VERSIONS`). */
+const MODERN_REVISIONS: readonly string[] = ['2026-07-28'];
+
+/** SDK 2.4 `ProtocolErrorCode.MissingRequiredClientCapability`: the one in-band error answered 400. */
+const MISSING_CAPABILITY = -32021;
+
+/** The reserved envelope keys the SDK lifts out of `params._meta` (`RESERVED_ENVELOPE_META_KEYS`). */
+const ENVELOPE_KEYS = [
+  PROTOCOL_VERSION_META_KEY,
+  CLIENT_INFO_META_KEY,
+  CLIENT_CAPABILITIES_META_KEY,
+  LOG_LEVEL_META_KEY,
+];
+
+/** Methods whose body names a `params.taskId` that the `Mcp-Name` header must mirror (SEP-2663). */
+const NAMED_BY_TASK_ID = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+
+/**
+ * The answer to `message` if the fast path may give it, else `undefined` (send it to the SDK).
+ * `message` is the body the bridge parsed once; the edge (`checkHead`, `checkBody`), the
+ * `authenticate` hook and the prechecks (rate limits) have already run, as for the SDK path.
+ */
+export async function fastAnswer(
+  req: IncomingMessage,
+  message: unknown,
+  methods: ReadonlyMap<string, FastMethod>,
+  serverInfo: Implementation,
+  authInfo: AuthInfo | undefined,
+): Promise<FastAnswer | undefined> {
+  if (req.method !== 'POST' || !isRecord(message) || typeof message.method !== 'string') return undefined;
+  const method = methods.get(message.method);
+  if (method === undefined) return undefined;
+  // createMcpHandler: 415 for any other media type.
+  if (!isJsonContentType(req.headers['content-type'])) return undefined;
+  const protocolVersionHeader = header(req, 'mcp-protocol-version');
+  const mcpMethodHeader = header(req, 'mcp-method');
+  const mcpNameHeader = header(req, 'mcp-name');
+  // The SDK's own classifier (exported for compositions like this one), so the era decision, the
+  // JSON-RPC shape checks, the envelope schema and the header/body cross-checks are its own.
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    body: message,
+    ...(protocolVersionHeader === undefined ? {} : { protocolVersionHeader }),
+    ...(mcpMethodHeader === undefined ? {} : { mcpMethodHeader }),
+    ...(mcpNameHeader === undefined ? {} : { mcpNameHeader }),
+  });
+  if (route.kind !== 'modern' || route.messageKind !== 'request') return undefined;
+  const revision = route.classification.revision;
+  if (revision === undefined || !MODERN_REVISIONS.includes(revision)) return undefined;
+  // validateStandardRequestHeaders (not exported): both headers present and, for the task methods,
+  // Mcp-Name equal to params.taskId as sent. Any other spelling (OWS, a base64 sentinel, a
+  // non-string taskId) is left to the SDK, which decides and answers it.
+  if (protocolVersionHeader === undefined || mcpMethodHeader === undefined) return undefined;
+  const params = message.params as Record<string, unknown>;
+  if (NAMED_BY_TASK_ID.has(message.method)) {
+    if (typeof params.taskId !== 'string' || mcpNameHeader !== params.taskId) return undefined;
+    if (mcpNameHeader.startsWith('=?')) return undefined;
+  }
+  // No task method has a static client-capability requirement (REQUIRED_CLIENT_CAPABILITIES_BY_METHOD
+  // is empty) or a scope challenge (McpServer only resolves them for tools, resources, prompts);
+  // the envelope the classifier validated is the one checkInboundEnvelope reads again.
+  const id = message.id as string | number;
+  const { handlerParams, context } = lift(params, authInfo);
+  try {
+    const result = await method(handlerParams, context);
+    return json(200, { result: encodeResult(result, serverInfo), jsonrpc: '2.0', id });
+  } catch (error) {
+    const thrown = error as { code?: unknown; message?: unknown; data?: unknown };
+    const raw = typeof thrown.code === 'number' && Number.isSafeInteger(thrown.code) ? thrown.code : -32603;
+    // The 2026 codec's encodeErrorCode: the retired -32002 travels as -32602.
+    const code = raw === -32002 ? -32602 : raw;
+    const body = {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        code,
+        message: (thrown.message as string | undefined) ?? 'Internal error',
+        ...(thrown.data !== undefined ? { data: thrown.data } : {}),
+      },
+    };
+    // PerRequestHTTPServerTransport: a handler's error is in-band (200) except -32021 (400);
+    // asRetryableHttp then makes an unavailable store a 503 with Retry-After.
+    if (code === UNAVAILABLE_RPC_CODE) {
+      return json(503, body, { 'retry-after': String(Math.ceil(UNAVAILABLE_RETRY_AFTER_MS / 1000)) });
+    }
+    return json(code === MISSING_CAPABILITY ? 400 : 200, body);
+  }
+}
+
+/**
+ * `liftWireOnlyMaterial` + the context `Protocol._onrequest` builds: the envelope keys leave
+ * `_meta` (which goes when empty), `inputResponses` and `requestState` leave `params`.
+ */
+function lift(
+  params: Record<string, unknown>,
+  authInfo: AuthInfo | undefined,
+): { handlerParams: Record<string, unknown>; context: FastContext } {
+  const handlerParams = { ...params };
+  const meta = params._meta as Record<string, unknown>;
+  const envelope: Record<string, unknown> = {};
+  const rest = { ...meta };
+  for (const key of ENVELOPE_KEYS) {
+    if (!(key in meta)) continue;
+    envelope[key] = meta[key];
+    delete rest[key];
+  }
+  if (Object.keys(rest).length > 0) handlerParams._meta = rest;
+  else delete handlerParams._meta;
+  const hasResponses = 'inputResponses' in params;
+  delete handlerParams.inputResponses;
+  delete handlerParams.requestState;
+  return {
+    handlerParams,
+    context: {
+      mcpReq: {
+        envelope,
+        ...(hasResponses ? { inputResponses: acceptedResponses(params.inputResponses) } : {}),
+      },
+      ...(authInfo === undefined ? {} : { http: { authInfo } }),
+    },
+  };
+}
+
+/** `partitionInputResponses(...).accepted`: bare response objects only, never `{ method, result }`. */
+function acceptedResponses(value: unknown): Record<string, unknown> {
+  const accepted: Record<string, unknown> = {};
+  if (!isRecord(value)) return accepted;
+  for (const [key, entry] of Object.entries(value)) {
+    if (!isRecord(entry) || 'method' in entry || 'result' in entry) continue;
+    accepted[key] = entry;
+  }
+  return accepted;
+}
+
+/**
+ * The 2026 codec's `encodeResult` for a task method: `resultType` stamped when absent, no cache
+ * fields (not a cacheable method), the server's identity added to `_meta` unless already there.
+ */
+function encodeResult(result: Record<string, unknown>, serverInfo: Implementation): Record<string, unknown> {
+  const typed = result.resultType === undefined ? { ...result, resultType: 'complete' } : result;
+  const meta = typed._meta;
+  if (meta === undefined) return { ...typed, _meta: { [SERVER_INFO_META_KEY]: serverInfo } };
+  if (!isRecord(meta) || meta[SERVER_INFO_META_KEY] !== undefined) return typed;
+  return { ...typed, _meta: { ...meta, [SERVER_INFO_META_KEY]: serverInfo } };
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): FastAnswer {
+  return { status, headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) };
+}
+
+/** A request header as the web `Headers.get` reads it (node joins repeated ones with ", " too). */
+function header(req: IncomingMessage, name: string): string | undefined {
+  const value = req.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
