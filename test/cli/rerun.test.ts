@@ -187,7 +187,7 @@ describe('--header, --token, TERMINUS_TOKEN and terminus tools', () => {
         const firstRun = seen.length;
         expect(firstRun).toBeGreaterThan(1);
         expect(seen.every((h) => h['x-trace'] === '7')).toBe(true);
-        expect(tools.stdout).toMatch(/task tool calls advertised; 3 tools/);
+        expect(tools.stdout).toMatch(/task tool calls advertised; 4 tools/);
         expect(tools.stdout).toMatch(/build_report {2}\[task: optional\]/);
         expect(tools.stdout).toMatch(/migrate {2}\[task: required\]/);
         expect(tools.stdout).toMatch(/arguments: title: string = "Quarterly report", sections: integer = 12/);

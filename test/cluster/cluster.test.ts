@@ -141,6 +141,21 @@ if (PG_URL === '') {
       phase('submit 210 + run to mid-run');
       const killedAt = Date.now();
       await kill9(victim.child);
+      // A COMMIT the victim sent just before the kill still completes in its PostgreSQL backend
+      // (a checkpoint read before it was one step stale: resumedFrom 2 against 1, at load 18), so
+      // the rows are read once the victim's backends are gone.
+      await eventually(
+        "the victim's PostgreSQL backends gone",
+        async () => {
+          const { rows } = await admin.query<{ n: number }>(
+            `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name LIKE $1`,
+            [`terminus ${victim.id}%`],
+          );
+          return rows[0]?.n === 0 ? true : undefined;
+        },
+        20_000,
+        20,
+      );
       // Dead now: nothing changes these rows until their leases expire and a survivor claims them.
       const orphans = (
         await admin.query<{ id: string; epoch: number; expires: number; checkpoint: { next: number } | null }>(

@@ -56,10 +56,11 @@ if (PG_URL === '') {
         expect(rows.rows).toEqual([
           { component: 'tasks', id: 1 },
           { component: 'tasks', id: 2 },
+          { component: 'tasks', id: 3 },
         ]);
         await (await openStore(fresh)).close();
         expect((await admin.query(`SELECT count(*)::int AS n FROM "${fresh}".schema_migrations`)).rows).toEqual([
-          { n: 2 },
+          { n: 3 },
         ]);
       } finally {
         await dropSchema(admin, fresh);

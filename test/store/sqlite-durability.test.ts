@@ -73,6 +73,7 @@ describe('SQLite store: durability and migrations', () => {
     expect(db.prepare('SELECT id, name FROM schema_migrations').all()).toEqual([
       { id: 1, name: '001_init' },
       { id: 2, name: '002_claim_order' },
+      { id: 3, name: '003_task_logs' },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
