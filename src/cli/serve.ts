@@ -13,6 +13,7 @@ import { conformancePreflights, conformanceTools } from '../tools/conformance/in
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
+import { handlerThreads } from './handler-threads.js';
 import { consoleRoutes } from '../console/routes.js';
 import { timelineRecorder } from '../console/timeline.js';
 import { operationsRoutes } from '../server/http/ops-routes.js';
@@ -54,6 +55,8 @@ interface ServeFlags extends AuthFlags {
   readonly leaseMs?: number;
   readonly console: boolean;
   readonly consoleOperator: string[];
+  /** Worker threads running the tool handlers; 0: on the serving thread. */
+  readonly workers: number;
 }
 
 /**
@@ -140,6 +143,12 @@ export function registerServe(program: Command): void {
       '--lease-ms <ms>',
       'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
       parseMs,
+    )
+    .option(
+      '--workers <n>',
+      'run tool handlers in n worker threads, one task each at a time (0: on the serving thread)',
+      count,
+      0,
     )
     .action((flags: ServeFlags) => serve(flags));
 }
@@ -261,6 +270,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     maxArgumentBytes: Math.max(1, flags.maxArgumentBytes),
     maxAttempts: Math.max(1, flags.maxAttempts),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir),
     observer: combineObservers(
       lifecycleLog({ logger, payloads: flags.logPayloads }),
       metrics.observer,

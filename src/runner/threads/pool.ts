@@ -79,6 +79,10 @@ export class HandlerThreads implements HandlerHost {
     return Promise.all(threads.map((t) => t.ready)).then(
       () => {
         for (const thread of threads) this.#release(thread);
+        this.#logger.info('handler threads ready', {
+          count: this.#options.count,
+          module: String(this.#options.module),
+        });
       },
       async (error: unknown) => {
         await this.close();
