@@ -270,3 +270,31 @@ describe('task handlers in worker threads only', () => {
     expect(await engine.get(OWNER, id)).toMatchObject({ status: 'working', epoch: 0, leaseOwner: null });
   });
 });
+
+describe('createTerminus with handler threads', () => {
+  it('one more line, engine.workers, runs the same tools in threads', async () => {
+    const { createTerminus } = await import('../../src/server/create-terminus.js');
+    const terminus = await createTerminus({
+      db: join(dir, 'library.db'),
+      tools: tools({ dir }),
+      logger,
+      engine: { workers: { count: 1, module: MODULE, data: { dir } } },
+    });
+    try {
+      const { task } = await terminus.engine.submit({
+        owner: OWNER,
+        tool: 'steps',
+        args: { steps: 2 },
+        wire: 'mcp-tasks-ext',
+      });
+      const done = await until('the library task', async () => {
+        const seen = await terminus.engine.get(OWNER, task.id);
+        return seen.status === 'completed' ? seen : undefined;
+      });
+      const result = done.result as { structuredContent: { threadId: number } };
+      expect(result.structuredContent.threadId).not.toBe(threadId);
+    } finally {
+      await terminus.close();
+    }
+  });
+});
