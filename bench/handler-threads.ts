@@ -1,8 +1,8 @@
 /**
  * `npx tsx bench/handler-threads.ts [rounds] [samples]` (after `npm run build`): another caller's
  * `tasks/get` latency while 16 CPU-bound handlers are in flight, with the handlers on the serving
- * thread (`terminus serve`) and in worker threads (`terminus serve --workers 2`), same run, rounds
- * interleaved (A B A B ...). Each round starts a fresh server (the built CLI, a fresh SQLite file),
+ * thread (`terminus serve`), in worker threads (`terminus serve --workers 2`) and in reniced worker
+ * threads (`--workers-nice 10`), same run, rounds interleaved (A B C A B C ...). Each round starts a fresh server (the built CLI, a fresh SQLite file),
  * creates the caller's own task and lets it finish, measures `samples` sequential `tasks/get` of it
  * idle (p50, p99), then submits 16 `build_report` tasks (hash chains, 20 ms slices) and measures
  * again. Printed: every round, the medians over rounds, loaded p99 / idle p99, and the load average
@@ -34,6 +34,7 @@ interface Variant {
 const VARIANTS: readonly Variant[] = [
   { name: 'handlers on the serving thread', flags: [] },
   { name: 'handlers in 2 worker threads (--workers 2)', flags: ['--workers', '2'] },
+  { name: 'the same, threads reniced (--workers-nice 10)', flags: ['--workers', '2', '--workers-nice', '10'] },
 ];
 
 let nextId = 1;

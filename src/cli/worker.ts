@@ -8,7 +8,7 @@ import { conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
-import { handlerThreads } from './handler-threads.js';
+import { handlerThreads, parseNice } from './handler-threads.js';
 import { lifecycleLog, lineLogger } from '../telemetry/log.js';
 
 interface WorkerFlags {
@@ -19,6 +19,8 @@ interface WorkerFlags {
   readonly verbose: boolean;
   /** Worker threads running the tool handlers; 0: on this process's main thread. */
   readonly workers: number;
+  /** Linux: the nice value of those threads. */
+  readonly workersNice: number;
 }
 
 /**
@@ -53,6 +55,12 @@ export function registerWorker(program: Command): void {
       threads,
       0,
     )
+    .option(
+      '--workers-nice <n>',
+      'Linux: nice value (0-19) of the --workers threads, so the main thread is scheduled first',
+      parseNice,
+      0,
+    )
     .action((flags: WorkerFlags) => work(flags));
 }
 
@@ -79,7 +87,7 @@ async function work(flags: WorkerFlags): Promise<void> {
     random: systemRandom,
     logger,
     observer: lifecycleLog({ logger, payloads: false }),
-    ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir),
+    ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir, flags.workersNice),
   });
   engine.start();
   process.stdout.write(`terminus worker ${flags.nodeId} running ${tools.length} tools (db ${opened.label})\n`);

@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { threadId } from 'node:worker_threads';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -259,6 +259,30 @@ describe('task handlers in worker threads only', () => {
         .map((e) => e.epoch),
     ).toEqual([1, 2]);
   });
+
+  it('a thread that dies idle (a timer its handler left behind) is logged and replaced when needed', async () => {
+    const engine = start({ workers: workers() });
+    const left = await settled(await submit(engine, 'leave_behind', {}));
+    expect(left.status).toBe('completed');
+    const said = await until('the idle death', () =>
+      entries.find((e) => e.message.startsWith('an idle handler thread died')),
+    );
+    expect(String(said.fields['reason'])).toContain('left behind');
+    const next = await Promise.all([submit(engine, 'steps', { steps: 1 }), submit(engine, 'steps', { steps: 1 })]);
+    for (const id of next) expect((await settled(id)).status).toBe('completed');
+  });
+
+  // Linux only: elsewhere setpriority would renice the whole process, so the option is ignored there.
+  it.skipIf(process.platform !== 'linux')(
+    'workers.nice renices the handler threads only, not the serving thread',
+    async () => {
+      const before = getPriority();
+      const engine = start({ workers: workers({ nice: Math.min(19, before + 5) }) });
+      const task = await settled(await submit(engine, 'priority', {}));
+      expect(task.result).toMatchObject({ content: [{ text: String(Math.min(19, before + 5)) }] });
+      expect(getPriority()).toBe(before);
+    },
+  );
 
   it('a tools module without a served tool: the node claims nothing and says why', async () => {
     const engine = start({ workers: workers({ export: 'nothing' }) });

@@ -2,6 +2,7 @@
  * Worker-thread entry: imports the tools module, then runs one handler at a time with a context
  * whose methods are messages to the main thread (see `protocol.ts`), and posts how it settled.
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { Logger } from '../../core/ports.js';
 import { invokeHandler } from '../handlers.js';
@@ -119,8 +120,13 @@ function receive(tools: Map<string, TaskToolDefinition>, message: ToThread): voi
   }
 }
 
+const data = workerData as ThreadData;
+// Only on Linux, where setpriority(PRIO_PROCESS, 0) renices the calling thread alone; elsewhere it
+// would renice the whole process, serving thread included.
+if (data.nice !== undefined && data.nice !== 0 && process.platform === 'linux') setPriority(data.nice);
+
 try {
-  const tools = await loadTools(workerData as ThreadData);
+  const tools = await loadTools(data);
   port.on('message', (message: ToThread) => receive(tools, message));
   post({ type: 'ready', tools: [...tools.keys()] });
 } catch (error) {

@@ -32,6 +32,12 @@ export interface WorkerThreadsOptions {
   readonly data?: unknown;
   /** Per-thread V8 limits (`maxOldGenerationSizeMb`, ...): a thread over them dies, the node does not. */
   readonly resourceLimits?: ResourceLimits;
+  /**
+   * Linux only: the handler threads' nice value (0-19; higher yields the CPU sooner), so that on a
+   * busy machine the serving thread is scheduled ahead of its own handlers. Ignored elsewhere
+   * (there it would renice the whole process). Default 0.
+   */
+  readonly nice?: number;
 }
 
 interface Run {
@@ -67,6 +73,10 @@ export class HandlerThreads implements HandlerHost {
   constructor(options: WorkerThreadsOptions, tools: readonly string[], logger: Logger) {
     if (!Number.isInteger(options.count) || options.count < 1) {
       throw new RangeError(`workers.count must be a positive integer, got ${options.count}`);
+    }
+    const nice = options.nice ?? 0;
+    if (!Number.isInteger(nice) || nice < 0 || nice > 19) {
+      throw new RangeError(`workers.nice must be an integer from 0 to 19, got ${nice}`);
     }
     this.#options = options;
     this.#tools = tools;
@@ -128,6 +138,7 @@ export class HandlerThreads implements HandlerHost {
       module: typeof this.#options.module === 'string' ? this.#options.module : this.#options.module.href,
       exportName: this.#options.export ?? 'tools',
       data: this.#options.data,
+      ...(this.#options.nice === undefined ? {} : { nice: this.#options.nice }),
     };
     const options = {
       workerData,
@@ -159,11 +170,10 @@ export class HandlerThreads implements HandlerHost {
       thread.run = null;
       if (run !== null) run.done({ crashed: reason });
       if (this.#closing) return;
-      this.#logger.error('a handler thread died; starting another', {
-        threadId: worker.threadId,
-        reason,
-        ...(run === null ? {} : { taskId: run.ctx.taskId, epoch: run.ctx.epoch }),
-      });
+      // A run's death is logged by its execution, with task id and epoch; an idle thread's here
+      // (work a handler left behind, a timer, threw after it returned).
+      if (run === null)
+        this.#logger.error('an idle handler thread died; another starts when one is needed', { reason });
       if (this.#waiting.length > 0) void this.#replace();
     });
     return thread;

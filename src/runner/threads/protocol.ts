@@ -37,6 +37,8 @@ export interface ThreadData {
   /** Its export holding the tools: an array, or a function of `data` returning one. */
   readonly exportName: string;
   readonly data: unknown;
+  /** Linux: the thread's own nice value (`setpriority` acts on the calling thread there). */
+  readonly nice?: number;
 }
 
 /** An error as it crosses the thread boundary (structured clone keeps no class). */
