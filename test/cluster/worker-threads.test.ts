@@ -92,7 +92,8 @@ describe('terminus serve --workers 2 / terminus worker --workers 2 (built CLI, o
     expect((await terminal(held)).status).toBe('cancelled');
 
     const long = await submit('count_effects', { steps: 8, stepMs: 250 });
-    await eventually('two steps in a thread', () => (effects(long, 'effect').length >= 2 ? true : undefined), 20_000);
+    // A step's effect is written before its checkpoint: 3 effects prove the checkpoint {next: 2}.
+    await eventually('three steps in a thread', () => (effects(long, 'effect').length >= 3 ? true : undefined), 20_000);
     await kill9(first.child);
     const stepsBefore = effects(long, 'effect');
     expect(stepsBefore.every((e) => e.epoch === 1 && e.threadId > 0)).toBe(true);

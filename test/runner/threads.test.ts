@@ -178,18 +178,16 @@ describe.each(MODES)('task handlers $mode', ({ options, inWorker }) => {
   });
 
   it('a write from a stale epoch is refused with lease_lost and aborts the handler (S3)', async () => {
-    const engine = start(options());
+    // One slot, held by the run: this node cannot claim the released task back itself.
+    const engine = start({ ...options(), concurrency: 1 });
     const id = await submit(engine, 'fenced', {});
     await effect(id, 'started');
     // Another node takes the task over: epoch 2 is the thief's, every write of epoch 1 is stale.
-    await store.release({ taskId: id, workerId: 'node-a', epoch: 1 }, systemClock.now());
-    const [stolen] = await store.claim({
-      workerId: 'thief',
-      now: systemClock.now(),
-      leaseMs: 60_000,
-      limit: 1,
-      tools: ['fenced'],
-    });
+    // Both writes queued in one tick, so no claim of this node's runner can come between them.
+    const [, [stolen]] = await Promise.all([
+      store.release({ taskId: id, workerId: 'node-a', epoch: 1 }, systemClock.now()),
+      store.claim({ workerId: 'thief', now: systemClock.now(), leaseMs: 60_000, limit: 1, tools: ['fenced'] }),
+    ]);
     expect(stolen).toMatchObject({ id, epoch: 2 });
     const refused = await effect(id, 'refused');
     expect(refused).toMatchObject({ code: 'lease_lost', aborted: true, abort: 'lease_lost' });
