@@ -282,6 +282,15 @@ describe('task handlers in worker threads only', () => {
     },
   );
 
+  it('a result structured clone refuses (a function in it) ends the task as a tool error saying so', async () => {
+    const engine = start({ workers: workers() });
+    const task = await settled(await submit(engine, 'unclonable', {}));
+    expect(task.status).toBe('completed');
+    const result = task.result as { isError: boolean; content: { text: string }[] };
+    expect(result.isError).toBe(true);
+    expect(result.content[0]?.text).toContain('cannot leave its worker thread (structured clone)');
+  });
+
   it('a tools module without a served tool: the node claims nothing and says why', async () => {
     const engine = start({ workers: workers({ export: 'nothing' }) });
     const id = await submit(engine, 'steps', { steps: 1 });
