@@ -38,6 +38,7 @@ export type {
 export { createMemoryTaskStore } from './store/memory/index.js';
 export { createEngine } from './runner/engine.js';
 export type { EngineOptions } from './runner/engine.js';
+export type { WorkerThreadsOptions } from './runner/threads/pool.js';
 export { createTerminusServer } from './server/terminus-server.js';
 export type { TerminusServer, TerminusServerOptions, ServeStdioOptions } from './server/terminus-server.js';
 export { createTerminus } from './server/create-terminus.js';

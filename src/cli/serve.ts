@@ -13,6 +13,7 @@ import { conformancePreflights, conformanceTools } from '../tools/conformance/in
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
+import { handlerThreads, parseNice } from './handler-threads.js';
 import { consoleRoutes } from '../console/routes.js';
 import { timelineRecorder } from '../console/timeline.js';
 import { operationsRoutes } from '../server/http/ops-routes.js';
@@ -55,6 +56,10 @@ interface ServeFlags extends AuthFlags {
   readonly console: boolean;
   readonly consoleOperator: string[];
   readonly consoleListAnonymous: boolean;
+  /** Worker threads running the tool handlers; 0: on the serving thread. */
+  readonly workers: number;
+  /** Linux: the nice value of those threads. */
+  readonly workersNice: number;
 }
 
 /**
@@ -146,6 +151,18 @@ export function registerServe(program: Command): void {
       '--lease-ms <ms>',
       'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
       parseMs,
+    )
+    .option(
+      '--workers <n>',
+      'run tool handlers in n worker threads, one task each at a time (0: on the serving thread)',
+      count,
+      0,
+    )
+    .option(
+      '--workers-nice <n>',
+      'Linux: nice value (0-19) of the --workers threads, so the serving thread is scheduled first',
+      parseNice,
+      0,
     )
     .action((flags: ServeFlags) => serve(flags));
 }
@@ -275,6 +292,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     maxArgumentBytes: Math.max(1, flags.maxArgumentBytes),
     maxAttempts: Math.max(1, flags.maxAttempts),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
+    ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir, flags.workersNice),
     observer: combineObservers(
       lifecycleLog({ logger, payloads: flags.logPayloads }),
       metrics.observer,

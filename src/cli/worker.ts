@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { createEngine } from '../runner/engine.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
@@ -8,6 +8,7 @@ import { conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
+import { handlerThreads, parseNice } from './handler-threads.js';
 import { lifecycleLog, lineLogger } from '../telemetry/log.js';
 
 interface WorkerFlags {
@@ -16,6 +17,10 @@ interface WorkerFlags {
   readonly pgSchema?: string;
   readonly fixtures?: 'conformance' | 'cluster';
   readonly verbose: boolean;
+  /** Worker threads running the tool handlers; 0: on this process's main thread. */
+  readonly workers: number;
+  /** Linux: the nice value of those threads. */
+  readonly workersNice: number;
 }
 
 /**
@@ -44,6 +49,18 @@ export function registerWorker(program: Command): void {
       ]),
     )
     .option('--verbose', 'debug logs on stderr', false)
+    .option(
+      '--workers <n>',
+      'run tool handlers in n worker threads, one task each at a time (0: on the main thread)',
+      threads,
+      0,
+    )
+    .option(
+      '--workers-nice <n>',
+      'Linux: nice value (0-19) of the --workers threads, so the main thread is scheduled first',
+      parseNice,
+      0,
+    )
     .action((flags: WorkerFlags) => work(flags));
 }
 
@@ -70,6 +87,7 @@ async function work(flags: WorkerFlags): Promise<void> {
     random: systemRandom,
     logger,
     observer: lifecycleLog({ logger, payloads: false }),
+    ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir, flags.workersNice),
   });
   engine.start();
   process.stdout.write(`terminus worker ${flags.nodeId} running ${tools.length} tools (db ${opened.label})\n`);
@@ -78,4 +96,10 @@ async function work(flags: WorkerFlags): Promise<void> {
     await engine.stop();
     await opened.close();
   });
+}
+
+function threads(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('not a non-negative integer');
+  return n;
 }

@@ -3,16 +3,16 @@ import type { Logger } from '../core/ports.js';
 import type { Progress, TaskRecord } from '../core/task.js';
 import { isTerminal } from '../core/task.js';
 import type { Fence, FinishInput } from '../store/port.js';
-import { parseArgs } from './arguments.js';
 import { runHeartbeat } from './heartbeat.js';
 import { InputBroker } from './input.js';
 import { errorFields, logHandlerError, withFields } from './logger.js';
 import type { EngineSettings } from './options.js';
-import { settle, toFinish, toOutcome, type Settled } from './outcome.js';
+import type { Invoked } from './handlers.js';
+import { toFinish, toOutcome } from './outcome.js';
 import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
 import { withinRun, type LifecycleEvent, type RunOutcome } from '../telemetry/lifecycle.js';
 import { TaskLogWriter } from './task-log.js';
-import { ToolRpcError, type TaskContext, type TaskToolDefinition } from './tool.js';
+import type { TaskContext, TaskToolDefinition } from './tool.js';
 
 /** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
 const FINISH_ATTEMPTS = 5;
@@ -132,17 +132,13 @@ export class Execution {
     }
   }
 
-  async #invoke(): Promise<Settled> {
-    let args: Record<string, unknown>;
-    try {
-      args = parseArgs(this.#tool, this.#task.args);
-    } catch (error) {
-      // Validated at submit; failing now means the schema changed under a stored task.
-      const message = error instanceof Error ? error.message : String(error);
-      return { ok: false, error: new ToolRpcError(-32602, message) };
-    }
+  #invoke(): Promise<Invoked> {
+    // In this thread or in a worker thread (EngineOptions.workers); the context stays here. The run
+    // span is the active context while an in-thread handler runs (spans it makes are children).
     const scope = { taskId: this.#task.id, epoch: this.#task.epoch };
-    return settle(() => withinRun(this.#settings.observer, scope, () => this.#tool.handler(args, this.#context())));
+    return withinRun(this.#settings.observer, scope, () =>
+      this.#settings.handlers.invoke(this.#tool, this.#task.args, this.#context()),
+    );
   }
 
   #context(): TaskContext {
@@ -207,7 +203,17 @@ export class Execution {
     this.#abort.abort(leaseLostReason(this.#task.id, this.#task.epoch, cause));
   }
 
-  async #conclude(settled: Settled): Promise<void> {
+  async #conclude(settled: Invoked): Promise<void> {
+    if ('crashed' in settled) {
+      // The worker thread died under the handler (an uncaught throw, process.exit, out of memory),
+      // as a process crash would: no outcome; the task runs again at epoch + 1, up to maxAttempts.
+      this.#logger.error('the handler thread died; the task runs again at the next claim', {
+        reason: settled.crashed,
+      });
+      if (!this.#leaseLost) await this.#release();
+      this.#ended('crashed');
+      return;
+    }
     if (this.#leaseLost) {
       // Another claim owns the task now; anything written from here would be a stale epoch (S3).
       this.#logger.warn('lease lost; the outcome of this run is dropped');

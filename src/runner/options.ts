@@ -7,6 +7,8 @@ import type { TaskStore } from '../store/port.js';
 import { combineObservers, silentObserver, type TaskObserver } from '../telemetry/lifecycle.js';
 import { DEFAULT_LOG_LIMITS } from '../core/log.js';
 import type { LogLimits } from './task-log.js';
+import { inThreadHandlers, type HandlerHost } from './handlers.js';
+import { HandlerThreads, type WorkerThreadsOptions } from './threads/pool.js';
 import type { TaskToolDefinition } from './tool.js';
 
 /**
@@ -71,6 +73,16 @@ export interface EngineOptions {
    * truncated and marked). Defaults `DEFAULT_LOG_LIMITS`: 10,000 lines, 4 MiB, 8 KiB.
    */
   readonly logLimits?: Partial<LogLimits>;
+  /**
+   * Runs task handlers in `count` worker threads instead of on this thread's event loop, one run
+   * per thread at a time (so `concurrency` is at most `count`). Each thread imports `module` and
+   * finds the tools by name: the module MUST be importable on its own and define every tool in
+   * `tools`. Leases, heartbeats and every store write stay in this thread. Inline calls (no task)
+   * still run here. Default: no threads.
+   * @example
+   * workers: { count: 2, module: new URL('./tools.js', import.meta.url) },
+   */
+  readonly workers?: WorkerThreadsOptions;
 }
 
 /** The options with every default applied. */
@@ -97,6 +109,8 @@ export interface EngineSettings {
   readonly keyRetentionMs: number;
   readonly observer: TaskObserver;
   readonly logLimits: LogLimits;
+  /** Where task handlers run: this thread, or `workers` threads. */
+  readonly handlers: HandlerHost;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -106,19 +120,24 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     throw new RangeError(`heartbeatMs (${heartbeatMs}) must be shorter than leaseMs (${leaseMs})`);
   }
   const ids = options.ids ?? systemIds;
+  const tools = toolMap(options.tools);
+  const logger = options.logger ?? silentLogger;
+  const workers = options.workers;
+  const concurrency = positive('concurrency', options.concurrency ?? workers?.count ?? 16);
   return {
     store: options.store,
-    tools: toolMap(options.tools),
+    tools,
     clock: options.clock ?? systemClock,
     ids,
     random: options.random ?? systemRandom,
-    logger: options.logger ?? silentLogger,
+    logger,
     events: options.events ?? createLocalEvents(),
     nodeId: options.nodeId ?? ids.unique('worker'),
     leaseMs,
     heartbeatMs,
     claimIntervalMs: positive('claimIntervalMs', options.claimIntervalMs ?? 250),
-    concurrency: positive('concurrency', options.concurrency ?? 16),
+    // One run per thread: a thread's crash then takes only its own task.
+    concurrency: workers === undefined ? concurrency : Math.min(concurrency, workers.count),
     sweepIntervalMs: positive('sweepIntervalMs', options.sweepIntervalMs ?? 60_000),
     defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
     maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
@@ -130,6 +149,7 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     // Guarded: an observer that throws must not fail a command whose write already committed (S1).
     observer: options.observer === undefined ? silentObserver : combineObservers(options.observer),
     logLimits: logLimits(options.logLimits ?? {}),
+    handlers: workers === undefined ? inThreadHandlers : new HandlerThreads(workers, [...tools.keys()], logger),
   };
 }
 

@@ -37,6 +37,8 @@ export class Runner {
    */
   #wanted = true;
   #stop: AbortController | null = null;
+  /** The handler host can take runs (worker threads loaded); until then nothing is claimed. */
+  #hostUp = false;
   #loop: Promise<void> | null = null;
   #unsubscribe: (() => void) | null = null;
 
@@ -54,7 +56,22 @@ export class Runner {
     const stop = new AbortController();
     this.#stop = stop;
     this.#unsubscribe = this.#settings.events.subscribe((event) => this.#onEvent(event));
-    this.#loop = this.#claimLoop(stop.signal);
+    const starting = this.#settings.handlers.start();
+    this.#hostUp = starting === null;
+    this.#loop = starting === null ? this.#claimLoop(stop.signal) : this.#startThenClaim(starting, stop.signal);
+  }
+
+  async #startThenClaim(starting: Promise<void>, stop: AbortSignal): Promise<void> {
+    try {
+      await starting;
+    } catch (error) {
+      // A tools module that does not load or lacks a tool: no run could ever start here, so this
+      // node claims nothing and its tasks wait for a node that can run them.
+      this.#settings.logger.error('handler threads did not start; this node runs no task', errorFields(error));
+      return;
+    }
+    this.#hostUp = true;
+    await this.#claimLoop(stop);
   }
 
   /**
@@ -64,7 +81,7 @@ export class Runner {
    */
   reserve(): RunSlot | null {
     const stop = this.#stop?.signal;
-    if (stop === undefined || stop.aborted) return null;
+    if (stop === undefined || stop.aborted || !this.#hostUp) return null;
     // While a claim commits its batch counts in full (it may return that many): the submit then
     // creates its task unleased and wakes the loop, the three-commit path, never an overcommit.
     if (this.#running.size + this.#slots.size + this.#claiming >= this.#settings.concurrency) return null;
@@ -117,6 +134,8 @@ export class Runner {
     const runs = [...this.#running.values()];
     for (const { execution } of runs) execution.shutdown();
     await Promise.all(runs.map((run) => run.done));
+    this.#hostUp = false;
+    await this.#settings.handlers.close();
     this.#loop = null;
     this.#stop = null;
   }

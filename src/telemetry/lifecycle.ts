@@ -94,9 +94,10 @@ export type LifecycleEvent =
 /**
  * How a run ended: `completed` / `failed` (the task's outcome), `late` (the handler finished after a
  * cancel had won: kept as lateOutcome, S4), `cancelled` (aborted by a cancel), `shutdown` (released
- * for a re-run), `lease_lost` (another claim owns the task now).
+ * for a re-run), `lease_lost` (another claim owns the task now), `crashed` (its worker thread died:
+ * released for a re-run, as after a process crash).
  */
-export type RunOutcome = 'completed' | 'failed' | 'late' | 'cancelled' | 'shutdown' | 'lease_lost';
+export type RunOutcome = 'completed' | 'failed' | 'late' | 'cancelled' | 'shutdown' | 'lease_lost' | 'crashed';
 
 /** The `kind` of a lifecycle event. */
 export type LifecycleKind = LifecycleEvent['kind'];

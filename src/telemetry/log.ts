@@ -88,6 +88,7 @@ const RUN_MESSAGES = {
   cancelled: 'task run stopped: cancelled',
   shutdown: 'task run released for a re-run: node shutting down',
   lease_lost: 'task run dropped: lease lost',
+  crashed: 'task run lost: its handler thread died; released for a re-run',
 } as const;
 
 /** `json`: one JSON object a line; `text`: `time level message key=value ...`. */

@@ -101,9 +101,11 @@ describe('terminus serve --no-runner + terminus worker on one SQLite file', () =
 
     // kill -9 mid-run: another worker claims it once the lease expires (epoch 2) and resumes it.
     const long = await submit('count_effects', { steps: 6, stepMs: 200 });
+    // A step's effect is written before its checkpoint, so 2 effects may come with checkpoint
+    // {next: 1} only (that race failed this test at load 20); the 3rd proves {next: 2} is durable.
     await eventually(
-      'two steps done by worker a',
-      () => (effects(long, 'effect').length >= 2 ? true : undefined),
+      'three steps done by worker a',
+      () => (effects(long, 'effect').length >= 3 ? true : undefined),
       20_000,
     );
     await kill9(a);

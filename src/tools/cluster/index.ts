@@ -1,6 +1,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { threadId } from 'node:worker_threads';
 import { z } from 'zod';
 import { defineTaskTool, type TaskToolDefinition } from '../../runner/tool.js';
 
@@ -20,6 +21,8 @@ export interface ClusterEffect {
   readonly epoch: number;
   readonly attempt: number;
   readonly pid: number;
+  /** The thread that ran the handler: 0 on the main thread, more under `--workers N`. */
+  readonly threadId: number;
   /** `effect` only: the step done. */
   readonly step?: number;
 }
@@ -43,6 +46,7 @@ export function clusterTools(options: ClusterToolsOptions): TaskToolDefinition<a
     epoch: ctx.epoch,
     attempt: ctx.attempt,
     pid: process.pid,
+    threadId,
   });
 
   const countEffects = defineTaskTool({
