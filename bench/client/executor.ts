@@ -57,6 +57,7 @@ function instrument(wire: ClientWire, stats: WireStats, hints: boolean): ClientW
             }),
         }
       : {}),
+    ...(wire.watchTask === undefined ? {} : { watchTask: wire.watchTask.bind(wire) }),
     close: () => wire.close(),
   };
 }
@@ -74,13 +75,19 @@ export async function openExecutor(options: {
   readonly stats: WireStats;
   readonly hints: boolean;
   readonly qps: number;
+  /** Open the wire's push stream (HTTP listen / GET stream); default: as `hints`. */
+  readonly listen?: boolean;
 }): Promise<BenchExecutor> {
   const ledger = openSqliteLedger({ path: options.ledgerPath });
   const executor = await createExecutor({
     ledger,
     connect: async () =>
       instrument(
-        await connectServer(options.target, { clock: systemClock, wire: options.wire }),
+        await connectServer(options.target, {
+          clock: systemClock,
+          wire: options.wire,
+          listen: options.listen ?? options.hints,
+        }),
         options.stats,
         options.hints,
       ),

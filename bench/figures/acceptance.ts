@@ -1,16 +1,18 @@
 /**
  * Figure 3: completion-to-acceptance, from the server's terminal commit (logged by the server when
  * the write resolved) to the executor's receipt (`result()` resolved: the receipt is committed in
- * its SQLite ledger). All variants over stdio on the 2025-11-25 wire (the one B0 speaks), the
- * executor spawning the server itself; once with status notifications as hints, once polling only.
- * Both clocks are the host's wall clock with sub-millisecond resolution.
+ * its SQLite ledger). Our executor over loopback Streamable HTTP on the wire it negotiates (ours:
+ * the Tasks extension, listening with `subscriptions/listen`; B0: 2025-11-25, listening on the
+ * session's GET stream); once listening (pushes bring the status read forward), once polling only,
+ * in the same run. Both clocks are the host's wall clock with sub-millisecond resolution; the load
+ * average over the runs is reported beside the figure, since the machine may be shared.
  */
 import { readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { newWireStats, openExecutor } from '../client/executor.js';
 import { pool } from '../client/tasks.js';
-import { entryArgs } from '../lib/entries.js';
-import { ROOT } from '../lib/proc.js';
+import { BENCH_HEADERS, startServer } from '../lib/proc.js';
 import { fmt, type Row, type Target } from '../lib/report.js';
 import { percentile, summarize, wallMs } from '../lib/stats.js';
 import type { VariantId } from '../lib/variants.js';
@@ -25,6 +27,8 @@ interface Run {
   readonly p50: number;
   readonly p99: number;
   readonly hints: number;
+  /** 1-minute load average at the end of the run. */
+  readonly load: number;
 }
 
 function readCommits(path: string): Map<string, number> {
@@ -62,33 +66,33 @@ export async function runAcceptance(ctx: FigureContext): Promise<FigureResult> {
           ...(variant.id === 'B0' ? {} : { db: env.freshDb(variant.id, 'accept') }),
         });
         const stats = newWireStats();
-        const bench = await openExecutor({
-          target: {
-            command: process.execPath,
-            args: [...entryArgs(spec.entry), '--transport', 'stdio', ...spec.args],
-            cwd: ROOT,
-            stderr: 'ignore',
-          },
-          wire: 'mcp-2025-11-25',
-          ledgerPath: join(env.dir, `ledger-accept-${counter}.db`),
-          stats,
-          hints: mode === 'notifications',
-          qps: 10_000,
-        });
+        const server = await startServer(spec, 'http');
         const accepted = new Map<string, number>();
         try {
-          await pool(config.acceptanceTasks, WIDTH, async (i) => {
-            const handle = await bench.executor.submit({
-              callNodeId: `accept-${counter}-${i}`,
-              server: 'bench',
-              tool: variant.taskTool,
-              args: { ms: config.acceptanceTaskMs },
-            });
-            const receipt = await handle.result();
-            accepted.set(receipt.taskId, wallMs());
+          const bench = await openExecutor({
+            target: { url: server.url!, headers: BENCH_HEADERS },
+            wire: 'auto',
+            ledgerPath: join(env.dir, `ledger-accept-${counter}.db`),
+            stats,
+            hints: mode === 'notifications',
+            qps: 10_000,
           });
+          try {
+            await pool(config.acceptanceTasks, WIDTH, async (i) => {
+              const handle = await bench.executor.submit({
+                callNodeId: `accept-${counter}-${i}`,
+                server: 'bench',
+                tool: variant.taskTool,
+                args: { ms: config.acceptanceTaskMs },
+              });
+              const receipt = await handle.result();
+              accepted.set(receipt.taskId, wallMs());
+            });
+          } finally {
+            await bench.close();
+          }
         } finally {
-          await bench.close();
+          await server.stop();
         }
         const commits = readCommits(commitLog);
         const latencies = [...accepted].flatMap(([id, t]) => {
@@ -97,7 +101,12 @@ export async function runAcceptance(ctx: FigureContext): Promise<FigureResult> {
         });
         runs.set(key(variant.id, mode), [
           ...(runs.get(key(variant.id, mode)) ?? []),
-          { p50: percentile(latencies, 50), p99: percentile(latencies, 99), hints: stats.hints },
+          {
+            p50: percentile(latencies, 50),
+            p99: percentile(latencies, 99),
+            hints: stats.hints,
+            load: loadavg()[0] ?? 0,
+          },
         ]);
       }
     }
@@ -107,7 +116,8 @@ export async function runAcceptance(ctx: FigureContext): Promise<FigureResult> {
   const targets: Target[] = [];
   for (const mode of MODES) {
     for (const variant of env.variants) {
-      const setting = `stdio, 2025-11-25 wire, ${mode === 'notifications' ? 'status notifications + polling' : 'polling only'}, poll ${config.pollMs} ms hint`;
+      const wire = variant.id === 'B0' ? '2025-11-25 wire, GET stream' : 'Tasks extension, subscriptions/listen';
+      const setting = `loopback HTTP, our executor, ${mode === 'notifications' ? `listening (${wire}) + polling` : 'polling only'}, poll ${config.pollMs} ms hint`;
       for (const quantile of ['p50', 'p99'] as const) {
         const metric = `commit -> receipt ${quantile} (ms)`;
         if (variant.notRun !== undefined) {
@@ -121,10 +131,7 @@ export async function runAcceptance(ctx: FigureContext): Promise<FigureResult> {
             metric,
             variant: variant.label,
             setting,
-            notRun:
-              variant.id === 'B0'
-                ? 'no notifications/tasks/status arrived'
-                : 'not available on this wire: the server pushes no notifications/tasks/status on stdio',
+            notRun: variant.id === 'B0' ? 'no notifications/tasks/status arrived' : 'no notifications/tasks arrived',
           });
           continue;
         }
@@ -135,7 +142,7 @@ export async function runAcceptance(ctx: FigureContext): Promise<FigureResult> {
           variant: variant.label,
           setting,
           value,
-          note: mode === 'notifications' ? `${fmt(summarize(all.map((r) => r.hints)).median)} hints per run` : '',
+          note: `${mode === 'notifications' ? `${fmt(summarize(all.map((r) => r.hints)).median)} hints per run, ` : ''}load ${fmt(summarize(all.map((r) => r.load)).median)}`,
         });
       }
     }
@@ -145,7 +152,7 @@ export async function runAcceptance(ctx: FigureContext): Promise<FigureResult> {
       r.figure === 3 &&
       r.variant === env.variants[1]?.label &&
       r.metric.includes('p50') &&
-      r.setting.includes('notifications'),
+      r.setting.includes('listening'),
   );
   const measured = ours?.value?.median;
   targets.push({

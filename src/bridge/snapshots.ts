@@ -41,6 +41,8 @@ export class Snapshots {
       cancel: (taskId, signal) => wire.cancel(taskId, signal),
       sendInput: (taskId, responses, signal) => wire.sendInput(taskId, responses, signal),
       ...(wire.onStatusHint === undefined ? {} : { onStatusHint: wire.onStatusHint.bind(wire) }),
+      // The executor listens for the tasks it waits on (one stream per connection).
+      ...(wire.watchTask === undefined ? {} : { watchTask: wire.watchTask.bind(wire) }),
       // The executor reconnects when the connection ends by itself (a stdio upstream that died).
       ...(wire.onClose === undefined ? {} : { onClose: wire.onClose.bind(wire) }),
       close: () => wire.close(),

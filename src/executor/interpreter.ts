@@ -50,6 +50,9 @@ export interface DriverContext {
 
 type EventSource = OperationEvent | ((record: ToolOperation) => OperationEvent);
 
+/** States in which a pushed status may bring a read forward (or will again, after an input round). */
+const LISTENED: readonly ToolOperation['state'][] = ['WORKING', 'INPUT_REQUIRED', 'CANCEL_REQUESTED'];
+
 export class OperationDriver {
   record: ToolOperation;
   readonly status: StatusFeed;
@@ -67,6 +70,8 @@ export class OperationDriver {
   private stopped = false;
   /** A cancel asked for before the server acknowledged the submission: sent once it does. */
   private cancelOwed = false;
+  /** Stops the wire's push stream for this task (listening while it is waited on). */
+  private unwatch: (() => void) | null = null;
 
   constructor(record: ToolOperation, wire: ClientWire, ctx: DriverContext) {
     this.record = record;
@@ -111,7 +116,25 @@ export class OperationDriver {
 
   /** Drives the operation over `wire` from now on (the old one's connection ended: a stdio child exited). */
   rebind(wire: ClientWire): void {
+    this.unwatch?.();
+    this.unwatch = null;
     this.wire = wire;
+    this.follow();
+  }
+
+  /**
+   * Listens for pushes about the task while it is waited on (a pushed status only brings the next
+   * poll forward: the state is read before anything is acted on), and stops once it is not.
+   */
+  private follow(): void {
+    const r = this.record;
+    const waited = r.waitingStoppedAt === null || r.state === 'CANCEL_REQUESTED';
+    const listen = !this.stopped && this.receipt === null && r.taskId !== null && waited && LISTENED.includes(r.state);
+    if (listen && this.unwatch === null && r.taskId !== null) this.unwatch = this.wire.watchTask?.(r.taskId) ?? null;
+    if (!listen && this.unwatch !== null) {
+      this.unwatch();
+      this.unwatch = null;
+    }
   }
 
   markCancelOwed(): void {
@@ -124,6 +147,7 @@ export class OperationDriver {
       this.abort.abort(reason);
       this.timer?.abort();
     }
+    this.follow();
     this.fail(reason);
     this.status.end();
   }
@@ -226,11 +250,13 @@ export class OperationDriver {
     if (r.state === 'UNKNOWN' && !working) {
       this.fail(new ExecutorError('unknown', `operation ${r.id} needs manual reconciliation`, { state: r.state }));
     }
+    this.follow();
   }
 
   private settle(receipt: Receipt): void {
     this.receipt = receipt;
     for (const waiter of this.waiters.splice(0)) waiter.resolve(receipt);
+    this.follow();
     this.ctx.onReceipt(receipt);
   }
 

@@ -22,6 +22,7 @@ export type IgnoreReason =
   | 'stale_generation'
   | 'already_stopped'
   | 'no_news'
+  | 'read_in_flight'
   | 'polling_paused'
   | 'lookups_exhausted';
 

@@ -134,6 +134,12 @@ export interface ClientWire {
   onClose?(listener: (reason: string) => void): () => void;
   /** Status hints pushed by the server, where the wire has them; they shorten waits, never replace a fetch. */
   onStatusHint?(listener: (taskId: string, status: WireStatusAnswer) => void): () => void;
+  /**
+   * The executor waits on `taskId`: the wire may listen for pushes about it (at most one stream per
+   * connection, whatever the number of tasks); the returned function stops. Absent where the wire
+   * cannot listen (stdio, AIP-151, SEP-1391): polling alone then.
+   */
+  watchTask?(taskId: string): () => void;
   close(): Promise<void>;
 }
 

@@ -6,6 +6,8 @@
  * timed process faults. `faultsFired` in a series outcome counts the rules that actually fired, which
  * is what coverage is measured on (a planned fault that never met its message does not count).
  */
+import { PUSH_FAULT_CLASSES, type PushFaultClass } from './push-faults.js';
+
 export const FAULT_CLASSES = [
   /** The create request reached the server, the task was committed, the response was lost. */
   'submit_response_lost',
@@ -40,10 +42,13 @@ export const FAULT_CLASSES = [
   /** Any request or response lost. */
   'drop',
 ] as const;
-export type FaultClass = (typeof FAULT_CLASSES)[number];
+/** The classes above (drawn by `plan.ts`) and the push faults of listen streams (`push-faults.ts`). */
+export type FaultClass = (typeof FAULT_CLASSES)[number] | PushFaultClass;
 
 export function isFaultClass(value: string): value is FaultClass {
-  return (FAULT_CLASSES as readonly string[]).includes(value);
+  return (
+    (FAULT_CLASSES as readonly string[]).includes(value) || (PUSH_FAULT_CLASSES as readonly string[]).includes(value)
+  );
 }
 
 /** A message rule: applies to requests of one operation (`op`), or any when null. */

@@ -12,6 +12,7 @@
  */
 import { INVARIANTS, QPS_CAP } from './checks.js';
 import { FAULT_CLASSES } from './faults.js';
+import { PUSH_FAULT_CLASSES } from './push-faults.js';
 import { LOCAL_STATES } from '../executor/operation.js';
 import type { SeriesSummary } from './summary.js';
 
@@ -146,6 +147,16 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
           ? `all ${FAULT_CLASSES.length} (min ${Math.min(...FAULT_CLASSES.map((f) => faults.get(f) ?? 0))})`
           : `short: ${thinFaults.map((f) => `${f}=${faults.get(f) ?? 0}`).join(', ')}`,
         thinFaults.length === 0,
+      ),
+    );
+    // Listen streams (issue 17 item 2): each push fault class, by name, so a thin one shows which.
+    const thinPush = PUSH_FAULT_CLASSES.filter((f) => (faults.get(f) ?? 0) < COVERAGE_MIN_HITS);
+    out.push(
+      row(
+        'coverage: push fault classes fired',
+        `each >= ${COVERAGE_MIN_HITS}`,
+        PUSH_FAULT_CLASSES.map((f) => `${f.replace('push_', '')}=${faults.get(f) ?? 0}`).join(' '),
+        thinPush.length === 0,
       ),
     );
     const wanted = LOCAL_STATES.filter((st) => !(st in UNREACHABLE_STATES));

@@ -31,7 +31,7 @@ function ensureCancel(op: OperationPlan, r: SimRandom): void {
 }
 
 /** How each class is put into a series; used by both swarm and scripted plans. */
-const MAKERS: Record<FaultClass, Maker> = {
+const MAKERS: Record<(typeof FAULT_CLASSES)[number], Maker> = {
   submit_response_lost: (ops, r) => ({
     rules: [rule('submit_response_lost', pickOp(ops, r).callNodeId, 1)],
     process: [],
@@ -101,8 +101,8 @@ export function isScripted(seed: number): boolean {
   return seed % 8 === 0;
 }
 
-export function scriptedClass(seed: number): FaultClass {
-  return FAULT_CLASSES[Math.floor(seed / 8) % FAULT_CLASSES.length] as FaultClass;
+export function scriptedClass(seed: number): (typeof FAULT_CLASSES)[number] {
+  return FAULT_CLASSES[Math.floor(seed / 8) % FAULT_CLASSES.length] as (typeof FAULT_CLASSES)[number];
 }
 
 /**
@@ -126,7 +126,7 @@ export function scriptedWorkload(seed: number): OperationPlan[] {
  * The scripted timeline of `fault` on the fixed workload: its faults are drawn from a stream seeded
  * by the class alone, so every seed scripted with this class replays the identical timeline.
  */
-export function scriptedPlan(fault: FaultClass, ops: OperationPlan[], r: SimRandom): FaultPlan {
+export function scriptedPlan(fault: (typeof FAULT_CLASSES)[number], ops: OperationPlan[], r: SimRandom): FaultPlan {
   const made = MAKERS[fault](ops, r);
   const rules = made.rules.map((x) => ({ ...x, p: 1 }));
   return { name: `scripted:${fault}`, rules, process: made.process };

@@ -15,6 +15,8 @@ import { describePlan, FAULT_CLASSES, type FaultClass } from './faults.js';
 import { simIds } from './ids.js';
 import { isScripted, scriptedClass, scriptedPlan, scriptedWorkload, swarmPlan } from './plan.js';
 import { SimNetwork } from './network/channel.js';
+import { SimPush } from './network/push.js';
+import { PUSH_FAULT_CLASSES, pushPlan } from './push-faults.js';
 import { WireLog } from './network/wire-log.js';
 import { sfc32, seriesRandom } from './random.js';
 import { newLedgerFacts, recordingLedger } from './client/recording-ledger.js';
@@ -46,6 +48,8 @@ export interface SeriesOptions {
   readonly keepTrace?: boolean;
   readonly backend?: StoreBackend;
   readonly hooks?: SeriesHooks;
+  /** The executor listens on a `subscriptions/listen` stream (`network/push.ts`); default true. */
+  readonly listen?: boolean;
 }
 
 export interface SeriesOutcome {
@@ -81,6 +85,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   } else {
     ops = drawWorkload(random.workload, seed);
     plan = swarmPlan(ops, random.faults, allowed);
+    plan.rules.push(...pushPlan(ops, sfc32(seed, 'push'), options.faults ?? PUSH_FAULT_CLASSES));
     const partitioned = plan.rules.filter((r) => r.fault === 'not_found_after_expiry').map((r) => r.op ?? '');
     ops = withEdges(ops, seed, new Set(partitioned));
   }
@@ -93,6 +98,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   const byNode = new Map(ops.map((op) => [op.callNodeId, op]));
   const raced = new Set<string>();
   const instant = new Set<string>();
+  let push: SimPush | null = null;
   const server = await SimServer.open({
     clock,
     random: random.server,
@@ -100,6 +106,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     facts,
     backend,
     ...(options.hooks?.store === undefined ? {} : { storeHook: options.hooks.store }),
+    onTaskEvent: (taskId) => push?.changed(taskId),
     hooks: {
       lastStep: (op, at) => {
         const planned = byNode.get(op);
@@ -157,6 +164,18 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     },
   });
 
+  push = new SimPush({
+    scope: root.child('push'),
+    random: sfc32(seed, 'push-net'),
+    trace,
+    server,
+    facts,
+    rules: plan.rules,
+    fired,
+    principal: PRINCIPAL,
+  });
+  const pushes = push;
+
   // ---- the executor process(es) ---------------------------------------------------------------
   // The real executor (`createExecutor`), unless a broken `next()` variant needs the hookable
   // interpreter. Whether a proven never-created call is resubmitted is the executor's setting.
@@ -180,6 +199,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     };
     const channel = network.channel(PRINCIPAL, () => alive);
     const ids = simIds(random.client, `c${n}.`);
+    const listening = options.listen === false ? {} : pushes.client(scope, () => alive);
     let made: SimClient;
     if (options.hooks?.next === undefined) {
       made = await startRealClient({
@@ -192,12 +212,13 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
         trace,
         resubmitNeverCreated,
         approve,
+        push: listening,
       });
     } else {
       const interpreter = new SimInterpreter({
         name,
         ledger,
-        wire: createTasksExtWire({ channel }),
+        wire: createTasksExtWire({ channel, ...listening }),
         scope,
         random: random.client,
         ids,

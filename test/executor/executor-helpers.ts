@@ -198,14 +198,22 @@ async function readBody(req: IncomingMessage): Promise<string> {
 /** An executor on real time against `url` (HTTP), with a fast poll policy for tests. */
 export async function openExecutor(
   url: string,
-  overrides: Partial<ExecutorOptions> & { wire?: WireChoice } = {},
+  overrides: Partial<ExecutorOptions> & { wire?: WireChoice; listen?: boolean } = {},
 ): Promise<{ executor: Executor; ledger: Ledger }> {
   const ledger = overrides.ledger ?? createMemoryLedger();
-  const { wire, ...rest } = overrides;
+  const { wire, listen, ...rest } = overrides;
   const executor = await createExecutor({
     ledger,
     connect: (_server, forced) =>
-      connectServer({ url }, { clock: systemClock, wire: forced ?? wire ?? 'auto', timeoutMs: 10_000 }),
+      connectServer(
+        { url },
+        {
+          clock: systemClock,
+          wire: forced ?? wire ?? 'auto',
+          timeoutMs: 10_000,
+          ...(listen === undefined ? {} : { listen }),
+        },
+      ),
     clock: systemClock,
     random: systemRandom,
     ids: systemIds,

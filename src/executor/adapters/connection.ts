@@ -4,6 +4,7 @@
  * hints need. HTTP (`http-channel.ts`) and stdio (`stdio-channel.ts`) implement it.
  */
 import type { RpcChannel } from '../wire-port.js';
+import type { OpenedStream, StreamRequest } from './push-stream.js';
 
 /** `modern`: 2026-07-28, every request carries the `_meta` envelope. `legacy`: 2025-11-25 after `initialize`. */
 export type Era = 'modern' | 'legacy';
@@ -23,6 +24,11 @@ export interface RpcConnection {
   readonly pid?: number;
   /** The transport ended by itself (a stdio child exited), not through `close()`; returns an unsubscribe. */
   onClose?(listener: (reason: string) => void): () => void;
+  /**
+   * Opens a long-lived push stream (HTTP only): its notifications go to `onNotification` listeners
+   * until it ends or `signal` aborts. Rejects with a `WireFailure` when the server refuses it.
+   */
+  openStream?(request: StreamRequest, signal: AbortSignal): Promise<OpenedStream>;
   /** Requests the server sends to the client (stdio, the SSE stream of a POST); returns an unsubscribe. */
   onRequest?(handler: ServerRequestHandler): () => void;
   close(): Promise<void>;

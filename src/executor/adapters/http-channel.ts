@@ -28,6 +28,7 @@ import {
 } from './connection.js';
 import { DEFAULT_CLIENT_INFO, MODERN_PROTOCOL_VERSION, withEnvelope, type ClientInfo } from './envelope.js';
 import { traceMeta } from './trace-context.js';
+import { openPushStream } from './push-stream.js';
 import { isRecord, malformed, RpcErrorFailure } from './rpc-error.js';
 
 export interface HttpConnectionOptions {
@@ -93,6 +94,20 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
     },
 
     onRequest,
+
+    openStream: (request, signal) => {
+      const modern = connection.era === 'modern';
+      const headers = baseHeaders(modern);
+      headers.accept = 'text/event-stream';
+      const common = { url: options.url, fetch: doFetch, clock: options.clock, onFrame: (f: string) => onFrame(f, 0) };
+      if (request.kind === 'session') return openPushStream({ ...common, headers }, signal);
+      const id = nextId++;
+      const method = 'subscriptions/listen';
+      const params = modern ? withEnvelope(request.params, clientInfo) : request.params;
+      if (modern) headers['mcp-method'] = method;
+      headers.accept = 'application/json, text/event-stream';
+      return openPushStream({ ...common, headers, body: { jsonrpc: '2.0', id, method, params }, answerId: id }, signal);
+    },
 
     close: async () => {
       listeners.clear();

@@ -27,6 +27,7 @@ import { createTasksExtWire } from './tasks-ext/index.js';
 import { createSep1391Wire, SEP_1391_CAPABILITY } from './sep-1391/index.js';
 import { createAip151Wire } from './aip-151/index.js';
 import { createAipHttp } from './aip-151/http.js';
+import { TaskListener } from './task-listener.js';
 
 /** The wires this client speaks: every wire the server side has. */
 export type ClientWireName = WireName;
@@ -50,6 +51,39 @@ export interface ConnectOptions {
   readonly clientInfo?: ClientInfo;
   /** Wires `auto` must not pick (a forced wire is used as asked). */
   readonly skip?: readonly WireName[];
+  /**
+   * Open a push stream for the tasks waited on, where the connection has one (HTTP: Tasks-extension
+   * `subscriptions/listen`, the 2025-11-25 session's GET stream). Default true; false: polling only.
+   */
+  readonly listen?: boolean;
+}
+
+/** The connection's one push stream, when it can carry one and listening is on. */
+function listenerOf(
+  connection: RpcConnection,
+  options: ConnectOptions,
+  kind: 'listen' | 'session',
+): { listener?: TaskListener } {
+  const open = connection.openStream?.bind(connection);
+  if (options.listen === false || open === undefined) return {};
+  const listener = new TaskListener({
+    clock: options.clock,
+    allTasks: kind === 'session',
+    open: (taskIds, signal) =>
+      kind === 'session'
+        ? open({ kind: 'session' }, signal)
+        : open({ kind: 'listen', params: { notifications: { taskIds: [...taskIds] } } }, signal),
+  });
+  return { listener };
+}
+
+function tasksExt(connection: RpcConnection, options: ConnectOptions, close: () => Promise<void>): ClientWire {
+  return createTasksExtWire({
+    channel: connection.request,
+    close,
+    onNotification: (listener) => connection.onNotification(listener),
+    ...listenerOf(connection, options, 'listen'),
+  });
 }
 
 /**
@@ -191,11 +225,11 @@ async function pickWire(connection: RpcConnection, options: ConnectOptions): Pro
   if (choice === 'aip-151') throw new WireUnavailableError('aip-151 is HTTP, not an MCP connection: use connectServer');
   if (choice === 'mcp-tasks-ext') {
     connection.era = 'modern';
-    return createTasksExtWire({ channel: connection.request, close });
+    return tasksExt(connection, options, close);
   }
   if (auto('mcp-tasks-ext')) {
     connection.era = 'modern';
-    if (await advertisesExtension(connection)) return createTasksExtWire({ channel: connection.request, close });
+    if (await advertisesExtension(connection)) return tasksExt(connection, options, close);
   }
   connection.era = 'legacy';
   // The SEP-1391 flag only changes what tools/list shows; a 2025 task call (`params.task`) stays 2025.
@@ -208,6 +242,7 @@ async function pickWire(connection: RpcConnection, options: ConnectOptions): Pro
       onNotification: (listener) => connection.onNotification(listener),
       close,
       taskCalls,
+      ...(taskCalls ? listenerOf(connection, options, 'session') : {}),
       ...(taskCalls ? { taskSupport: await listTaskSupport(connection) } : {}),
     });
   if (choice === 'mcp-2025-11-25' || (auto('mcp-2025-11-25') && taskCalls)) return legacy();

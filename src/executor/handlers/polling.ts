@@ -144,7 +144,12 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
   return d.wake(nextPoll(d.record, d.now, d.random)).done();
 }
 
-/** A pushed hint never changes state; at most it brings the next poll forward (one extra per cycle). */
+/**
+ * A pushed hint never changes state; at most it brings the next status read forward (one extra per
+ * cycle). The read is what may act: a hint's status is never taken as the task's (C2). Due now, in
+ * WORKING with no read on the wire, the read leaves in this very step (one ledger write instead of a
+ * wake and its step: ~5 ms of figure 3's 20 ms budget here).
+ */
 export function onNotification(d: Draft, ev: EventOf<'notification'>): StepResult {
   const r = d.base;
   if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
@@ -158,6 +163,10 @@ export function onNotification(d: Draft, ev: EventOf<'notification'>): StepResul
   const at = notBefore(r, d.now);
   const canAdvance = r.wakeAt !== null && r.wakeAt > at && r.attempts.consecutiveFailures === 0;
   if (!news || !canAdvance) return ignored(r, 'no_news');
+  if (r.pollCursor.issued > r.pollCursor.observed) return ignored(r, 'read_in_flight');
+  // The timer is disarmed: one read on the wire at a time (two answers of one input round would open
+  // it twice: gate seed 341); its answer or its failure arms the next one.
+  if (at <= d.now && r.state === 'WORKING') return issuePoll(d.clearWake());
   return d.wake({ atMs: at, purpose: 'poll' }).done();
 }
 

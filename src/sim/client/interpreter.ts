@@ -35,6 +35,9 @@ import type { SimClient } from './sim-client.js';
 
 export type NextFn = typeof realNext;
 
+/** States whose task the interpreter listens for (the executor's own `LISTENED`). */
+const LISTENED: readonly ToolOperation['state'][] = ['WORKING', 'INPUT_REQUIRED', 'CANCEL_REQUESTED'];
+
 export interface InterpreterOptions {
   readonly name: string;
   readonly ledger: Ledger;
@@ -57,6 +60,8 @@ export class SimInterpreter implements SimClient {
   readonly #queues = new Map<string, Promise<void>>();
   #alive = true;
   #epoch = 0;
+  /** The wire's push stream for each operation's task while it is waited on, as the executor's. */
+  readonly #watching = new Map<string, () => void>();
 
   constructor(options: InterpreterOptions) {
     this.#o = options;
@@ -69,6 +74,25 @@ export class SimInterpreter implements SimClient {
 
   async start(): Promise<void> {
     this.#epoch = await this.#o.ledger.currentEpoch();
+    // A pushed status is a `notification` event for the operation of its task (the machine decides).
+    this.#o.wire.onStatusHint?.((taskId, status) => {
+      void this.#o.ledger.findByTaskId(taskId).then((records) => {
+        for (const r of records)
+          if (this.#alive) this.event(r.id, { type: 'notification', epoch: this.#epoch, status });
+      });
+    });
+  }
+
+  #follow(record: ToolOperation): void {
+    const listen = record.taskId !== null && LISTENED.includes(record.state);
+    const unwatch = this.#watching.get(record.id);
+    if (listen && unwatch === undefined && record.taskId !== null) {
+      const stop = this.#o.wire.watchTask?.(record.taskId);
+      if (stop !== undefined) this.#watching.set(record.id, stop);
+    } else if (!listen && unwatch !== undefined) {
+      unwatch();
+      this.#watching.delete(record.id);
+    }
   }
 
   kill(): void {
@@ -180,6 +204,7 @@ export class SimInterpreter implements SimClient {
       stored = await ledger.apply({ record: step.record, expectedRevision: record.revision });
     }
     trace.add(this.#o.name, `${record.callNodeId} ${event.type} ${record.state}->${stored.state}`);
+    if (this.#alive) this.#follow(stored);
     if (this.#alive) await this.#perform(stored, step.effects);
     return 'applied';
   }

@@ -5,7 +5,7 @@
  * (no timer fires again, no answer arrives); the next process is a new executor on the same ledger.
  */
 import type { Ids } from '../../core/ports.js';
-import { createTasksExtWire } from '../../executor/adapters/tasks-ext/index.js';
+import { createTasksExtWire, type TasksExtWireOptions } from '../../executor/adapters/tasks-ext/index.js';
 import { createExecutor } from '../../executor/executor.js';
 import type { Executor } from '../../executor/executor-types.js';
 import type { Ledger } from '../../executor/ledger-port.js';
@@ -25,13 +25,15 @@ export interface RealClientOptions {
   readonly trace: Trace;
   readonly resubmitNeverCreated: boolean;
   readonly approve: (callNodeId: string, key: string) => Promise<unknown>;
+  /** The process's listen stream and where its notifications arrive (`network/push.ts`). */
+  readonly push?: Pick<TasksExtWireOptions, 'onNotification' | 'listener'>;
 }
 
 export async function startRealClient(o: RealClientOptions): Promise<SimClient> {
   let alive = true;
   const executor: Executor = await createExecutor({
     ledger: o.ledger,
-    connect: async () => createTasksExtWire({ channel: o.channel }),
+    connect: async () => createTasksExtWire({ channel: o.channel, ...o.push }),
     clock: o.scope,
     random: o.random,
     ids: o.ids,

@@ -48,6 +48,8 @@ export interface SimServerOptions {
   readonly hooks: ToolHooks;
   /** Test-only: wraps the real store under the recorder (broken server variants). */
   readonly storeHook?: (store: TaskStore, facts: ServerFacts) => TaskStore;
+  /** Every task event the engine of the serving node publishes (the listen streams' source). */
+  readonly onTaskEvent?: (taskId: string) => void;
 }
 
 interface Node {
@@ -127,6 +129,8 @@ export class SimServer {
     };
     const deps: WireDeps = { engine, transport: 'http', preflights: new Map(), logger: silentLogger };
     installTaskMethods(capture as unknown as Server, deps);
+    const onTaskEvent = this.#options.onTaskEvent;
+    if (onTaskEvent !== undefined) engine.events.subscribe((event) => onTaskEvent(event.taskId));
     engine.start();
     this.#node = { name, scope, view, engine, handlers };
     this.#options.trace.add('server', `start ${name}`);

@@ -29,6 +29,7 @@ import { decodeLookup } from '../tasks-ext/codec.js';
 import { decodeSnapshot, isWireStatus, LEGACY_FIELDS } from '../snapshot.js';
 import { decodeCreate, decodeResult, decodeResultError, decodeStatus } from './codec.js';
 import { SideChannel } from './side-channel.js';
+import type { TaskListener } from '../task-listener.js';
 
 export const REV_2025_ADAPTER_VERSION = 'rev2025-11-25-client/1';
 
@@ -41,6 +42,8 @@ export interface Rev20251125WireOptions {
   /** Where server requests arrive (input rounds); default: the hook of the connection `channel` belongs to. */
   readonly onRequest?: ServerRequestHook;
   readonly close?: () => Promise<void>;
+  /** The session's GET stream (sessionful HTTP), opened while a task is watched; absent: none. */
+  readonly listener?: TaskListener;
   /**
    * T-08: whether the server advertised `tasks.requests.tools.call`. False: every `tools/call` is
    * sent plainly (no `params.task`) and its `CallToolResult` is the answer (C12). Default true.
@@ -193,7 +196,10 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
           },
         }),
 
+    ...(options.listener === undefined ? {} : { watchTask: (taskId: string) => options.listener!.watch(taskId) }),
+
     close: async () => {
+      options.listener?.close();
       unhook?.();
       side?.close();
       await options.close?.();

@@ -4,9 +4,12 @@
  * inlined result), `tasks/update` for input, `tasks/cancel` (an empty, eventually consistent ack),
  * and our `terminus/tasks/lookup` for keys (`-32601` from a server without it: `unsupported`).
  */
-import type { ClientWire, RpcChannel } from '../../wire-port.js';
+import type { ClientWire, RpcChannel, WireStatusAnswer } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
+import type { NotificationListener } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
+import { decodeSnapshot, MODERN_FIELDS } from '../snapshot.js';
+import type { TaskListener } from '../task-listener.js';
 import { isRpcError, RPC_CODES } from '../rpc-error.js';
 import { decodeCreate, decodeLookup, decodeOutcome, decodeStatus } from './codec.js';
 
@@ -19,6 +22,25 @@ export interface TasksExtWireOptions {
   readonly channel: RpcChannel;
   /** Closes what the channel holds (the connection); default nothing. */
   readonly close?: () => Promise<void>;
+  /** Where pushed notifications arrive: `notifications/tasks` become status hints. */
+  readonly onNotification?: (listener: NotificationListener) => () => void;
+  /** The connection's `subscriptions/listen` stream (HTTP); absent: no listening, polling only. */
+  readonly listener?: TaskListener;
+}
+
+/** `notifications/tasks` (reference 2.7): a full `DetailedTask`; other methods (logs, say) are not ours. */
+export function taskNotification(
+  method: string,
+  params: Record<string, unknown>,
+): { taskId: string; status: WireStatusAnswer } | null {
+  if (method !== 'notifications/tasks') return null;
+  try {
+    const { taskId, status } = decodeSnapshot(params, MODERN_FIELDS);
+    return { taskId, status };
+  } catch {
+    // A malformed push is only a lost hint: the next poll reads the truth.
+    return null;
+  }
 }
 
 /** `-32602` on a task method: the id is unknown, expired or foreign (one answer for all, S8). */
@@ -86,7 +108,20 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
         await channel('tasks/update', { taskId, inputResponses: { ...responses } }, { signal });
       }),
 
+    ...(options.onNotification === undefined
+      ? {}
+      : {
+          onStatusHint: (listener: (taskId: string, status: WireStatusAnswer) => void) =>
+            options.onNotification!((method, params) => {
+              const pushed = taskNotification(method, params);
+              if (pushed !== null) listener(pushed.taskId, pushed.status);
+            }),
+        }),
+
+    ...(options.listener === undefined ? {} : { watchTask: (taskId: string) => options.listener!.watch(taskId) }),
+
     close: async () => {
+      options.listener?.close();
       await options.close?.();
     },
   };

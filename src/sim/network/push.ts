@@ -1,0 +1,219 @@
+/**
+ * Listen streams in the simulation: the server side of `subscriptions/listen` (reference 2.7) as our
+ * server serves it, on virtual time, with the push faults of `push-faults.ts`. A stream watches the
+ * ids it was opened with; it reads each of them once when it opens, and again after every change the
+ * engine publishes, through the real `tasks/get` handler (so a notification carries exactly the
+ * `DetailedTask` a read would return then), and sends it when it differs from the last one it sent.
+ *
+ * The client side is the real `TaskListener` (one stream per executor process, reopened with
+ * back-off) and the real Tasks-extension adapter's `onStatusHint`: what arrives is a hint the
+ * executor must read before acting on. A push cut, lost, duplicated, reordered or late is delivered
+ * as such; a server that crashed ends every stream (its connections died with it).
+ */
+import type { ClockScope } from '../clock.js';
+import type { NotificationListener } from '../../executor/adapters/connection.js';
+import type { OpenedStream } from '../../executor/adapters/push-stream.js';
+import { TaskListener } from '../../executor/adapters/task-listener.js';
+import { WireFailure } from '../../executor/wire-port.js';
+import type { FaultClass, MessageRule } from '../faults.js';
+import type { PushFaultClass } from '../push-faults.js';
+import type { SimRandom } from '../random.js';
+import { ServerDown, type SimServer } from '../server/host.js';
+import type { ServerFacts } from '../server/facts.js';
+import type { Trace } from '../trace.js';
+
+export interface PushOptions {
+  readonly scope: ClockScope;
+  readonly random: SimRandom;
+  readonly trace: Trace;
+  readonly server: SimServer;
+  readonly facts: ServerFacts;
+  readonly rules: readonly MessageRule[];
+  readonly fired: Map<FaultClass, number>;
+  readonly principal: string;
+}
+
+interface Stream {
+  readonly n: number;
+  readonly ids: ReadonlySet<string>;
+  readonly alive: () => boolean;
+  readonly send: (params: Record<string, unknown>) => void;
+  readonly last: Map<string, string>;
+  /** Per task: reads and sends leave in the order of the changes. */
+  readonly chains: Map<string, Promise<void>>;
+  /** A push held back by `push_reordered`, sent after the next one about its task. */
+  readonly held: Map<string, Record<string, unknown>>;
+  end(why: string): void;
+  open: boolean;
+}
+
+/** Notifications sent, by kind, for the series trace and tests. */
+export interface PushCounts {
+  streams: number;
+  sent: number;
+}
+
+export class SimPush {
+  readonly #o: PushOptions;
+  readonly #streams = new Set<Stream>();
+  #n = 0;
+  readonly counts: PushCounts = { streams: 0, sent: 0 };
+
+  constructor(options: PushOptions) {
+    this.#o = options;
+  }
+
+  /** The server published a change of `taskId` (created, progress, status...). */
+  changed(taskId: string): void {
+    for (const stream of [...this.#streams]) {
+      if (!stream.alive()) stream.end('client gone');
+      else if (stream.ids.has(taskId)) this.#read(stream, taskId);
+    }
+  }
+
+  /**
+   * What one executor process gets: where notifications arrive, and its one listener (the real
+   * `TaskListener`, on the process's clock scope: it dies with the process).
+   */
+  client(scope: ClockScope, alive: () => boolean) {
+    const listeners = new Set<NotificationListener>();
+    const onNotification = (listener: NotificationListener): (() => void) => {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    };
+    const send = (params: Record<string, unknown>): void => {
+      if (!alive()) return;
+      for (const listener of [...listeners]) listener('notifications/tasks', params);
+    };
+    const listener = new TaskListener({
+      clock: scope,
+      allTasks: false,
+      open: (taskIds, signal) => this.#open(taskIds, signal, alive, send),
+    });
+    return { onNotification, listener };
+  }
+
+  #open(
+    taskIds: readonly string[],
+    signal: AbortSignal,
+    alive: () => boolean,
+    send: (params: Record<string, unknown>) => void,
+  ): Promise<OpenedStream> {
+    const { scope } = this.#o;
+    return new Promise((resolve, reject) => {
+      // The listen request crosses the network like any other.
+      scope.at(scope.now() + this.#latency(), () => {
+        if (!alive() || signal.aborted) return reject(new WireFailure('lost', 'listen request not answered'));
+        if (!this.#o.server.up) return reject(new WireFailure('lost', 'connection refused'));
+        let finish: (why: string) => void = () => undefined;
+        const ended = new Promise<string>((done) => (finish = done));
+        const stream: Stream = {
+          n: ++this.#n,
+          ids: new Set(taskIds),
+          alive,
+          send,
+          last: new Map(),
+          chains: new Map(),
+          held: new Map(),
+          open: true,
+          end: (why) => {
+            if (!stream.open) return;
+            stream.open = false;
+            this.#streams.delete(stream);
+            this.#o.trace.add('push', `stream ${stream.n} ended: ${why}`);
+            finish(why);
+          },
+        };
+        signal.addEventListener('abort', () => stream.end('closed by the client'), { once: true });
+        this.#streams.add(stream);
+        this.counts.streams++;
+        this.#o.trace.add('push', `stream ${stream.n} open for ${taskIds.length} task(s)`);
+        resolve({ ended });
+        for (const taskId of taskIds) this.#read(stream, taskId);
+      });
+    });
+  }
+
+  #latency(): number {
+    const r = this.#o.random;
+    return r.chance(0.03) ? r.int(100, 1_500) : r.int(1, 30);
+  }
+
+  #read(stream: Stream, taskId: string): void {
+    const previous = stream.chains.get(taskId) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      if (!stream.open || !stream.alive()) return;
+      let task: Record<string, unknown>;
+      try {
+        task = await this.#o.server.dispatch('tasks/get', { taskId }, this.#o.principal);
+      } catch (error) {
+        if (error instanceof ServerDown) stream.end('server gone');
+        return; // expired or purged: nothing to report
+      }
+      const text = JSON.stringify(task);
+      if (!stream.open || stream.last.get(taskId) === text) return;
+      stream.last.set(taskId, text);
+      this.#deliver(stream, taskId, task);
+    });
+    stream.chains.set(
+      taskId,
+      next.catch(() => undefined),
+    );
+  }
+
+  /** One push leaves the server: the faults decide how (and whether) it arrives. */
+  #deliver(stream: Stream, taskId: string, task: Record<string, unknown>): void {
+    const { scope } = this.#o;
+    const op = this.#o.facts.tasks.get(taskId)?.callNode ?? null;
+    const arrive = (params: Record<string, unknown>, delay: number): void => {
+      scope.at(scope.now() + delay, () => {
+        if (!stream.open) return;
+        this.counts.sent++;
+        stream.send(params);
+      });
+    };
+    if (this.#fire('stream_cut', op) !== null) {
+      stream.end('stream dropped');
+      return;
+    }
+    const held = stream.held.get(taskId);
+    stream.held.delete(taskId);
+    const latency = this.#latency();
+    // A push held back arrives just after this one (or after where this one would have arrived).
+    const release = (): void => {
+      if (held !== undefined) arrive(held, latency + 1);
+    };
+    if (this.#fire('push_lost', op) !== null) return release();
+    const late = this.#fire('push_late', op);
+    if (late !== null) {
+      arrive(task, late.arg);
+      return release();
+    }
+    if (held === undefined && this.#fire('push_reordered', op) !== null) {
+      stream.held.set(taskId, task);
+      // Sent after the next push about the task, or after 2 s if none comes.
+      scope.at(scope.now() + 2_000, () => {
+        if (stream.held.get(taskId) !== task) return;
+        stream.held.delete(taskId);
+        arrive(task, this.#latency());
+      });
+      return;
+    }
+    arrive(task, latency);
+    release();
+    if (this.#fire('push_duplicated', op) !== null) arrive(task, latency + this.#latency());
+  }
+
+  /** The first live rule of `fault` for `op` that fires now (drawing its probability), as the network's. */
+  #fire(fault: PushFaultClass, op: string | null): MessageRule | null {
+    for (const rule of this.#o.rules) {
+      if (rule.fault !== fault || rule.remaining <= 0 || (rule.op !== null && rule.op !== op)) continue;
+      if (rule.p < 1 && !this.#o.random.chance(rule.p)) continue;
+      rule.remaining--;
+      this.#o.fired.set(fault, (this.#o.fired.get(fault) ?? 0) + 1);
+      this.#o.trace.add('fault', `${fault} on ${op ?? '-'}`);
+      return rule;
+    }
+    return null;
+  }
+}
