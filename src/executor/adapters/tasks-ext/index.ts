@@ -2,11 +2,13 @@
  * Client adapter for the MCP Tasks extension (2026-07-28, SEP-2663) over any `RpcChannel`: a
  * `tools/call` carrying our submission key in `_meta`, `tasks/get` (status and, once terminal, the
  * inlined result), `tasks/update` for input, `tasks/cancel` (an empty, eventually consistent ack),
- * and our `terminus/tasks/lookup` for keys (`-32601` from a server without it: `unsupported`).
+ * and our `terminus/tasks/lookup` for keys (`-32601` from a server without it: `unsupported`), and
+ * our `terminus/tasks/logs` for a task's own log (`-32601`: the server keeps none).
  */
 import type { ClientWire, RpcChannel } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
+import { rpcLogs } from '../logs.js';
 import { isRpcError, RPC_CODES } from '../rpc-error.js';
 import { decodeCreate, decodeLookup, decodeOutcome, decodeStatus } from './codec.js';
 
@@ -85,6 +87,8 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
       onTask(async () => {
         await channel('tasks/update', { taskId, inputResponses: { ...responses } }, { signal });
       }),
+
+    logs: (taskId, request, signal) => rpcLogs(channel, taskId, request, signal),
 
     close: async () => {
       await options.close?.();
