@@ -6,7 +6,8 @@
  * The cursor is the truth: a pushed notification of new lines (where the wire has one) only ends the
  * wait before the next read. A read that fails with no answer or a throttle is retried with back-off
  * (1 s doubling to 30 s, Retry-After honoured) and reported through `onRetry`; every read takes a
- * token of the executor's QPS bucket like any other request (C6).
+ * token of the executor's QPS bucket like any other request (C6). A read with `follow: false` gives
+ * up after 3 failed attempts and throws the last failure.
  */
 import type { Clock } from '../core/ports.js';
 import { ExecutorError } from './executor-types.js';
@@ -153,6 +154,8 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
         if (aborted()) return;
         if (!(error instanceof WireFailure) || error.kind === 'rejected') throw error;
         failures += 1;
+        // A one-off read gives up after 3 failures (it must end); a follower keeps trying.
+        if (!follow && failures >= 3) throw error;
         const backOff = Math.min(RETRY_MAX_MS, 1_000 * 2 ** (failures - 1));
         const delay = Math.max(backOff, error.retryAfterMs ?? 0);
         options.onRetry?.(error, delay);
