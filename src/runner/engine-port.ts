@@ -1,3 +1,4 @@
+import type { LogLine } from '../core/log.js';
 import type { Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
 import type { TaskEvents } from '../store/events.js';
 import type { CancelOutcome, CreateOutcome, KeyLookup, ListQuery, TaskPage } from '../store/port.js';
@@ -36,6 +37,13 @@ export interface TaskEngine {
   lookupKey(owner: string, submissionKey: string): Promise<KeyLookup>;
 
   /**
+   * A page of the task's own log (`ctx.log` / `ctx.output` lines) after `query.after`. Rejects
+   * `not_found` as `get` does (S8), `invalid_argument` for a negative or non-integer `after` or a
+   * `limit` outside 1..1000.
+   */
+  readLog(owner: string, id: string, query: LogReadQuery): Promise<TaskLogPage>;
+
+  /**
    * Resolves with the task as soon as it differs from `sinceUpdatedAt` (or is terminal), or when
    * `timeoutMs` passes, whichever is first. Used by blocking reads (2025 `tasks/result`, AIP
    * `:wait`). Rejects `not_found` as `get` does.
@@ -70,6 +78,26 @@ export interface InlineCommand {
 export type InlineOutcome =
   | { readonly status: 'completed'; readonly result: ToolResult }
   | { readonly status: 'failed'; readonly error: RpcError };
+
+/** Which log lines `readLog` returns. */
+export interface LogReadQuery {
+  /** Lines with a seq above this; default 0 (from the start). */
+  readonly after?: number;
+  /** 1..1000; default 100. */
+  readonly limit?: number;
+}
+
+/** One page of a task's log, and where the reader stands. */
+export interface TaskLogPage {
+  readonly task: TaskRecord;
+  readonly lines: readonly LogLine[];
+  /** Pass as `after` to read on; `after` itself when no line came back. */
+  readonly next: number;
+  /** Oldest lines deleted so far by the per-task bound. */
+  readonly dropped: number;
+  /** The task is terminal and no line is left after `next`: nothing more will come. */
+  readonly done: boolean;
+}
 
 export interface WaitOptions {
   readonly sinceUpdatedAt?: number;

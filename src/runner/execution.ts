@@ -11,6 +11,7 @@ import type { EngineSettings } from './options.js';
 import { settle, toFinish, toOutcome, type Settled } from './outcome.js';
 import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
 import type { LifecycleEvent, RunOutcome } from '../telemetry/lifecycle.js';
+import { TaskLogWriter } from './task-log.js';
 import { ToolRpcError, type TaskContext, type TaskToolDefinition } from './tool.js';
 
 /** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
@@ -48,6 +49,7 @@ export class Execution {
   readonly #logger: Logger;
   readonly #abort = new AbortController();
   readonly #broker: InputBroker;
+  readonly #log: TaskLogWriter;
   #leaseLost = false;
   #startedAt = 0;
 
@@ -64,6 +66,13 @@ export class Execution {
       },
       task,
     );
+    this.#log = new TaskLogWriter({
+      store: settings.store,
+      fence: this.fence,
+      limits: settings.logLimits,
+      fenced: (write) => this.#fenced(write),
+      appended: () => settings.events.publish({ taskId: task.id, kind: 'log' }),
+    });
   }
 
   get taskId(): string {
@@ -148,6 +157,8 @@ export class Execution {
       progress: (done, total, message) => this.#progress(done, total, message),
       checkpoint: (data) => this.#fenced((now) => this.#settings.store.checkpoint(this.fence, data, now)),
       requestInput: (requestedSchema, message) => this.#broker.request(requestedSchema, message),
+      log: (text, fields) => this.#log.write('log', text, fields),
+      output: (text) => this.#log.write('output', text),
     };
   }
 

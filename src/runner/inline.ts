@@ -3,12 +3,14 @@ import type { Ids, Logger } from '../core/ports.js';
 import { checkArgumentSize, findTool, parseArgs } from './arguments.js';
 import type { InlineCommand, InlineOutcome } from './engine-port.js';
 import { checkProgress } from './execution.js';
+import { prepareLine } from './task-log.js';
 import { logHandlerError, withFields } from './logger.js';
 import { settle, toOutcome } from './outcome.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
 
 /**
- * Runs a tool without a task. Nothing is durable: `checkpoint` does nothing, `progress` goes to
+ * Runs a tool without a task. Nothing is durable: `checkpoint` does nothing, `log` and `output`
+ * check their input and drop the line (there is no task whose log could be read), `progress` goes to
  * `onProgress`, and `requestInput` rejects `capability_required` (an inline call has no channel for
  * it). A `required` tool refuses with `capability_required` (-32021 at the edge, X-04). The outcome
  * maps as a task's does; an aborted call rejects with the signal's reason instead.
@@ -48,6 +50,9 @@ export async function runInline(
       });
     },
     checkpoint: async () => {},
+    // No task, so no log to read: lines are checked as for a task (the same errors) and dropped.
+    log: async (text, fields) => void prepareLine('log', text, fields, { maxLineBytes: Number.MAX_SAFE_INTEGER }),
+    output: async (text) => void prepareLine('output', text, undefined, { maxLineBytes: Number.MAX_SAFE_INTEGER }),
     requestInput: async () => {
       throw new TerminusError('capability_required', `Tool ${tool.name} asked for input, which needs a task`, {
         details: { tool: tool.name },

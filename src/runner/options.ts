@@ -5,6 +5,8 @@ import type { TaskEvents } from '../store/events.js';
 import { createLocalEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
 import { combineObservers, silentObserver, type TaskObserver } from '../telemetry/lifecycle.js';
+import { DEFAULT_LOG_LIMITS } from '../core/log.js';
+import type { LogLimits } from './task-log.js';
 import type { TaskToolDefinition } from './tool.js';
 
 /**
@@ -63,6 +65,12 @@ export interface EngineOptions {
   readonly keyRetentionMs?: number;
   /** Receives every lifecycle event (created, claimed, run ended, ...): logs, metrics, traces. */
   readonly observer?: TaskObserver;
+  /**
+   * Bounds of each task's own log (`ctx.log`, `ctx.output`): lines and bytes kept per task (the
+   * oldest are dropped and counted past either) and the text bytes of one line (longer is
+   * truncated and marked). Defaults `DEFAULT_LOG_LIMITS`: 10,000 lines, 4 MiB, 8 KiB.
+   */
+  readonly logLimits?: Partial<LogLimits>;
 }
 
 /** The options with every default applied. */
@@ -88,6 +96,7 @@ export interface EngineSettings {
   readonly maxLiveTasksPerOwner: number;
   readonly keyRetentionMs: number;
   readonly observer: TaskObserver;
+  readonly logLimits: LogLimits;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -120,6 +129,21 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     keyRetentionMs: positive('keyRetentionMs', options.keyRetentionMs ?? 7 * 24 * 3_600_000),
     // Guarded: an observer that throws must not fail a command whose write already committed (S1).
     observer: options.observer === undefined ? silentObserver : combineObservers(options.observer),
+    logLimits: logLimits(options.logLimits ?? {}),
+  };
+}
+
+function logLimits(given: Partial<LogLimits>): LogLimits {
+  const maxLineBytes = positive('logLimits.maxLineBytes', given.maxLineBytes ?? DEFAULT_LOG_LIMITS.maxLineBytes);
+  const maxBytes = positive('logLimits.maxBytes', given.maxBytes ?? DEFAULT_LOG_LIMITS.maxBytes);
+  // One line (text plus fields, each up to maxLineBytes) must fit, or the bound would drop the newest.
+  if (maxBytes < 2 * maxLineBytes) {
+    throw new RangeError(`logLimits.maxBytes (${maxBytes}) must be at least twice maxLineBytes (${maxLineBytes})`);
+  }
+  return {
+    maxLines: positive('logLimits.maxLines', given.maxLines ?? DEFAULT_LOG_LIMITS.maxLines),
+    maxBytes,
+    maxLineBytes,
   };
 }
 

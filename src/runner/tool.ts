@@ -51,6 +51,17 @@ export interface TaskContext {
    * question in the same order gets the stored reply without asking again.
    */
   requestInput(requestedSchema: Record<string, unknown>, message: string): Promise<InputReply>;
+  /**
+   * Appends a line to the task's own log (issue 18), readable by `terminus/tasks/logs` and
+   * `GET /v1/operations/{id}/logs` while the task runs: durable once the promise resolves (a crash
+   * keeps it; a re-run's lines follow, marked with the next epoch), fenced like every write of this
+   * run (`lease_lost` when a newer run holds the task, `already_terminal` once it ended). `fields`
+   * MUST be a plain JSON object. A text over the engine's `logLimits.maxLineBytes` (8 KiB) is
+   * truncated and marked; over 1 MiB it is refused (`invalid_argument`).
+   */
+  log(text: string, fields?: Record<string, unknown>): Promise<void>;
+  /** As `log`, on the `output` stream: a chunk of partial result rather than a line for a person. */
+  output(text: string): Promise<void>;
 }
 
 /** MCP `ToolAnnotations`: hints for clients, never trusted for security (listed as given). */

@@ -80,6 +80,7 @@ export function anonymousCapabilities(engine: TaskEngine): TaskEngine {
       checkAnonymousKey(owner, key);
       return engine.lookupKey(owner, key);
     },
+    readLog: (owner, id, query) => engine.readLog(owner, id, query),
     waitForChange: (owner, id, options) => engine.waitForChange(owner, id, options),
     start: () => engine.start(),
     stop: () => engine.stop(),

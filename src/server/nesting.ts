@@ -29,6 +29,7 @@ export function boundedNesting(engine: TaskEngine): TaskEngine {
     list: (owner, query) => engine.list(owner, query),
     listAllOwners: (query) => engine.listAllOwners(query),
     lookupKey: (owner, key) => engine.lookupKey(owner, key),
+    readLog: (owner, id, query) => engine.readLog(owner, id, query),
     waitForChange: (owner, id, options) => engine.waitForChange(owner, id, options),
     start: () => engine.start(),
     stop: () => engine.stop(),

@@ -3,7 +3,15 @@
  * notifications) and, with PostgreSQL, other nodes. An optimisation only: every reader also polls
  * the store within a documented bound, so a lost event delays, never breaks.
  */
-export type TaskEventKind = 'created' | 'cancelled' | 'input_requested' | 'input_received' | 'progress' | 'terminal';
+export type TaskEventKind =
+  | 'created'
+  | 'cancelled'
+  | 'input_requested'
+  | 'input_received'
+  | 'progress'
+  | 'terminal'
+  /** New lines in the task's own log (readers fetch them by cursor). */
+  | 'log';
 
 export interface TaskEvent {
   readonly taskId: string;

@@ -1,3 +1,4 @@
+import type { LogBound, LogLine, LogPage, NewLogLine } from '../core/log.js';
 import type { InputRequest, LateOutcome, Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
 
 /**
@@ -90,10 +91,26 @@ export interface TaskStore {
    */
   finish(fence: Fence, outcome: FinishInput, now: number): Promise<FinishOutcome>;
 
+  /**
+   * Fenced (S3) like `progress`: appends `lines` to the task's log, numbered from the task's last
+   * seq + 1, stamped with the fence's epoch and `now`, in one commit. Then, while the kept lines
+   * exceed `bound`, the oldest are deleted and added to `dropped`. A terminal task's log is final:
+   * rejects `already_terminal` (so a reader that saw a terminal status and the last seq has it all).
+   * Resolves with the lines as stored.
+   */
+  appendLog(fence: Fence, lines: readonly NewLogLine[], bound: LogBound, now: number): Promise<LogLine[]>;
+
+  /**
+   * Up to `query.limit` (1..1000) lines with seq > `query.after`, oldest first, and the task as read
+   * (before the lines, so a terminal task's lines up to `lastSeq` are all there). Null for an
+   * unknown, foreign or expired task, as `get` (S7, S8).
+   */
+  readLog(owner: string, id: string, query: LogQuery, now: number): Promise<LogRead | null>;
+
   /** Fenced: gives the lease up without changing the status (graceful shutdown). */
   release(fence: Fence, now: number): Promise<void>;
 
-  /** Deletes tasks expired at `now` (never a non-terminal one, S7); returns how many. */
+  /** Deletes tasks expired at `now` (never a non-terminal one, S7), with their logs; returns how many. */
   sweepExpired(now: number, limit: number): Promise<number>;
 
   /**
@@ -107,6 +124,18 @@ export interface TaskStore {
   countLive(owner: string): Promise<number>;
 
   close(): Promise<void>;
+}
+
+/** Which lines `readLog` returns. */
+export interface LogQuery {
+  /** Lines with a seq above this; 0 for all. */
+  readonly after: number;
+  readonly limit: number;
+}
+
+/** What `readLog` answers: the task and its log page. */
+export interface LogRead extends LogPage {
+  readonly task: TaskRecord;
 }
 
 export interface NewTask {

@@ -7,6 +7,7 @@ import { idempotencyCases } from './idempotency.js';
 import { inputCases } from './input.js';
 import { limitsCases } from './limits.js';
 import { listingCases } from './listing.js';
+import { logCases } from './logs.js';
 import { terminalCases } from './terminal.js';
 import { ttlCases } from './ttl.js';
 import { workerCases } from './worker.js';
@@ -43,5 +44,6 @@ export function describeTaskStore(
     listingCases(context);
     workerCases(context);
     limitsCases(context);
+    logCases(context);
   });
 }

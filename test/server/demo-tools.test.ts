@@ -22,6 +22,7 @@ afterAll(() => {
 function context(options: { lastCheckpoint?: unknown; reply?: InputReply; signal?: AbortSignal } = {}) {
   const checkpoints: unknown[] = [];
   const progress: { done: number; total?: number }[] = [];
+  const lines: { stream: 'log' | 'output'; text: string; fields?: Record<string, unknown> }[] = [];
   const ctx: TaskContext = {
     taskId: 'demo-task',
     signal: options.signal ?? new AbortController().signal,
@@ -36,8 +37,14 @@ function context(options: { lastCheckpoint?: unknown; reply?: InputReply; signal
       checkpoints.push(structuredClone(data));
     },
     requestInput: async () => options.reply ?? { action: 'cancel' },
+    log: async (text, fields) => {
+      lines.push({ stream: 'log', text, ...(fields === undefined ? {} : { fields }) });
+    },
+    output: async (text) => {
+      lines.push({ stream: 'output', text });
+    },
   };
-  return { ctx, checkpoints, progress };
+  return { ctx, checkpoints, progress, lines };
 }
 
 describe('csv helpers', () => {

@@ -125,6 +125,7 @@ function guardSubmissions(engine: TaskEngine, disabled: ReadonlySet<WireName>): 
     list: (owner, query) => engine.list(owner, query),
     listAllOwners: (query) => engine.listAllOwners(query),
     lookupKey: (owner, key) => engine.lookupKey(owner, key),
+    readLog: (owner, id, query) => engine.readLog(owner, id, query),
     waitForChange: (owner, id, opts) => engine.waitForChange(owner, id, opts),
     start: () => engine.start(),
     stop: () => engine.stop(),

@@ -1,6 +1,7 @@
 import { leaseLost, TerminusError } from '../../core/errors.js';
 import { isExpired, isTerminal, type TaskRecord } from '../../core/task.js';
 import type { Fence } from '../port.js';
+import type { MemoryLog } from './log.js';
 
 /**
  * The memory store's tables. Records are kept as private copies: everything going in or out passes
@@ -13,11 +14,13 @@ export interface MemoryState {
   readonly keys: Map<string, string | null>;
   /** When each tombstone (a `null` key) was burned, for `sweepTombstones`. */
   readonly burnedAt: Map<string, number>;
+  /** Task id -> its log; deleted with the task. */
+  readonly logs: Map<string, MemoryLog>;
   closed: boolean;
 }
 
 export function createState(): MemoryState {
-  return { tasks: new Map(), keys: new Map(), burnedAt: new Map(), closed: false };
+  return { tasks: new Map(), keys: new Map(), burnedAt: new Map(), logs: new Map(), closed: false };
 }
 
 export function copy<T>(value: T): T {

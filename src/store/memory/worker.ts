@@ -97,7 +97,10 @@ export function sweepExpired(state: MemoryState, now: number, limit: number): nu
     .filter((e): e is { task: TaskRecord; at: number } => e.at !== null && now >= e.at && isTerminal(e.task.status))
     .sort((a, b) => a.at - b.at)
     .slice(0, Math.max(0, Math.floor(limit)));
-  for (const { task } of due) state.tasks.delete(task.id);
+  for (const { task } of due) {
+    state.tasks.delete(task.id);
+    state.logs.delete(task.id);
+  }
   return due.length;
 }
 

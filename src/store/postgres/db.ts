@@ -15,6 +15,7 @@ export interface SchemaTables {
 export interface Tables extends SchemaTables {
   readonly tasks: string;
   readonly keys: string;
+  readonly logs: string;
 }
 
 /** A SQL literal written against a table set, so one store can live in any schema. */
@@ -47,6 +48,7 @@ export function tablesOf(schema: string): Tables {
     schema: s,
     tasks: `${s}.tasks`,
     keys: `${s}.submission_keys`,
+    logs: `${s}.task_logs`,
     migrations: `${s}.schema_migrations`,
   };
 }

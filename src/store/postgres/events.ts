@@ -29,6 +29,7 @@ const KINDS: ReadonlySet<TaskEventKind> = new Set([
   'input_received',
   'progress',
   'terminal',
+  'log',
 ]);
 
 const NOTIFY = `SELECT pg_notify($1, $2)`;

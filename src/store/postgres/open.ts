@@ -7,6 +7,7 @@ import { checkServer, poolFor, type ConnectOptions } from './connect.js';
 import { createTask, lookupKey } from './create.js';
 import { createDb, tablesOf } from './db.js';
 import { finish } from './finish.js';
+import { appendLog, readLog } from './log.js';
 import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { countByStatus, getTask, listTasks } from './read.js';
@@ -69,6 +70,8 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     checkpoint: (fence, data, now) => checkpoint(db, fence, data, now),
     requestInput: (fence, key, request, now) => requestInput(db, fence, key, request, now),
     finish: (fence, outcome, now) => finish(db, fence, outcome, now),
+    appendLog: (fence, lines, bound, now) => appendLog(db, fence, lines, bound, now),
+    readLog: (owner, id, query, now) => readLog(db, owner, id, query, now),
     release: (fence) => release(db, fence),
     sweepExpired: (now, limit) => sweepExpired(db, now, limit),
     sweepTombstones: (before, limit) => sweepTombstones(db, before, limit),

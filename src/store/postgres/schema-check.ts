@@ -1,8 +1,8 @@
 import { TerminusError } from '../../core/errors.js';
 import type { Db, Sql } from './db.js';
 
-/** The columns every query of this store reads or writes, by table (migration 001). */
-const EXPECTED: Readonly<Record<'tasks' | 'keys', readonly string[]>> = {
+/** The columns every query of this store reads or writes, by table (migrations 001 and 003). */
+const EXPECTED: Readonly<Record<'tasks' | 'keys' | 'logs', readonly string[]>> = {
   tasks: [
     'id',
     'owner',
@@ -32,8 +32,13 @@ const EXPECTED: Readonly<Record<'tasks' | 'keys', readonly string[]>> = {
     'error',
     'result_digest',
     'late_outcome',
+    'log_seq',
+    'log_lines',
+    'log_bytes',
+    'log_dropped',
   ],
   keys: ['owner', 'submission_key', 'task_id', 'created_at'],
+  logs: ['task_id', 'seq', 'epoch', 'at', 'stream', 'text', 'fields', 'bytes'],
 };
 
 const COLUMNS: Sql = () => `
@@ -46,12 +51,12 @@ WHERE table_schema = $1 AND table_name = ANY($2::text[])`;
  * Rejects `storage_damaged` naming the schema and what is missing.
  */
 export async function checkSchema(db: Db, schema: string): Promise<void> {
-  const names = { tasks: 'tasks', keys: 'submission_keys' } as const;
+  const names = { tasks: 'tasks', keys: 'submission_keys', logs: 'task_logs' } as const;
   const result = await db.query<{ table_name: string; column_name: string }>('checkSchema', COLUMNS, [
     schema,
     Object.values(names),
   ]);
-  for (const [table, columns] of Object.entries(EXPECTED) as ['tasks' | 'keys', readonly string[]][]) {
+  for (const [table, columns] of Object.entries(EXPECTED) as ['tasks' | 'keys' | 'logs', readonly string[]][]) {
     const present = new Set(result.rows.filter((r) => r.table_name === names[table]).map((r) => r.column_name));
     const where = `PostgreSQL schema ${schema}`;
     if (present.size === 0) {

@@ -9,6 +9,7 @@ import { createTask } from './create.js';
 import { finish } from './finish.js';
 import { createWriteQueue } from './group-commit.js';
 import { lookupKey } from './keys.js';
+import { appendLog, readLog } from './log.js';
 import { checkFileHeader, checkIntegrity, checkSchema, preserveDamagedWal } from './integrity.js';
 import { migrate } from './migrate.js';
 import { countByStatus, getTask, listTasks } from './read.js';
@@ -95,6 +96,8 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     checkpoint: (fence, data, now) => queue.enqueue(() => checkpoint(db, fence, data, now)),
     requestInput: (fence, key, request, now) => queue.enqueue(() => requestInput(db, fence, key, request, now)),
     finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now)),
+    appendLog: (fence, lines, bound, now) => queue.enqueue(() => appendLog(db, fence, lines, bound, now)),
+    readLog: (owner, id, query, now) => read(() => readLog(db, owner, id, query, now)),
     release: (fence) => queue.enqueue(() => release(db, fence)),
     sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit)),
     sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit)),

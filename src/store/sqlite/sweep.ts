@@ -7,12 +7,23 @@ WHERE id IN (
   SELECT id FROM tasks
   WHERE expires_at IS NOT NULL AND expires_at <= @now AND status NOT IN ${LIVE}
   ORDER BY expires_at
-  LIMIT @limit)`;
+  LIMIT @limit)
+RETURNING id`;
 
-/** A queued write. Only terminal tasks carry an `expires_at`, so a working one is never swept (S7). */
+const SWEEP_LOGS = `DELETE FROM task_logs WHERE task_id IN (SELECT value FROM json_each(@ids))`;
+
+/**
+ * A queued write. Only terminal tasks carry an `expires_at`, so a working one is never swept (S7).
+ * Their logs go in the same savepoint (no foreign key: SQLite enforces them only per connection
+ * pragma, and a missed one would leave lines nobody can read).
+ */
 export function sweepExpired(db: Database, now: number, limit: number): number {
   if (limit < 1) return 0;
-  return statement(db, SWEEP).run({ now, limit: Math.floor(limit) }).changes;
+  const ids = statement(db, SWEEP)
+    .pluck()
+    .all({ now, limit: Math.floor(limit) }) as string[];
+  if (ids.length > 0) statement(db, SWEEP_LOGS).run({ ids: JSON.stringify(ids) });
+  return ids.length;
 }
 
 const SWEEP_TOMBSTONES = `

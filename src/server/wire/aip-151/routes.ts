@@ -2,6 +2,7 @@ import { isTerminal } from '../../../core/task.js';
 import { isTerminusError } from '../../../core/errors.js';
 import { route, type HttpRequestInfo, type HttpRoute } from '../../http/routes.js';
 import { ownerOf } from '../../owner.js';
+import { decodeLogSearch, encodeLogPage } from '../../task-logs.js';
 import type { WireDeps } from '../adapter.js';
 import {
   decodeDuration,
@@ -27,6 +28,7 @@ import { AipError, invalidArgument, operationNotFound, toAipError } from './erro
  * | `POST /v1/operations/{id}:cancel` | CancelOperation -> `{}` |
  * | `POST /v1/operations/{id}:wait` `{timeout: "30s"}` | WaitOperation |
  * | `DELETE /v1/operations/{id}` | DeleteOperation -> `{}` |
+ * | `GET /v1/operations/{id}/logs?after=&limit=` | ours (issue 18): a page of the task's own log |
  */
 export function aipRoutes(deps: WireDeps): HttpRoute[] {
   const { engine } = deps;
@@ -71,6 +73,13 @@ export function aipRoutes(deps: WireDeps): HttpRoute[] {
     return json(encodeOperation(await engine.get(owner(info), id)));
   });
 
+  const logs = handler(async (request, info) => {
+    const { id, verb } = decodeOperationSegment(info.params.op ?? '');
+    if (verb !== undefined) throw operationNotFound();
+    const query = decodeLogSearch(new URL(request.url).searchParams);
+    return json(encodeLogPage(await engine.readLog(owner(info), id, query)));
+  });
+
   const custom = handler(async (request, info) => {
     const { id, verb } = decodeOperationSegment(info.params.op ?? '');
     if (verb === 'cancel') {
@@ -100,6 +109,7 @@ export function aipRoutes(deps: WireDeps): HttpRoute[] {
     route('POST', '/v1/tools/:tool', run),
     route('GET', '/v1/operations', list),
     route('GET', '/v1/operations/:op', get),
+    route('GET', '/v1/operations/:op/logs', logs),
     route('POST', '/v1/operations/:op', custom),
     route('DELETE', '/v1/operations/:op', remove),
     route('*', '/v1/*', unknown),

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isTerminusError } from '../../../core/errors.js';
 import { isTerminal } from '../../../core/task.js';
 import { ownerOf } from '../../owner.js';
+import { decodeLogQuery, encodeLogPage, LOGS_METHOD } from '../../task-logs.js';
 import type { WireDeps } from '../adapter.js';
 import { LIST_PAGE_SIZE, REASONS, RESULT_WAIT_SLICE_MS } from './constants.js';
 import { decodeList, decodeTaskRef } from './decode.js';
@@ -43,7 +44,7 @@ export function canList(ctx: Pick<ServerContext, 'http'>, deps: Pick<WireDeps, '
   return typeof clientId === 'string' && clientId.length > 0;
 }
 
-/** Registers `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` on one legacy-era `Server`. */
+/** Registers `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` and `terminus/tasks/logs` on one legacy-era `Server`. */
 export function installTaskMethods(server: Server, deps: WireDeps): void {
   const { engine } = deps;
 
@@ -97,6 +98,17 @@ export function installTaskMethods(server: Server, deps: WireDeps): void {
         if (isTerminusError(error, 'invalid_argument')) throw invalidParams('Invalid cursor', REASONS.invalidCursor);
         throw error;
       }
+    }),
+  );
+
+  // Ours (issue 18): a page of the task's own log, owned like `tasks/get` (T-73: foreign = unknown).
+  server.setRequestHandler(
+    LOGS_METHOD,
+    SCHEMAS,
+    guarded(async (params, ctx) => {
+      const { taskId } = decodeTaskRef(params);
+      const query = decodeLogQuery(params);
+      return { ...encodeLogPage(await engine.readLog(ownerOf(ctx, deps.transport), taskId, query)) };
     }),
   );
 

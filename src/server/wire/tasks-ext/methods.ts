@@ -1,6 +1,7 @@
 import type { Server, ServerContext } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import { ownerOf } from '../../owner.js';
+import { decodeLogQuery, encodeLogPage, LOGS_METHOD } from '../../task-logs.js';
 import type { WireDeps } from '../adapter.js';
 import { LOOKUP_METHOD } from './constants.js';
 import { checkResponses, decodeLookup, decodeTaskRef, decodeUpdate } from './decode.js';
@@ -61,6 +62,16 @@ const lookupTask = taskMethod(LOOKUP_METHOD, async (params, ctx, deps) => {
   return found.kind === 'found' ? encodeLookupFound(found.task) : encodeLookupNeverCreated();
 });
 
+/**
+ * `terminus/tasks/logs`: a page of the task's own log. Gated and owned like `tasks/get` (X-47, S8):
+ * a foreign id gets the same `-32602` as an unknown one.
+ */
+const taskLogs = taskMethod(LOGS_METHOD, async (params, ctx, deps) => {
+  const { taskId } = decodeTaskRef(params);
+  const query = decodeLogQuery(params);
+  return { ...encodeLogPage(await deps.engine.readLog(ownerOf(ctx, deps.transport), taskId, query)) };
+});
+
 /** Registers `tools/call` and the task methods of the extension on one SDK `Server`. */
 export function installTaskMethods(server: Server, deps: WireDeps): void {
   server.setRequestHandler('tools/call', (request, ctx) => callTool(request.params, ctx, deps) as never);
@@ -68,4 +79,5 @@ export function installTaskMethods(server: Server, deps: WireDeps): void {
   server.setRequestHandler('tasks/update', SCHEMAS, updateTask(deps));
   server.setRequestHandler('tasks/cancel', SCHEMAS, cancelTask(deps));
   server.setRequestHandler(LOOKUP_METHOD, SCHEMAS, lookupTask(deps));
+  server.setRequestHandler(LOGS_METHOD, SCHEMAS, taskLogs(deps));
 }

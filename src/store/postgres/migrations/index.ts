@@ -2,9 +2,11 @@ import type { Tables } from '../db.js';
 import type { Migration } from '../migrate.js';
 import { sql as init } from './001_init.js';
 import { sql as claimOrder } from './002_claim_order.js';
+import { sql as taskLogs } from './003_task_logs.js';
 
 /** The task store's migrations (component `tasks`). */
 export const MIGRATIONS: readonly Migration<Tables>[] = [
   { id: 1, name: '001_init', sql: init },
   { id: 2, name: '002_claim_order', sql: claimOrder },
+  { id: 3, name: '003_task_logs', sql: taskLogs },
 ];

@@ -1,5 +1,6 @@
 import { sql as init } from './001_init.js';
 import { sql as claimOrder } from './002_claim_order.js';
+import { sql as taskLogs } from './003_task_logs.js';
 
 export interface Migration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add the next. */
@@ -11,4 +12,5 @@ export interface Migration {
 export const MIGRATIONS: readonly Migration[] = [
   { id: 1, name: '001_init', sql: init },
   { id: 2, name: '002_claim_order', sql: claimOrder },
+  { id: 3, name: '003_task_logs', sql: taskLogs },
 ];

@@ -1,0 +1,50 @@
+import { logLineBytes, type LogBound, type LogLine, type NewLogLine } from '../../core/log.js';
+import type { Fence, LogQuery, LogRead } from '../port.js';
+import { clampLimit } from '../cursor.js';
+import { assertLive, copy, fenced, visible, type MemoryState } from './state.js';
+
+/** One task's log in memory: the kept lines (oldest first) and the counters the bound keeps. */
+export interface MemoryLog {
+  lastSeq: number;
+  dropped: number;
+  bytes: number;
+  readonly lines: { readonly line: LogLine; readonly bytes: number }[];
+}
+
+/** Fenced like `progress`; a terminal task's log is final (S2). */
+export function appendLog(
+  state: MemoryState,
+  fence: Fence,
+  lines: readonly NewLogLine[],
+  bound: LogBound,
+  now: number,
+): LogLine[] {
+  assertLive(fenced(state, fence));
+  const log = state.logs.get(fence.taskId) ?? { lastSeq: 0, dropped: 0, bytes: 0, lines: [] };
+  state.logs.set(fence.taskId, log);
+  const stored = lines.map((input): LogLine => {
+    log.lastSeq += 1;
+    const line: LogLine = { ...copy(input), seq: log.lastSeq, epoch: fence.epoch, at: now };
+    const bytes = logLineBytes(line);
+    log.lines.push({ line, bytes });
+    log.bytes += bytes;
+    return line;
+  });
+  while (log.lines.length > 0 && (log.lines.length > bound.maxLines || log.bytes > bound.maxBytes)) {
+    const oldest = log.lines.shift();
+    log.bytes -= oldest?.bytes ?? 0;
+    log.dropped += 1;
+  }
+  return copy(stored);
+}
+
+export function readLog(state: MemoryState, owner: string, id: string, query: LogQuery, now: number): LogRead | null {
+  const task = visible(state, owner, id, now);
+  if (task === null) return null;
+  const log = state.logs.get(id);
+  const lines = (log?.lines ?? [])
+    .filter(({ line }) => line.seq > query.after)
+    .slice(0, clampLimit(query.limit))
+    .map(({ line }) => line);
+  return { task: copy(task), lines: copy(lines), lastSeq: log?.lastSeq ?? 0, dropped: log?.dropped ?? 0 };
+}
