@@ -64,7 +64,10 @@ function checkJson(value: unknown, path: string, call: string, seen: Set<unknown
     if (Number.isFinite(value)) return;
     throw invalid(`${call}: ${path} is ${value}, which JSON cannot hold`);
   }
-  if (typeof value !== 'object') throw invalid(`${call}: ${path} is a ${typeof value}, which JSON cannot hold`);
+  if (typeof value !== 'object') {
+    const what = value === undefined ? 'undefined' : `a ${typeof value}`;
+    throw invalid(`${call}: ${path} is ${what}, which JSON cannot hold`);
+  }
   if (seen.has(value)) throw invalid(`${call}: ${path} refers back to itself (a cycle)`);
   seen.add(value);
   if (Array.isArray(value)) {
@@ -72,7 +75,7 @@ function checkJson(value: unknown, path: string, call: string, seen: Set<unknown
   } else {
     const proto: unknown = Object.getPrototypeOf(value);
     if (proto !== Object.prototype && proto !== null) {
-      throw invalid(`${call}: ${path} is a ${describe(value)}; pass plain objects, arrays, strings, numbers, booleans`);
+      throw invalid(`${call}: ${path} is ${describe(value)}; pass plain objects, arrays, strings, numbers, booleans`);
     }
     for (const [key, item] of Object.entries(value)) checkJson(item, `${path}.${key}`, call, seen);
   }

@@ -8,6 +8,7 @@ import { analyzeCsvTool } from '../../src/tools/demo/analyze-csv.js';
 import { buildReportTool } from '../../src/tools/demo/build-report.js';
 import { ensureSampleCsv, parseCsvLine } from '../../src/tools/demo/csv.js';
 import { migrateTool } from '../../src/tools/demo/migrate.js';
+import { runTestsTool } from '../../src/tools/demo/run-tests.js';
 
 /** The demo tools' real work, checkpoints and resumption, with a recording context. */
 let dir: string;
@@ -136,5 +137,53 @@ describe('migrate', () => {
     const lines = readFileSync(dest, 'utf8').trim().split('\n');
     expect(lines).toHaveLength(50_000);
     expect(new Set(lines.map((l) => (JSON.parse(l) as { id: string }).id)).size).toBe(50_000);
+  });
+});
+
+describe('run_tests', () => {
+  it('logs each result as it goes (FAIL lines with fields) and returns the summary', async () => {
+    const { ctx, lines, checkpoints } = context();
+    const result = await runTestsTool.handler({ count: 10, failEvery: 4, pauseMs: 0 }, ctx);
+    expect(lines.map((l) => l.text)).toEqual([
+      'running 10 tests',
+      'PASS test_001',
+      'PASS test_002',
+      'PASS test_003',
+      'FAIL test_004: expected 4, got 5',
+      'PASS test_005',
+      'PASS test_006',
+      'PASS test_007',
+      'FAIL test_008: expected 3, got 4',
+      'PASS test_009',
+      'PASS test_010',
+      '10 tests: 8 passed, 2 failed',
+    ]);
+    expect(lines[4]?.fields).toEqual({ test: 'test_004', expected: 4, got: 5, status: 'fail' });
+    expect(lines.at(-1)?.stream).toBe('output');
+    expect(result.structuredContent).toMatchObject({ count: 10, passed: 8, failed: 2 });
+    expect(checkpoints).toHaveLength(10);
+  });
+
+  it('a re-run from a checkpoint says where it resumes and runs only the rest', async () => {
+    const { ctx, lines } = context({
+      lastCheckpoint: { next: 9, passed: 6, failures: [{ test: 'test_004', expected: 4, got: 5 }] },
+    });
+    const result = await runTestsTool.handler({ count: 10, failEvery: 4, pauseMs: 0 }, ctx);
+    expect(lines.map((l) => l.text)).toEqual([
+      'resuming at test_009 (attempt 2)',
+      'PASS test_009',
+      'PASS test_010',
+      '10 tests: 8 passed, 1 failed',
+    ]);
+    expect(result.structuredContent).toMatchObject({ passed: 8, failed: 1 });
+  });
+
+  it('stops when cancelled, mid-test', async () => {
+    const abort = new AbortController();
+    const { ctx, lines } = context({ signal: abort.signal });
+    const run = runTestsTool.handler({ count: 100, failEvery: 0, pauseMs: 60_000 }, ctx);
+    setTimeout(() => abort.abort(new Error('cancelled')), 20);
+    await expect(run).rejects.toThrow();
+    expect(lines.map((l) => l.text)).toEqual(['running 100 tests']);
   });
 });

@@ -40,7 +40,7 @@ describe('terminus serve --stdio', () => {
   it('advertises the extension and lists the demo tools', async () => {
     expect(client.getServerCapabilities()?.extensions).toEqual({ [EXT]: {} });
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['analyze_csv', 'build_report', 'migrate']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['analyze_csv', 'build_report', 'migrate', 'run_tests']);
   });
 
   it('X-66 runs analyze_csv inline for a client without the extension', async () => {
