@@ -1,7 +1,7 @@
 /**
  * How the CLI shows a task's log (issue 18), for `terminus ops logs` and `terminus call
- * --follow-logs`: one line per log line (`10:00:01.250  text  {fields}`, an `output` chunk after
- * `> `), with markers where the reader must know something happened between two lines:
+ * --follow-logs`: one line per log line (`10:00:01.250  text`, an `output` chunk after `> `; the
+ * handler's `fields` are for programs and are shown with `--json` only), with markers where the reader must know something happened between two lines:
  * `-- re-run, epoch 2 --` when a re-run after a crash appends, and `-- 3 lines dropped ... --` where
  * the server's per-task bound dropped lines before they were read (a gap in `seq`).
  */
@@ -25,9 +25,7 @@ export function lineText(line: LogLine): string {
     .replace(/\r?\n$/, '')
     // eslint-disable-next-line no-control-regex -- matching control characters is the point here
     .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, (c) => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`);
-  const fields =
-    line.fields === undefined || Object.keys(line.fields).length === 0 ? '' : `  ${JSON.stringify(line.fields)}`;
-  return `${clock(line.at)}  ${line.stream === 'output' ? '> ' : ''}${text}${fields}`;
+  return `${clock(line.at)}  ${line.stream === 'output' ? '> ' : ''}${text}`;
 }
 
 /** Keeps the last seq and epoch seen, so gaps and re-runs are marked where they happen. */
