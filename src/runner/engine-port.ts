@@ -95,6 +95,8 @@ export interface TaskLogPage {
   readonly next: number;
   /** Oldest lines deleted so far by the per-task bound. */
   readonly dropped: number;
+  /** The highest seq written so far (0: none); a follower that wants only new lines starts there. */
+  readonly lastSeq: number;
   /** The task is terminal and no line is left after `next`: nothing more will come. */
   readonly done: boolean;
 }

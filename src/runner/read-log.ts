@@ -36,6 +36,7 @@ export async function readTaskLog(
     lines: read.lines,
     next,
     dropped: read.dropped,
+    lastSeq: read.lastSeq,
     done: isTerminal(read.task.status) && next >= read.lastSeq,
   };
 }

@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/server';
 import type { Logger } from '../../../core/ports.js';
 import { isTerminal, type TaskRecord, type TaskStatus } from '../../../core/task.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
+import { encodeLogLine, LOGS_NOTIFICATION } from '../../task-logs.js';
 import { encodeTask, projectStatus } from './encode.js';
 import type { FollowOptions, SessionHooks } from './session-hooks.js';
 
@@ -12,9 +13,14 @@ interface Followed {
   lastStatus: TaskStatus;
   /** The last progress sent, as JSON: a status change alone sends no progress. */
   lastProgress: string;
+  /** The last log seq pushed: lines go out once each, in seq order. */
+  logCursor: number;
   /** Serialises pushes per task, so notifications leave in the order of the changes. */
   chain: Promise<void>;
 }
+
+/** Lines per `notifications/terminus/tasks/logs`: the read limit, so one read makes one push. */
+const LOG_PUSH_LINES = 1000;
 
 /**
  * Pushes `notifications/tasks/status` (full `Task`, no related-task `_meta`; T-47, T-49) and
@@ -22,6 +28,9 @@ interface Followed {
  * one session, until each is terminal (T-55). Sent without a related request, so they travel on the
  * session's GET stream when the client opened one (reference 1.11 lets clients expect them on any
  * stream, T-31). Advisory: clients keep polling `tasks/get` (T-48); a lost push is never repaired.
+ * New lines of such a task's own log go out as `notifications/terminus/tasks/logs`
+ * `{ taskId, lines }` (issue 18), each line once, in seq order, before the terminal status; a
+ * client still reads `terminus/tasks/logs` by cursor and uses pushes only to learn of lines sooner.
  */
 export function createStatusNotifier(
   server: Server,
@@ -29,19 +38,35 @@ export function createStatusNotifier(
   logger: Logger,
 ): SessionHooks & { close(): void } {
   const followed = new Map<string, Followed>();
-  const schedule = (taskId: string, entry: Followed): void => {
+  const schedule = (taskId: string, entry: Followed, logsOnly = false): void => {
     entry.chain = entry.chain
-      .then(() => push(taskId, entry))
+      .then(() => (logsOnly ? pushLogs(taskId, entry) : push(taskId, entry)))
       .catch((error: unknown) => {
         logger.debug('task notification not sent', { taskId, error: String(error) });
       });
   };
   const unsubscribe = engine.events.subscribe((event) => {
     const entry = followed.get(event.taskId);
-    if (entry !== undefined) schedule(event.taskId, entry);
+    // A log line changes no status: read only the new lines.
+    if (entry !== undefined) schedule(event.taskId, entry, event.kind === 'log');
   });
 
+  async function pushLogs(taskId: string, entry: Followed): Promise<void> {
+    for (;;) {
+      const page = await engine.readLog(entry.owner, taskId, { after: entry.logCursor, limit: LOG_PUSH_LINES });
+      if (page.lines.length === 0) return;
+      entry.logCursor = page.next;
+      await server.notification({
+        method: LOGS_NOTIFICATION,
+        params: { taskId, lines: page.lines.map(encodeLogLine) },
+      });
+      if (page.lines.length < LOG_PUSH_LINES) return;
+    }
+  }
+
   async function push(taskId: string, entry: Followed): Promise<void> {
+    // Lines first: a terminal task takes no more, so these are its last ones.
+    await pushLogs(taskId, entry);
     const task = await engine.get(entry.owner, taskId);
     const status = projectStatus(task);
     if (
@@ -78,6 +103,7 @@ export function createStatusNotifier(
         options,
         lastStatus: projectStatus(task),
         lastProgress: JSON.stringify(task.progress),
+        logCursor: 0,
         chain: Promise.resolve(),
       };
       followed.set(task.id, entry);

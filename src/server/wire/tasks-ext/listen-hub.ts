@@ -12,6 +12,11 @@ export interface ListenStream {
   readonly owner: string;
   /** Called with a task's `DetailedTask` whenever the hub read it; the stream drops repeats. */
   readonly deliver: (taskId: string, task: Detailed) => void;
+  /**
+   * For a stream that asked for log lines: called on each `log` event of a watched task and on
+   * each poll (lines written on another node), so the stream reads the lines after its cursor.
+   */
+  readonly logs?: (taskId: string) => void;
 }
 
 interface Watched {
@@ -112,11 +117,20 @@ export class ListenHub {
   #arm(): void {
     if (this.#unsubscribe === null) {
       this.#unsubscribe = this.#engine.events.subscribe((event) => {
-        for (const entry of this.#byTask.get(event.taskId) ?? []) this.#read(entry);
+        for (const entry of this.#byTask.get(event.taskId) ?? []) {
+          // A log line changes nothing a `DetailedTask` shows: only the streams that follow logs read.
+          if (event.kind === 'log') this.#logs(entry);
+          else this.#read(entry);
+        }
       });
     }
     if (this.#poll === null) {
-      this.#poll = setInterval(() => this.#watched.forEach((entry) => this.#read(entry)), POLL_MS);
+      this.#poll = setInterval(() => {
+        this.#watched.forEach((entry) => {
+          this.#read(entry);
+          this.#logs(entry);
+        });
+      }, POLL_MS);
       this.#poll.unref();
     }
   }
@@ -126,6 +140,10 @@ export class ListenHub {
     this.#unsubscribe = null;
     if (this.#poll !== null) clearInterval(this.#poll);
     this.#poll = null;
+  }
+
+  #logs(entry: Watched): void {
+    for (const stream of entry.streams) stream.logs?.(entry.taskId);
   }
 
   #read(entry: Watched): void {

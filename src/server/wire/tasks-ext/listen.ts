@@ -5,6 +5,7 @@ import { TASKS_EXTENSION } from './constants.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
 import { DEFAULT_LIMITS, limitResponse, type ServerLimits } from '../../limits.js';
 import { ListenHub, type ListenStream } from './listen-hub.js';
+import { encodeLogLine, LISTEN_LOGS_KEY, LOGS_NOTIFICATION } from '../../task-logs.js';
 
 /**
  * `subscriptions/listen` with `notifications.taskIds` (reference 2.7). The SDK's entry routes listen
@@ -15,6 +16,10 @@ import { ListenHub, type ListenStream } from './listen-hub.js';
  *   the caller owns (others are left out silently, so the ack is no existence oracle, S8), then one
  *   `notifications/tasks` with the full `DetailedTask` per change of a watched task (X-67), and no
  *   progress or log notifications (X-41). Every message carries the subscription id.
+ * - with `notifications["terminus/taskLogs"]: true` (ours, issue 18; asked for explicitly, X-67),
+ *   also `notifications/terminus/tasks/logs` `{ taskId, lines }` with each line written to a
+ *   watched task after the stream opened, once, in seq order; the ack echoes the key. Clients read
+ *   `terminus/tasks/logs` by cursor for the lines before, and never rely on a push alone.
  * Listen requests without `taskIds` go to the SDK unchanged.
  */
 export function createListenPrecheck(
@@ -30,6 +35,7 @@ export function createListenPrecheck(
     if (message.method !== 'subscriptions/listen') return undefined;
     const params = asRecord(message.params);
     const taskIds = asRecord(params?.notifications)?.taskIds;
+    const withLogs = asRecord(params?.notifications)?.[LISTEN_LOGS_KEY] === true;
     if (taskIds === undefined) return undefined;
     const capabilities = asRecord(asRecord(params?._meta)?.[CLIENT_CAPABILITIES_META_KEY]);
     const declared = asRecord(capabilities?.extensions)?.[TASKS_EXTENSION];
@@ -58,6 +64,7 @@ export function createListenPrecheck(
       ...context,
       owner,
       hub,
+      withLogs,
     });
   };
 }
@@ -75,9 +82,9 @@ const STREAM_RETRY_MS = 5_000;
 function streamTaskNotifications(
   id: unknown,
   requested: readonly string[],
-  context: PrecheckContext & { readonly owner: string; readonly hub: ListenHub },
+  context: PrecheckContext & { readonly owner: string; readonly hub: ListenHub; readonly withLogs: boolean },
 ): Response {
-  const { deps, signal, owner, hub } = context;
+  const { deps, signal, owner, hub, withLogs } = context;
   const meta = { [SUBSCRIPTION_ID_META_KEY]: id };
   const encoder = new TextEncoder();
   const cleanups: (() => void)[] = [];
@@ -86,7 +93,12 @@ function streamTaskNotifications(
   let left = false;
   const last = new Map<string, string>();
   let deliver: ListenStream['deliver'] = () => undefined;
-  const subscriber: ListenStream = { owner, deliver: (taskId, task) => deliver(taskId, task) };
+  let followLogs: (taskId: string) => void = () => undefined;
+  const subscriber: ListenStream = {
+    owner,
+    deliver: (taskId, task) => deliver(taskId, task),
+    ...(withLogs ? { logs: (taskId: string) => followLogs(taskId) } : {}),
+  };
   const leave = (): void => {
     if (left) return;
     left = true;
@@ -112,12 +124,38 @@ function streamTaskNotifications(
       const watched = (await Promise.all(requested.map((taskId) => visible(deps, owner, taskId)))).filter(
         (taskId): taskId is string => taskId !== undefined,
       );
+      // Each watched task's log is followed from its last seq now: lines before are read by cursor.
+      const cursors = new Map<string, { after: number; chain: Promise<void> }>();
+      if (withLogs) {
+        for (const taskId of watched)
+          cursors.set(taskId, { after: await lastSeq(deps, owner, taskId), chain: Promise.resolve() });
+      }
       if (closed) return;
       send({
         jsonrpc: '2.0',
         method: 'notifications/subscriptions/acknowledged',
-        params: { notifications: { taskIds: watched }, _meta: meta },
+        params: { notifications: { taskIds: watched, ...(withLogs ? { [LISTEN_LOGS_KEY]: true } : {}) }, _meta: meta },
       });
+      followLogs = (taskId) => {
+        const cursor = cursors.get(taskId);
+        if (cursor === undefined) return;
+        cursor.chain = cursor.chain
+          .then(async () => {
+            for (;;) {
+              if (closed) return;
+              const page = await deps.engine.readLog(owner, taskId, { after: cursor.after, limit: LOG_PUSH_LINES });
+              if (page.lines.length === 0) return;
+              cursor.after = page.next;
+              send({
+                jsonrpc: '2.0',
+                method: LOGS_NOTIFICATION,
+                params: { taskId, lines: page.lines.map(encodeLogLine), _meta: meta },
+              });
+              if (page.lines.length < LOG_PUSH_LINES) return;
+            }
+          })
+          .catch(() => undefined); // expired or purged: nothing left to push
+      };
       // Sent in order, and only when changed since the last one this stream sent.
       deliver = (taskId, task) => {
         const text = JSON.stringify(task);
@@ -139,6 +177,17 @@ function streamTaskNotifications(
     status: 200,
     headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' },
   });
+}
+
+/** Lines per log push: one read's worth. */
+const LOG_PUSH_LINES = 1000;
+
+async function lastSeq(deps: WireDeps, owner: string, taskId: string): Promise<number> {
+  try {
+    return (await deps.engine.readLog(owner, taskId, { after: Number.MAX_SAFE_INTEGER, limit: 1 })).lastSeq;
+  } catch {
+    return 0;
+  }
 }
 
 async function visible(deps: WireDeps, owner: string, taskId: string): Promise<string | undefined> {
