@@ -23,6 +23,7 @@ export const LOG_POLL_MS = 1_000;
 /** Lines per read while catching up (the server's maximum is 1000). */
 export const LOG_PAGE_LIMIT = 500;
 const RETRY_MAX_MS = 30_000;
+const TASK_ID_POLL_MS = 200;
 
 export interface LogsOptions {
   /** Start after this `seq` (a cursor from an earlier read); default 0, the whole log. */
@@ -115,21 +116,21 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
   const interval = options.intervalMs ?? LOG_POLL_MS;
   const state = { next: options.after ?? 0, dropped: 0, status: null as WireStatusAnswer | null, done: false };
 
-  /** Sleeps `ms`, ended early by a pushed hint for `taskId` or by the caller's signal. */
+  /** Sleeps `ms`, ended early by a pushed hint about `taskId` (lines or status) or by the caller's signal. */
   async function pause(ms: number, wire: ClientWire | null, taskId: string | null): Promise<void> {
     const wake = new AbortController();
     const onAbort = (): void => wake.abort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    const unhint =
-      wire === null || taskId === null
-        ? undefined
-        : wire.onLogsHint?.((id) => {
-            if (id === taskId) wake.abort();
-          });
+    // New lines, or a status change (a terminal one means the log is complete): read now.
+    const mine = (id: string): void => {
+      if (id === taskId) wake.abort();
+    };
+    const unhints =
+      wire === null || taskId === null ? [] : [wire.onLogsHint?.(mine), wire.onStatusHint?.((id) => mine(id))];
     try {
       await clock.sleep(ms, wake.signal).catch(() => undefined);
     } finally {
-      unhint?.();
+      for (const unhint of unhints) unhint?.();
       options.signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -143,7 +144,8 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
       if (record.taskId === null) {
         // Not named yet (SUBMITTING): a task that will exist is waited for, a call without one ends.
         if (isSettled(record.state) || !follow) throw noTask(record);
-        await pause(interval, null, null);
+        // A local ledger read, not a request: looked at every 200 ms at most, whatever the interval.
+        await pause(Math.min(interval, TASK_ID_POLL_MS), null, null);
         continue;
       }
       let page: LogPage;

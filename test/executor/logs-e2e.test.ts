@@ -2,14 +2,15 @@
  * `handle.logs()` and `executor.logs(operationId)` (issue 18) against the built `terminus serve`
  * and its `run_tests` demo, on each wire that serves logs: the follower yields every line once, in
  * seq order, while the suite still runs (an agent sees the first failure before the end), and ends
- * when the server says `done`; reading the log of a settled operation from a new executor is no
+ * when the server says `done`; a pushed notification wakes it between reads; reading the log of a settled operation from a new executor is no
  * effect on it (its ledger record is unchanged); a server that keeps no logs (SDK 1.32) is the
  * typed `no_logs` error, not a crash.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, systemIds, systemRandom } from '../../src/core/system.js';
-import { connectServer } from '../../src/executor/adapters/index.js';
+import { connectServer, createHttpConnection, negotiate } from '../../src/executor/adapters/index.js';
+import type { NotificationListener, RpcConnection } from '../../src/executor/adapters/connection.js';
 import { createExecutor } from '../../src/executor/executor.js';
 import { ExecutorError } from '../../src/executor/executor-types.js';
 import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
@@ -101,6 +102,56 @@ describe('executor: following a task log over the real server', () => {
       SLOW,
     );
   }
+
+  it(
+    'a pushed notification is a hint: a follower that would wait 10 min between reads reads at once on one',
+    async () => {
+      // The real server answers the reads; the push is delivered by hand on the connection, since
+      // today's executor connections open no 2025 GET stream (where the server pushes).
+      const connection = createHttpConnection({ url: served.url, clock: systemClock });
+      const listeners = new Set<NotificationListener>();
+      const listen = connection.onNotification.bind(connection);
+      // In place: the connection object carries its era, which negotiation sets on it.
+      (connection as { onNotification: RpcConnection['onNotification'] }).onNotification = (listener) => {
+        listeners.add(listener);
+        const off = listen(listener);
+        return () => {
+          listeners.delete(listener);
+          off();
+        };
+      };
+      const ledger = createMemoryLedger();
+      const executor = await createExecutor({
+        ledger,
+        connect: () => negotiate(connection, { clock: systemClock, wire: 'mcp-2025-11-25' }),
+        clock: systemClock,
+        random: systemRandom,
+        ids: systemIds,
+        policy: { minPollIntervalMs: 100, backoffBaseMs: 100 },
+      });
+      try {
+        const op = await executor.submit({ callNodeId: 'hints', server: 's', tool: 'run_tests', args: SUITE });
+        const follower = op.logs({ intervalMs: 600_000 });
+        const seqs: number[] = [];
+        const reading = (async () => {
+          for await (const line of follower) seqs.push(line.seq);
+        })();
+        await op.result();
+        const id = (await ledger.load(op.operationId))!.taskId!;
+        // The first read came and went; the next is 10 minutes away unless a push says "read now".
+        for (let i = 0; i < 20 && follower.done === false; i++) {
+          for (const listener of listeners) listener('notifications/terminus/tasks/logs', { taskId: id, lines: [] });
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        await reading;
+        expect(seqs).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
+        expect(follower.done).toBe(true);
+      } finally {
+        await executor.close();
+      }
+    },
+    SLOW,
+  );
 
   it(
     'a server that keeps no task logs (SDK 1.32 over stdio): ExecutorError no_logs, and the call still completes',
