@@ -66,6 +66,13 @@ export { sep1391Wire, sep1391ToolExtension, SEP1391_CAPABILITY } from './server/
 export { aip151Wire } from './server/wire/aip-151/index.js';
 export type { LegacyHttpLeg, PrecheckContext, RawRpcMessage } from './server/wire/adapter.js';
 export { UNAVAILABLE_RPC_CODE } from './server/wire/retryable.js';
+// Task logs (issue 18): the handler's ctx.log/ctx.output lines, read by cursor and pushed.
+export type { LogLine, LogStream } from './core/log.js';
+export { DEFAULT_LOG_LIMITS } from './core/log.js';
+export type { LogLimits } from './runner/task-log.js';
+export type { LogReadQuery, TaskLogPage } from './runner/engine-port.js';
+export { LOGS_METHOD, LOGS_NOTIFICATION, LISTEN_LOGS_KEY } from './server/task-logs.js';
+export type { WireLogLine, WireLogPage } from './server/task-logs.js';
 export { MIN_ANONYMOUS_KEY_BITS, keyBits } from './server/anonymous.js';
 export { createBearerAuth, createJwtAuth, firstOf, readJwks, readTokensFile } from './server/auth/index.js';
 export type { Authenticate, BearerAuthOptions, JwtAuthOptions } from './server/auth/index.js';

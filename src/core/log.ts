@@ -6,6 +6,7 @@
 
 /** `log`: a line for a person (`ctx.log`); `output`: a chunk of partial result (`ctx.output`). */
 export const LOG_STREAMS = ['log', 'output'] as const;
+/** One of `LOG_STREAMS`. */
 export type LogStream = (typeof LOG_STREAMS)[number];
 
 /** A line as a handler hands it to the store: the store numbers it and stamps epoch and time. */
@@ -55,6 +56,7 @@ export const MAX_LOG_TEXT_BYTES = 1024 * 1024;
 
 /** The most lines one read returns, and the default (`terminus/tasks/logs` `limit`). */
 export const MAX_LOG_READ = 1000;
+/** Lines one read returns when the caller names no `limit`. */
 export const DEFAULT_LOG_READ = 100;
 
 /** Bytes a line counts against `LogBound.maxBytes`. */

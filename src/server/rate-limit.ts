@@ -18,6 +18,7 @@ const RPC_KINDS: Readonly<Record<string, RateKind>> = {
   'tools/async/result': 'polls',
   'terminus/tasks/lookup': 'polls',
   'terminus/tasks/logs': 'polls',
+  'tools/async/logs': 'polls',
 };
 
 /** Buckets kept before idle (full) ones are dropped: bounds memory to callers seen recently. */

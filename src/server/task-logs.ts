@@ -38,6 +38,7 @@ export interface WireLogPage {
   readonly done: boolean;
 }
 
+/** A stored line as the wires show it (`at` as ISO 8601). */
 export function encodeLogLine(line: LogLine): WireLogLine {
   const base = {
     seq: line.seq,
@@ -49,6 +50,7 @@ export function encodeLogLine(line: LogLine): WireLogLine {
   return line.fields === undefined ? base : { ...base, fields: { ...line.fields } };
 }
 
+/** An engine page as the method result and the AIP body (the contract's shape). */
 export function encodeLogPage(page: TaskLogPage): WireLogPage {
   return {
     taskId: page.task.id,

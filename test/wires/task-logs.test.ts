@@ -7,6 +7,7 @@ import { createEngine } from '../../src/runner/engine.js';
 import { createTerminusServer } from '../../src/server/terminus-server.js';
 import { createWireRegistry } from '../../src/server/wire/registry.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
+import { SEP1391_CAPABILITY } from '../../src/server/wire/sep-1391/index.js';
 import { createTask, rpc } from '../server/helpers.js';
 import { ALICE, BOB, Gates, LegacySession, aip, authenticate, eventually } from './helpers.js';
 
@@ -165,5 +166,38 @@ describe('GET /v1/operations/{id}/logs on AIP-151', () => {
       expect(JSON.stringify(bad.body)).toMatch(/(after|limit) must be/);
     }
     gates.release('aip-1');
+  });
+});
+
+describe('tools/async/logs on SEP-1391', () => {
+  test('by the client token; a foreign token answers like an unknown one; bad after is -32602', async () => {
+    const ASYNC = { experimental: { [SEP1391_CAPABILITY]: {} } };
+    const session = await LegacySession.open(server.url, ALICE, ASYNC);
+    const token = 'sep-logs-token-0001';
+    const call = await session.request('tools/call', {
+      name: 'chatty',
+      arguments: { lines: 2, key: 'sep-1' },
+      operation: { token },
+    });
+    expect(call.result.operation.token).toBe(token);
+    const page = await eventually(
+      () => session.request('tools/async/logs', { token }),
+      (a) => a.result?.lines?.length === 3,
+    );
+    expect(page.result).toMatchObject({ token, next: 3, dropped: 0, status: 'working', done: false });
+    expect(page.result.lines.map((l: { text: string }) => l.text)).toEqual(['line 1', 'line 2', 'partial result']);
+    const bob = await LegacySession.open(server.url, BOB, ASYNC);
+    const foreign = await bob.request('tools/async/logs', { token });
+    const unknown = await bob.request('tools/async/logs', { token: 'sep-logs-token-9999' });
+    expect(foreign.error).toBeDefined();
+    expect({ status: foreign.status, error: foreign.error }).toEqual({ status: unknown.status, error: unknown.error });
+    const bad = await session.request('tools/async/logs', { token, after: -1 });
+    expect(bad.error?.code).toBe(-32602);
+    expect(bad.error?.message).toContain('after must be');
+    gates.release('sep-1');
+    await eventually(
+      () => session.request('tools/async/logs', { token, after: 3 }),
+      (a) => a.result?.done === true,
+    );
   });
 });

@@ -38,6 +38,7 @@ export function appendLog(
   return copy(stored);
 }
 
+/** The task (S7, S8) and its lines after the cursor, oldest first. */
 export function readLog(state: MemoryState, owner: string, id: string, query: LogQuery, now: number): LogRead | null {
   const task = visible(state, owner, id, now);
   if (task === null) return null;

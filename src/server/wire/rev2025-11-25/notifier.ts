@@ -58,7 +58,8 @@ export function createStatusNotifier(
       entry.logCursor = page.next;
       await server.notification({
         method: LOGS_NOTIFICATION,
-        params: { taskId, lines: page.lines.map(encodeLogLine) },
+        // The call's extra params too: the related-task `_meta` (2025), `_operation` (SEP-1391).
+        params: { taskId, lines: page.lines.map(encodeLogLine), ...entry.options.progressParams },
       });
       if (page.lines.length < LOG_PUSH_LINES) return;
     }

@@ -14,6 +14,12 @@ export const RESULT_METHOD = 'tools/async/result';
 export const CANCEL_METHOD = 'tools/async/cancel';
 
 /**
+ * Our addition (issue 18): a page of the operation's own log by token, `{ token, after?, limit? }`;
+ * the result is `terminus/tasks/logs`'s plus the `token`.
+ */
+export const LOGS_METHOD = 'tools/async/logs';
+
+/**
  * L-06 (choice): async support is a feature flag the client declares at `initialize` under
  * `capabilities.experimental`, because the SDK negotiates an unknown protocol version (the reference
  * implementation's `"next"`) down to a released one before any handler sees it.

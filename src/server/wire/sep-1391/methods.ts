@@ -6,7 +6,8 @@ import type { TaskEngine } from '../../../runner/engine-port.js';
 import { ownerOf } from '../../owner.js';
 import type { WireDeps } from '../adapter.js';
 import { deliverInputRequests } from '../rev2025-11-25/input.js';
-import { CANCEL_METHOD, RESULT_METHOD, STATUS_METHOD } from './constants.js';
+import { decodeLogQuery, encodeLogPage } from '../../task-logs.js';
+import { CANCEL_METHOD, LOGS_METHOD, RESULT_METHOD, STATUS_METHOD } from './constants.js';
 import { decodeTokenRef } from './decode.js';
 import { encodeResult, encodeStatus, projectStatus, tokenOf } from './encode.js';
 import { invalidToken, notCompleted, operationCancelled, toProtocolError } from './errors.js';
@@ -43,7 +44,7 @@ function guarded(body: Handler): Handler {
   };
 }
 
-/** Registers `tools/async/status`, `tools/async/result` and our `tools/async/cancel`. */
+/** Registers `tools/async/status`, `tools/async/result` and our `tools/async/cancel` and `tools/async/logs`. */
 export function installAsyncMethods(server: Server, deps: WireDeps): void {
   const { engine } = deps;
 
@@ -77,6 +78,17 @@ export function installAsyncMethods(server: Server, deps: WireDeps): void {
         throw notCompleted(projectStatus(task), status.error as string | undefined);
       }
       return encodeResult(task);
+    }),
+  );
+
+  server.setRequestHandler(
+    LOGS_METHOD,
+    SCHEMAS,
+    guarded(async (params, ctx) => {
+      const owner = ownerOf(ctx, deps.transport);
+      const task = await resolveToken(engine, owner, decodeTokenRef(params).token);
+      const page = await engine.readLog(owner, task.id, decodeLogQuery(params));
+      return { ...encodeLogPage(page), token: tokenOf(task) };
     }),
   );
 
