@@ -37,7 +37,7 @@ afterAll(async () => {
 const SUITE = { count: 12, failEvery: 4, pauseMs: 250 };
 
 describe('executor: following a task log over the real server', () => {
-  for (const wire of ['mcp-tasks-ext', 'mcp-2025-11-25', 'aip-151'] as const) {
+  for (const wire of ['mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'] as const) {
     it(
       `${wire}: every line once, in order, the first failure while the suite runs, the end at done`,
       async () => {
@@ -84,8 +84,8 @@ describe('executor: following a task log over the real server', () => {
             const reading = (async () => {
               for await (const line of later.logs(op.operationId, { after: 12 })) tail.push(line.seq);
             })();
-            if (wire === 'mcp-2025-11-25') {
-              // Anonymous on this wire means owned by the session (S8): a new session sees no such task.
+            if (wire === 'mcp-2025-11-25' || wire === 'sep-1391') {
+              // Anonymous on these wires means owned by the session (S8): a new session sees no such task.
               await expect(reading).rejects.toMatchObject({ code: 'no_task' });
             } else {
               await reading;
