@@ -201,3 +201,35 @@ describe('tools/async/logs on SEP-1391', () => {
     );
   });
 });
+
+describe('task-log reads are rate-limited as polls (T-78)', () => {
+  test('over pollsPerMinute, terminus/tasks/logs and the AIP logs route answer the limit', async () => {
+    const limited = createEngine({
+      store: createMemoryTaskStore(),
+      tools: [chatty],
+      clock: systemClock,
+      ids: systemIds,
+    });
+    limited.start();
+    const registry = createWireRegistry({ disabled: [], limits: { pollsPerMinute: 2 } });
+    const http = await createTerminusServer({ engine: limited, wires: registry.adapters }).serveHttp({
+      port: 0,
+      authenticate,
+    });
+    try {
+      const taskId = await createTask(http.url, 'chatty', { lines: 1, key: 'rate-1' }, { token: ALICE });
+      for (let i = 0; i < 2; i++) {
+        expect((await rpc(http.url, LOGS_METHOD, { taskId }, { token: ALICE })).result?.taskId).toBe(taskId);
+      }
+      const refused = await rpc(http.url, LOGS_METHOD, { taskId }, { token: ALICE });
+      expect(refused.status).toBe(429);
+      expect(refused.error).toMatchObject({ code: -32029, data: { reason: 'rate_limited' } });
+      const route = await aip(http.url.replace(/\/mcp$/, ''), 'GET', `/v1/operations/${taskId}/logs`, ALICE);
+      expect(route.status).toBe(429);
+    } finally {
+      gates.release('rate-1');
+      await http.close();
+      await limited.stop();
+    }
+  });
+});
