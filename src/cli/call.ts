@@ -271,9 +271,11 @@ class CallSession {
       const logging = this.flags.followLogs ? this.followLogs(this.handle) : null;
       const outcome = await this.settle(this.handle);
       await watching;
-      if (logging !== null) await this.logTail(logging, outcome);
-      // After the log's last lines, so the final status line stays below them.
-      if (outcome.receipt?.status === 'completed') this.completeProgress();
+      if (logging !== null) {
+        await this.logTail(logging, outcome);
+        // After the log's last lines, so the final status line stays below them.
+        if (outcome.receipt?.status === 'completed') this.completeProgress();
+      }
       // The person (stdout) is this receipt's downstream (C7): acknowledged here, so `ops prune`
       // may forget it later. A crash before the print loses only the print: `ops result` has it.
       if (outcome.receipt !== null) await executor.outbox.ack(outcome.receipt.id);
@@ -467,6 +469,8 @@ class CallSession {
     try {
       const receipt = await handle.result();
       const record = await this.ledger.load(handle.operationId);
+      // With --follow-logs the bar is completed after the log's last lines (see `run`).
+      if (receipt.status === 'completed' && !this.flags.followLogs) this.completeProgress();
       return receiptOutcome(receipt, record, this.attached);
     } catch (error) {
       const record = await this.ledger.load(handle.operationId);
