@@ -25,6 +25,7 @@ export const LOG_PAGE_LIMIT = 500;
 const RETRY_MAX_MS = 30_000;
 const TASK_ID_POLL_MS = 200;
 
+/** How `op.logs()` / `executor.logs()` read: from where, until when, how often. */
 export interface LogsOptions {
   /** Start after this `seq` (a cursor from an earlier read); default 0, the whole log. */
   readonly after?: number;
@@ -54,6 +55,7 @@ export interface LogFollower extends AsyncIterable<LogLine> {
   readonly done: boolean;
 }
 
+/** What the follower needs from the executor: the ledger (task id), the clock, the QPS bucket, the wire. */
 export interface LogsDeps {
   readonly ledger: Ledger;
   readonly clock: Clock;

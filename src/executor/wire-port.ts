@@ -83,11 +83,13 @@ export interface LogPage {
   readonly done: boolean;
 }
 
+/** A logs read: a page, or the server keeps no task logs. */
 export type LogsAnswer =
   | ({ readonly kind: 'page' } & LogPage)
   /** The server keeps no task logs (`-32601` on the method, or no AIP route). */
   | { readonly kind: 'unsupported' };
 
+/** Which lines a logs read asks for. */
 export interface LogsRequest {
   /** Lines with `seq > after`; default 0 (from the start). */
   readonly after?: number;

@@ -9,6 +9,7 @@ import { WireFailure } from '../wire-port.js';
 import { isRecord, isRpcError, malformed, RPC_CODES } from './rpc-error.js';
 import { isWireStatus } from './snapshot.js';
 
+/** Our JSON-RPC method for a task's log (server: `src/server/task-logs.ts`). */
 export const LOGS_METHOD = 'terminus/tasks/logs';
 /** What a server pushes to listeners when lines are appended (a hint: the cursor read is the truth). */
 export const LOGS_NOTIFICATION = 'notifications/terminus/tasks/logs';
