@@ -22,6 +22,7 @@ import { LogMarks } from './log-lines.js';
 import { connectorOf, type DriveFlags } from './ops-drive.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
 
+/** `ops logs` flags: the server flags of `ops resume`, plus `--follow` and `--after`. */
 export interface LogsFlags extends DriveFlags {
   readonly follow: boolean;
   readonly after: number;
@@ -37,6 +38,7 @@ export function parseCursor(value: string): number {
   return n;
 }
 
+/** `terminus ops logs ID`: prints the log and returns the exit code (see the file comment). */
 export async function logs(ledger: Ledger, id: string, flags: LogsFlags): Promise<number> {
   const command = 'terminus ops logs';
   const found = await findOperation(ledger, id);
