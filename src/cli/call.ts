@@ -422,7 +422,8 @@ class CallSession {
     const auth = Object.keys(this.request.headers).length > 0 ? ' (with the same --header/--token)' : '';
     return (
       `\n  follow again: terminus ops resume ${operationId}${ledger}${auth}  (or run the same command again)` +
-      `\n  cancel it:    terminus ops cancel ${operationId}${ledger}${auth}`
+      `\n  cancel it:    terminus ops cancel ${operationId}${ledger}${auth}` +
+      (this.flags.followLogs ? `\n  its log:      terminus ops logs ${operationId} --follow${ledger}${auth}` : '')
     );
   }
 

@@ -117,6 +117,29 @@ describe('terminus call --follow-logs', () => {
   );
 });
 
+describe('terminus call --follow-logs, Ctrl-C', () => {
+  it(
+    'stops following the log with the call (exit 3) and names the command that reads on',
+    async () => {
+      const file = ledger();
+      const call = start(
+        [BUILT, 'call', '--url', served.url, 'run_tests', '--args', suite(30, 300), '--follow-logs', '--ledger', file],
+        { cwd: dir.path },
+      );
+      await call.waitFor(/PASS test_002/, 'stderr');
+      call.child.kill('SIGINT');
+      const ran = await call.done;
+      expect(ran.code, ran.stderr).toBe(3);
+      const id = /its log: +terminus ops logs (op_[\w-]+) --follow --ledger /.exec(ran.stderr)?.[1];
+      expect(id, ran.stderr).toBeDefined();
+      const read = await built(['ops', 'logs', id!, '--json', '--ledger', file], { cwd: dir.path });
+      expect(read.code, read.stderr).toBe(0);
+      expect(jsonLines(read.stdout)[0]).toMatchObject({ seq: 1, text: 'running 30 tests' });
+    },
+    SLOW,
+  );
+});
+
 describe('terminus ops logs', () => {
   it(
     '--follow through a kill -9 and restart of the server: every line exactly once, the re-run under epoch 2',
