@@ -173,7 +173,13 @@ export type {
   ResultAnswer,
   CancelAnswer,
   WireStatusAnswer,
+  LogLine as ClientLogLine,
+  LogPage as ClientLogPage,
+  LogsAnswer,
+  LogsRequest,
 } from './executor/wire-port.js';
+export type { LogFollower, LogsOptions } from './executor/logs.js';
+export { LOG_POLL_MS } from './executor/logs.js';
 
 // Operations: lifecycle logs, metrics, traces, health (issue 16).
 export { combineObservers, silentObserver } from './telemetry/lifecycle.js';

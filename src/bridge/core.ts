@@ -4,7 +4,7 @@
  * list and answer them. Every operation id a caller names is checked against its owner first.
  */
 import type { Clock, Ids, Logger } from '../core/ports.js';
-import type { Executor, OperationHandle } from '../executor/executor-types.js';
+import { ExecutorError, type Executor, type OperationHandle } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
@@ -13,8 +13,10 @@ import { Book, OPEN_STATES } from './book.js';
 import { Snapshots } from './snapshots.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import { askByResult, questionKey, Questions, type Question } from './questions.js';
+import { LOG_LINES_PER_READ } from './model-tools.js';
 import {
   fromReceipt,
+  logsAnswer,
   stillRunning,
   textAnswer,
   toolError,
@@ -70,6 +72,8 @@ export class BridgeCore {
   private readonly watched = new Set<string>();
   private readonly endedListeners = new Set<(op: ToolOperation, receipt: Receipt | null) => void>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** Upstreams known to keep task logs (true) or not (false), learnt from a first read. */
+  private readonly keepsLogs = new Map<string, boolean>();
 
   constructor(deps: CoreDeps) {
     this.deps = deps;
@@ -150,7 +154,7 @@ export class BridgeCore {
         ? `Operation ${op.id} (${view.tool}) ended: ${receipt.status}. Call terminus_wait {"operation":"${op.id}"} for its result.`
         : isSettled(op.state)
           ? `Operation ${op.id} (${view.tool}) ended without a result (${op.state}).`
-          : stillRunning(view, 0).content[0]!.text;
+          : (await this.running(view, op, 0)).content[0]!.text;
     return textAnswer(text, { operation: view });
   }
 
@@ -211,6 +215,59 @@ export class BridgeCore {
         ? 'No operations: nothing is running and nothing ended recently.'
         : `${open.length} in flight, ${settled.length} ended recently:\n${lines.join('\n')}`;
     return textAnswer(text, { operations: views });
+  }
+
+  /**
+   * `terminus_logs`: one page of the operation's log after `after`, with the cursor to pass next time.
+   * Reading is no effect on the operation (its machine is never stepped).
+   */
+  async logs(operationId: string, after: number | undefined, caller: Caller): Promise<Record<string, unknown>> {
+    const op = await this.book.own(caller.owner, operationId);
+    if (op === null) return unknownOperation(operationId);
+    const from = after ?? 0;
+    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
+    const view = await this.view(op, receipt);
+    try {
+      const page = await this.deps.executor.readLogs(op.id, { after: from, limit: LOG_LINES_PER_READ });
+      if (op.server !== undefined) this.keepsLogs.set(op.server, true);
+      return logsAnswer(view, page, from, LOG_LINES_PER_READ);
+    } catch (error) {
+      if (error instanceof ExecutorError && error.code === 'no_logs') {
+        if (op.server !== undefined) this.keepsLogs.set(op.server, false);
+        return toolError(
+          `${view.tool} (operation ${op.id}): its upstream keeps no task logs; terminus_status shows its progress.`,
+        );
+      }
+      if (error instanceof ExecutorError && error.code === 'no_task') {
+        return textAnswer(
+          `${view.tool} (operation ${op.id}) has no log to read: ${error.message}. terminus_status shows its state.`,
+          { operation: view.id, lines: [], next: from, done: isSettled(op.state) },
+        );
+      }
+      return toolError(
+        `${view.tool} (operation ${op.id}): its log cannot be read now (${String(error)}); try again later.`,
+      );
+    }
+  }
+
+  /** Whether the operation's upstream keeps task logs; asked once per upstream (unknown: false). */
+  private async logsKept(op: ToolOperation): Promise<boolean> {
+    if (op.server === undefined) return false;
+    const known = this.keepsLogs.get(op.server);
+    if (known !== undefined) return known;
+    try {
+      await this.deps.executor.readLogs(op.id, { after: 0, limit: 1 });
+      this.keepsLogs.set(op.server, true);
+      return true;
+    } catch (error) {
+      if (error instanceof ExecutorError && error.code === 'no_logs') this.keepsLogs.set(op.server, false);
+      return false;
+    }
+  }
+
+  /** The "still running" answer, naming `terminus_logs` when the upstream keeps logs. */
+  private async running(view: OperationView, op: ToolOperation, waitedSeconds: number): Promise<ToolAnswer> {
+    return stillRunning({ ...view, ...((await this.logsKept(op)) ? { logs: true } : {}) }, waitedSeconds);
   }
 
   /** `terminus_respond`: answers the open input question of an operation (bound to its round). */
@@ -294,7 +351,7 @@ export class BridgeCore {
     }
     if (outcome.kind === 'ended') return this.describe(op, attached);
     const view = { ...(await this.view(op, null)), ...(attached ? { attached } : {}) };
-    return stillRunning(view, Math.round(budgetMs / 1000));
+    return this.running(view, op, Math.round(budgetMs / 1000));
   }
 
   /** An operation that settled without a receipt (or is not driven here). */
@@ -302,7 +359,7 @@ export class BridgeCore {
     const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
     const view = await this.view(op, receipt);
     if (receipt !== null) return fromReceipt(receipt, view);
-    if (!isSettled(op.state)) return stillRunning({ ...view, ...(attached ? { attached } : {}) }, 0);
+    if (!isSettled(op.state)) return this.running({ ...view, ...(attached ? { attached } : {}) }, op, 0);
     return toolError(
       `${view.tool} (operation ${op.id}) ended without a result: ${op.state}` +
         (op.evidence.length > 0 ? ` (${op.evidence[op.evidence.length - 1]!.detail})` : '') +

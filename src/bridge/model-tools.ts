@@ -1,4 +1,4 @@
-/** The tools the bridge adds for the model: wait, check, cancel, list and answer operations. */
+/** The tools the bridge adds for the model: wait, check, cancel, list, answer operations, and read their logs. */
 const operation = { type: 'string', description: 'The operation id a call returned (starts with op_)' } as const;
 
 export function modelTools(inlineWaitSeconds: number): Record<string, unknown>[] {
@@ -55,8 +55,30 @@ export function modelTools(inlineWaitSeconds: number): Record<string, unknown>[]
         required: ['operation', 'response'],
       },
     },
+    {
+      name: 'terminus_logs',
+      title: "Read an operation's log",
+      description:
+        'The lines an operation has written to its log so far (test results, steps, partial output), while it runs ' +
+        `or after it ended, ${LOG_LINES_PER_READ} at most per call. The answer gives \`next\`: pass it as \`after\` to read only newer lines.`,
+      inputSchema: {
+        type: 'object',
+        properties: {
+          operation,
+          after: {
+            type: 'integer',
+            minimum: 0,
+            description: 'Only lines after this one: the `next` of the last answer',
+          },
+        },
+        required: ['operation'],
+      },
+    },
   ];
 }
+
+/** Lines one `terminus_logs` answer carries: a page a model reads without drowning its context. */
+export const LOG_LINES_PER_READ = 100;
 
 export const MODEL_TOOL_NAMES = [
   'terminus_wait',
@@ -64,6 +86,7 @@ export const MODEL_TOOL_NAMES = [
   'terminus_cancel',
   'terminus_operations',
   'terminus_respond',
+  'terminus_logs',
 ] as const;
 
 /** A note appended to a durable tool's description, so a model expects a handle. */

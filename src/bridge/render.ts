@@ -5,7 +5,7 @@
  */
 import type { Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
-import type { TaskSnapshot } from '../executor/wire-port.js';
+import type { LogPage, TaskSnapshot } from '../executor/wire-port.js';
 import type { Question } from './questions.js';
 
 export type ToolAnswer = Record<string, unknown> & { content: { type: 'text'; text: string }[] };
@@ -29,6 +29,8 @@ export interface OperationView {
   readonly input?: readonly { key: string; round: number; message: string; requestedSchema?: unknown }[];
   /** How the operation ended, once it did. */
   readonly outcome?: string;
+  /** True when its upstream keeps task logs: `terminus_logs` reads them (issue 18). */
+  readonly logs?: boolean;
 }
 
 export function viewOf(
@@ -105,11 +107,51 @@ export function stillRunning(view: OperationView, waitedSeconds: number): ToolAn
   } else {
     lines.push(`Call terminus_wait ${ref} to wait for the result.`);
   }
+  if (view.logs === true) {
+    lines.push(`terminus_logs ${ref} reads what it has logged so far (results as they come), without waiting.`);
+  }
   lines.push(
     `terminus_status ${ref} shows its state, terminus_cancel ${ref} asks the server to stop it. ` +
       `Calling ${view.tool} again with the same arguments attaches to this operation; it never starts a second one.`,
   );
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { operation: view, next } };
+}
+
+/** `terminus_logs`: the page as text for the model, and the same facts (lines, cursor) for programs. */
+export function logsAnswer(view: OperationView, page: LogPage, after: number, limit: number): ToolAnswer {
+  const ref = (next: number): string => JSON.stringify({ operation: view.id, after: next });
+  const lines: string[] = [];
+  const first = page.lines[0];
+  if (first !== undefined && first.seq > after + 1) {
+    lines.push(
+      `(${first.seq - after - 1} older line(s) were dropped by the server's per-task bound before this read.)`,
+    );
+  }
+  let epoch: number | null = null;
+  for (const line of page.lines) {
+    if (epoch !== null && line.epoch !== epoch) lines.push(`(re-run after a restart, epoch ${line.epoch}:)`);
+    epoch = line.epoch;
+    const fields = line.fields === undefined ? '' : ` ${JSON.stringify(line.fields)}`;
+    lines.push(`${line.seq}: ${line.stream === 'output' ? '[output] ' : ''}${line.text}${fields}`);
+  }
+  const head =
+    page.lines.length === 0
+      ? `${view.tool} (operation ${view.id}) has no log lines after ${after}.`
+      : `${view.tool} (operation ${view.id}), log lines ${first!.seq}-${page.lines.at(-1)!.seq}:`;
+  const more = page.lines.length >= limit;
+  const tail = page.done
+    ? `The log is complete (the operation ${page.status}).`
+    : more
+      ? `More lines follow: call terminus_logs ${ref(page.next)} now.`
+      : `It is still ${page.status}: call terminus_logs ${ref(page.next)} later for newer lines (or terminus_wait for the result).`;
+  return textAnswer([head, ...lines, tail].join('\n'), {
+    operation: view.id,
+    lines: page.lines,
+    next: page.next,
+    dropped: page.dropped,
+    status: page.status,
+    done: page.done,
+  });
 }
 
 /** A settled operation's receipt as the host's tool result: the tool's own result when completed. */

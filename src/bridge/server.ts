@@ -162,6 +162,13 @@ async function modelCall(core: BridgeCore, name: string, args: Record<string, un
   }
   if (name === 'terminus_status') return core.status(operation, caller);
   if (name === 'terminus_cancel') return core.cancel(operation, caller);
+  if (name === 'terminus_logs') {
+    const after = args.after;
+    if (after !== undefined && (typeof after !== 'number' || !Number.isInteger(after) || after < 0)) {
+      return toolError('terminus_logs: `after` must be a whole number, the `next` of the last answer.');
+    }
+    return core.logs(operation, after, caller);
+  }
   if (!isRecord(args.response)) {
     // Checked after the id, so a foreign id never learns more than an unknown one.
     return (await core.book.own(caller.owner, operation)) === null

@@ -43,6 +43,9 @@ export class Snapshots {
       ...(wire.onStatusHint === undefined ? {} : { onStatusHint: wire.onStatusHint.bind(wire) }),
       // The executor listens for the tasks it waits on (one stream per connection).
       ...(wire.watchTask === undefined ? {} : { watchTask: wire.watchTask.bind(wire) }),
+      // Task logs (issue 18): read by `terminus_logs`, never by the executor's machine.
+      ...(wire.logs === undefined ? {} : { logs: wire.logs.bind(wire) }),
+      ...(wire.onLogsHint === undefined ? {} : { onLogsHint: wire.onLogsHint.bind(wire) }),
       // The executor reconnects when the connection ends by itself (a stdio upstream that died).
       ...(wire.onClose === undefined ? {} : { onClose: wire.onClose.bind(wire) }),
       close: () => wire.close(),

@@ -130,6 +130,8 @@ export function observeWire(wire: ClientWire, listener: SnapshotListener): Clien
     fetchResult: (taskId, signal) => wire.fetchResult(taskId, signal),
     cancel: (taskId, signal) => wire.cancel(taskId, signal),
     sendInput: (taskId, responses, signal) => wire.sendInput(taskId, responses, signal),
+    ...(wire.logs === undefined ? {} : { logs: wire.logs.bind(wire) }),
+    ...(wire.onLogsHint === undefined ? {} : { onLogsHint: wire.onLogsHint.bind(wire) }),
     close: () => wire.close(),
   };
 }

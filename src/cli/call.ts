@@ -44,6 +44,7 @@ import { redact } from './open-store.js';
 import { defaultLedgerPath } from './paths.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
 import { statusView } from './follow.js';
+import { LogMarks } from './log-lines.js';
 import { formatElapsed, ProgressDisplay } from './render.js';
 import { headersOf, serverOptions, type ServerFlags } from './server-flags.js';
 
@@ -62,7 +63,11 @@ interface CallFlags extends ServerFlags {
   readonly new: boolean;
   readonly cancelOnInterrupt: boolean;
   readonly verbose: boolean;
+  readonly followLogs: boolean;
 }
+
+/** After the receipt, how long the CLI waits for the rest of the task's log (the server says `done`). */
+const LOG_TAIL_MS = 10_000;
 
 /** What `--help` says after the options: the behaviours a person must know before pressing keys. */
 export const CALL_HELP = `
@@ -72,6 +77,8 @@ Follow, detach, resume, cancel:
                     (terminus ops cancel ID). A second Ctrl-C exits at once.
   --cancel-on-interrupt
                     Ctrl-C sends a cancel request instead and waits for the server's answer.
+  --follow-logs     the task's own log, line by line above the status line (stderr), with
+                    "-- re-run, epoch N --" and dropped-line markers; terminus ops logs ID reads it later.
   same command again
                     re-attaches to its operation while it is in flight; once it has a receipt, a
                     re-run starts a new operation. --new always starts one.
@@ -100,6 +107,11 @@ export function registerCall(program: Command): void {
     .option('--cancel-on-interrupt', 'Ctrl-C sends a cancel request instead of only stopping to follow', false)
     .option('--json', 'print exactly one JSON object (receipt + result) on stdout', false)
     .option('--verbose', 'executor logs on stderr', false)
+    .option(
+      '--follow-logs',
+      "print the task's own log as it is written, above the progress line (stderr; JSON lines with --json)",
+      false,
+    )
     .addHelpText('after', CALL_HELP)
     .exitOverride(usageExit)
     .action(async (tool: string, flags: CallFlags) => {
@@ -193,6 +205,10 @@ class CallSession {
   private last: OperationStatus | null = null;
   private attached = false;
   private interrupts = 0;
+  /** Aborted when following stops (Ctrl-C, budget) or the log's tail was waited for long enough. */
+  private readonly logStop = new AbortController();
+  /** Log lines that came during a prompt, printed once it is answered (never inside it). */
+  private heldLines: string[] | null = null;
   private readonly ledger: Ledger;
   private readonly request: CallRequest;
   private readonly flags: CallFlags;
@@ -252,8 +268,14 @@ class CallSession {
       }
       if (this.interrupts > 0) this.onFirstInterrupt(this.handle);
       const watching = this.watch(this.handle);
+      const logging = this.flags.followLogs ? this.followLogs(this.handle) : null;
       const outcome = await this.settle(this.handle);
       await watching;
+      if (logging !== null) {
+        await this.logTail(logging, outcome);
+        // After the log's last lines, so the final status line stays below them.
+        if (outcome.receipt?.status === 'completed') this.completeProgress();
+      }
       // The person (stdout) is this receipt's downstream (C7): acknowledged here, so `ops prune`
       // may forget it later. A crash before the print loses only the print: `ops result` has it.
       if (outcome.receipt !== null) await executor.outbox.ack(outcome.receipt.id);
@@ -304,6 +326,7 @@ class CallSession {
     const turn = this.prompts.then(async () => {
       this.reader ??= new LineReader(process.stdin);
       this.display.pause();
+      this.heldLines ??= [];
       try {
         const header = `${request.tool} asks for input (task ${request.taskId ?? '?'}, round ${request.round}, ${request.key})`;
         return await promptElicitation(describeElicitation(request.request), header, {
@@ -313,10 +336,68 @@ class CallSession {
         });
       } finally {
         this.display.resume();
+        const held = this.heldLines ?? [];
+        this.heldLines = null;
+        for (const line of held) this.display.note(line);
       }
     });
     this.prompts = turn.catch(() => undefined);
     return turn;
+  }
+
+  /** One line of the task's log, above the status line (held while a prompt is open). */
+  private logNote(text: string): void {
+    if (this.heldLines !== null) this.heldLines.push(text);
+    else this.display.note(text);
+  }
+
+  /**
+   * `--follow-logs`: the task's own log as it is written (issue 18). With `--json` each line goes to
+   * stderr as the JSON object the server sent (stdout keeps its one object); else as text, with
+   * `-- re-run, epoch N --` and dropped-lines markers.
+   */
+  private async followLogs(handle: OperationHandle): Promise<void> {
+    const marks = new LogMarks(0);
+    const follower = handle.logs({
+      signal: this.logStop.signal,
+      onRetry: (failure, retryInMs) =>
+        this.logNote(
+          `-- log: ${failure.kind} (${failure.message}); reading again in ${Math.ceil(retryInMs / 1000)} s --`,
+        ),
+    });
+    try {
+      for await (const line of follower) {
+        if (this.flags.json) {
+          this.logNote(JSON.stringify(line));
+          continue;
+        }
+        const { markers, text } = marks.render(line);
+        for (const marker of markers) this.logNote(marker);
+        this.logNote(text);
+      }
+    } catch (error) {
+      // A call the server answered at once has no task, hence no log: nothing to say.
+      const record = await this.ledger.load(handle.operationId);
+      if (error instanceof ExecutorError && error.code === 'no_task' && record?.taskId === null) return;
+      this.logNote(`-- log: ${error instanceof Error ? error.message : String(error)} --`);
+    }
+  }
+
+  /** After the end: the rest of the log, for at most `LOG_TAIL_MS`; on detach, nothing more. */
+  private async logTail(logging: Promise<void>, outcome: CallOutcome): Promise<void> {
+    if (outcome.receipt === null) {
+      this.logStop.abort();
+      await logging;
+      return;
+    }
+    const timer = new Promise<'late'>((resolve) => setTimeout(() => resolve('late'), LOG_TAIL_MS).unref());
+    if ((await Promise.race([logging.then(() => 'done' as const), timer])) === 'late') {
+      this.logStop.abort();
+      await logging;
+      this.display.note(
+        `-- the log was not complete ${LOG_TAIL_MS / 1000} s after the result: terminus ops logs ${outcome.receipt.operationId} reads it --`,
+      );
+    }
   }
 
   private interrupt(): void {
@@ -341,7 +422,8 @@ class CallSession {
     const auth = Object.keys(this.request.headers).length > 0 ? ' (with the same --header/--token)' : '';
     return (
       `\n  follow again: terminus ops resume ${operationId}${ledger}${auth}  (or run the same command again)` +
-      `\n  cancel it:    terminus ops cancel ${operationId}${ledger}${auth}`
+      `\n  cancel it:    terminus ops cancel ${operationId}${ledger}${auth}` +
+      (this.flags.followLogs ? `\n  its log:      terminus ops logs ${operationId} --follow${ledger}${auth}` : '')
     );
   }
 
@@ -388,7 +470,8 @@ class CallSession {
     try {
       const receipt = await handle.result();
       const record = await this.ledger.load(handle.operationId);
-      if (receipt.status === 'completed') this.completeProgress();
+      // With --follow-logs the bar is completed after the log's last lines (see `run`).
+      if (receipt.status === 'completed' && !this.flags.followLogs) this.completeProgress();
       return receiptOutcome(receipt, record, this.attached);
     } catch (error) {
       const record = await this.ledger.load(handle.operationId);

@@ -46,7 +46,8 @@ interface Row {
 
 class DriveError extends Error {}
 
-function connectorOf(flags: DriveFlags): Connector {
+/** The connector the flags ask for: the stored server, or `--url` instead; a bad URL throws a one-line error. */
+export function connectorOf(flags: DriveFlags): Connector {
   const connect = cliConnector({ clock: systemClock, wire: flags.wire, headers: headersOf(flags) });
   if (flags.url === undefined) return connect;
   let url: string;

@@ -1,7 +1,7 @@
 /**
  * `terminus ops`: what an operator needs on a ledger. `list` (in flight), `show ID` (one operation,
  * its result and history), `result ID` (the accepted payload), `resume [ID]` and `cancel ID`
- * (`ops-drive.ts`), `reconcile` (the operations in doubt, with their evidence, C4), `prune` (forget
+ * (`ops-drive.ts`), `logs ID` (the task's own log, `ops-logs.ts`), `reconcile` (the operations in doubt, with their evidence, C4), `prune` (forget
  * settled operations older than a bound) and `rollback` (bump the executor epoch). `ID` is an
  * operation id, call node, task id or submission key, or an unambiguous prefix of one.
  */
@@ -14,6 +14,7 @@ import { parseSeconds, usageExit } from './call.js';
 import { EXIT, isToolError, receiptOutcome, renderResult } from './call-outcome.js';
 import { openLedgerOrExit } from './open-ledger.js';
 import { cancel, resume, type DriveFlags } from './ops-drive.js';
+import { logs, parseCursor, type LogsFlags } from './ops-logs.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
 import { isPostgresUrl, redact } from './open-store.js';
 import { defaultLedgerPath } from './paths.js';
@@ -79,6 +80,12 @@ export function registerOps(program: Command): void {
     .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
     .option('--budget <seconds>', 'stop waiting for the confirmation after this long', parseSeconds, 60)
     .action((id: string, flags: DriveFlags) => run(flags, (ledger) => cancel(ledger, id, flags)));
+
+  driving(ops.command('logs').description("the task's own log, read from its server (no effect on the operation)"))
+    .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
+    .option('--follow', 'keep reading until the task ends and its log is complete', false)
+    .option('--after <seq>', 'only lines after this one (the `next` an earlier read printed)', parseCursor, 0)
+    .action((id: string, flags: LogsFlags) => run(flags, (ledger) => logs(ledger, id, flags)));
 
   common(ops.command('reconcile').description('operations in doubt (UNKNOWN) with their evidence')).action(
     (flags: CommonFlags) => run(flags, (ledger) => reconcile(ledger, flags)),

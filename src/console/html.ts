@@ -60,6 +60,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:4px 16px;margin:0}
 dt{color:#4b5563}dd{margin:0}
 ol.timeline{margin:0;padding-left:18px}ol.timeline li{margin:3px 0}
 .muted{color:#6b7280}
+pre.line{border:0;padding:0;margin:0;max-height:none;background:none;white-space:pre-wrap}tr.output pre.line{color:#1e40af}tr.marker td{color:#92400e}
 `;
 
 /** The page frame: title, navigation and the caller the page was made for. */

@@ -139,12 +139,14 @@ function query(filters: ListFilters): string {
   return params.toString();
 }
 
-/** `/console/tasks/:id`: the record, its timeline, its result or error, and the actions it allows. */
+/** `/console/tasks/:id`: the record, its timeline, its result or error, its log, and the actions it allows. */
 export function detailPage(options: {
   readonly caller: string;
   readonly operator: boolean;
   readonly task: TaskRecord;
   readonly timeline: readonly TimelineEntry[];
+  /** The task's own log section (`log.ts`), when the caller read one. */
+  readonly log?: Html;
   readonly notice?: string;
 }): string {
   const { task } = options;
@@ -204,7 +206,7 @@ export function detailPage(options: {
       <div class="card">${facts}</div>
       <h2>Timeline</h2>
       <div class="card">${timeline}</div>
-      ${inputs}${cancel}${outcome}
+      ${inputs}${cancel}${outcome}${options.log ?? ''}
       <p class="muted"><a href="${path}${q}">refresh</a></p>`,
   );
 }

@@ -4,6 +4,7 @@ import { TASK_STATUSES, WIRES } from '../core/task.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { route, type HttpRequestInfo, type HttpRoute } from '../server/http/routes.js';
 import { ownerOf } from '../server/owner.js';
+import { CONSOLE_LOG_LINES, logSection } from './log.js';
 import { detailPage, errorPage, listPage, ownerQuery, type ListFilters } from './pages.js';
 import { timelineOf, type TimelineRecorder } from './timeline.js';
 
@@ -30,7 +31,7 @@ const PAGE_SIZE = 100;
 
 /**
  * The web console: `GET /console` (the caller's tasks, filtered by status, tool and wire),
- * `GET /console/tasks/:id` (record, timeline, result, forms), and `POST .../cancel` and
+ * `GET /console/tasks/:id` (record, timeline, the task's own log by `?log_after=` cursor, result, forms), and `POST .../cancel` and
  * `POST .../answer` (HTML forms; each answers 303 to the task's page). Server-rendered, no script.
  *
  * The caller is whoever the server's `authenticate` hook says, with the same owner rule as every
@@ -91,11 +92,25 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
   const detail = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
     const task = await find(request, info);
     if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
-    const notice = new URL(request.url).searchParams.get('notice');
+    const search = new URL(request.url).searchParams;
+    const notice = search.get('notice');
     const timeline = timelineOf(task, options.timeline?.events(task.id) ?? []);
     const operator = isOperator(info);
+    const after = /^\d{1,15}$/.test(search.get('log_after') ?? '') ? Number(search.get('log_after')) : 0;
+    // Read with the task's owner: the same store read, under the same ownership, as `get` (S8).
+    const log = await engine.readLog(task.owner, task.id, { after, limit: CONSOLE_LOG_LINES });
+    const q = ownerQuery(operator, task.owner);
+    const href = (n: number): string =>
+      `/console/tasks/${encodeURIComponent(task.id)}${q === '' ? '?' : `${q}&`}log_after=${n}#log`;
     return htmlResponse(
-      detailPage({ caller: caller(info), operator, task, timeline, ...(notice === null ? {} : { notice }) }),
+      detailPage({
+        caller: caller(info),
+        operator,
+        task,
+        timeline,
+        log: logSection(log, after, href),
+        ...(notice === null ? {} : { notice }),
+      }),
     );
   };
 

@@ -1,6 +1,7 @@
 /** Operation handles: a live one over a driver, and a settled one read from the ledger. */
 import type { Clock } from '../core/ports.js';
 import type { OperationHandle } from './executor-types.js';
+import type { LogFollower, LogsOptions } from './logs.js';
 import { ExecutorError } from './executor-types.js';
 import type { OperationDriver } from './interpreter.js';
 import { toStatus } from './interpreter-status.js';
@@ -14,7 +15,16 @@ export interface Waiter {
   readonly deadlineAt: number | null;
 }
 
-export function liveHandle(driver: OperationDriver, epoch: number, clock: Clock, waiter: Waiter): OperationHandle {
+/** How a handle reads its operation's log: the executor's `logs`, bound to the operation id. */
+export type LogsOf = (operationId: string, options?: LogsOptions) => LogFollower;
+
+export function liveHandle(
+  driver: OperationDriver,
+  epoch: number,
+  clock: Clock,
+  waiter: Waiter,
+  logsOf: LogsOf,
+): OperationHandle {
   const { id: operationId, callNodeId } = driver.record;
   // Its own timer even when its deadline is the operation's: a later waiter may extend that one.
   const ownDeadline = (): number | null => waiter.deadlineAt;
@@ -66,6 +76,7 @@ export function liveHandle(driver: OperationDriver, epoch: number, clock: Clock,
     async detach() {
       await driver.dispatch({ type: 'budget_exhausted', epoch, reason: 'disconnect' });
     },
+    logs: (options) => logsOf(operationId, options),
   };
 }
 
@@ -81,7 +92,13 @@ function untilDeadline(settled: Promise<Receipt>, deadlineAt: number, clock: Clo
 }
 
 /** A settled operation loaded from the ledger: nothing left to drive. */
-export function settledHandle(record: ToolOperation, ledger: Ledger, clock: Clock, attached = true): OperationHandle {
+export function settledHandle(
+  record: ToolOperation,
+  ledger: Ledger,
+  clock: Clock,
+  logsOf: LogsOf,
+  attached = true,
+): OperationHandle {
   const status = toStatus(record, clock.now(), record.waitingStoppedAt !== null);
   return {
     operationId: record.id,
@@ -100,5 +117,6 @@ export function settledHandle(record: ToolOperation, ledger: Ledger, clock: Cloc
     },
     cancel: async () => ({ requested: false, reason: 'settled' }),
     detach: async () => undefined,
+    logs: (options) => logsOf(record.id, options),
   };
 }

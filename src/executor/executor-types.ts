@@ -7,7 +7,8 @@ import type { Clock, Ids, Logger, Random } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import type { Ledger, Receipt } from './ledger-port.js';
 import type { LocalState, OperationPolicy, WireStatus } from './operation.js';
-import type { ClientWire } from './wire-port.js';
+import type { LogFollower, LogsOptions } from './logs.js';
+import type { ClientWire, LogPage } from './wire-port.js';
 
 /**
  * Returns the wire for a server name. `wire` is set when an existing operation is resumed: the
@@ -157,6 +158,17 @@ export interface OperationHandle {
   cancel(): Promise<CancelOutcome>;
   /** C9: stops local waiting only; the operation stays in the ledger for `resume()`. */
   detach(): Promise<void>;
+  /**
+   * The task's own log (issue 18), line by line, following until the server says `done` (the task
+   * ended and every line was read); `{ follow: false }` ends once caught up. Reading is no effect on
+   * the operation. Throws `ExecutorError` `no_logs` (the server keeps none) or `no_task`.
+   *
+   * @example
+   * ```ts
+   * for await (const line of op.logs({ after: 0 })) console.log(`#${line.seq} ${line.text}`);
+   * ```
+   */
+  logs(options?: LogsOptions): LogFollower;
 }
 
 export interface ApprovalRequest {
@@ -240,6 +252,13 @@ export interface Executor {
   rollback(): Promise<number>;
   /** Stops all local work (no server cancels, C9) and closes the wires. The ledger stays open. */
   close(): Promise<void>;
+  /**
+   * The log of the ledger operation `operationId`, driven or not (a settled one too, while its server
+   * keeps the task): as `OperationHandle.logs`. Never steps the operation's machine.
+   */
+  logs(operationId: string, options?: LogsOptions): LogFollower;
+  /** One page of that log after `request.after` (default 0), at most `request.limit` lines: the bridge's read. */
+  readLogs(operationId: string, request?: { readonly after?: number; readonly limit?: number }): Promise<LogPage>;
 }
 
 export const EXECUTOR_ERROR_CODES = [
@@ -253,6 +272,10 @@ export const EXECUTOR_ERROR_CODES = [
   'ledger_error',
   'no_server',
   'wire_disabled',
+  /** Task logs: the server keeps none (method or route missing). */
+  'no_logs',
+  /** Task logs: the operation has no task the server knows (never named one, expired, unknown). */
+  'no_task',
 ] as const;
 export type ExecutorErrorCode = (typeof EXECUTOR_ERROR_CODES)[number];
 

@@ -7,6 +7,7 @@ import { digestOf, requestDigest } from '../core/digest.js';
 import { silentLogger } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import type { Executor, ExecutorOptions, OperationHandle, SubmitInput, WaitOptions } from './executor-types.js';
+import type { LogsOptions } from './logs.js';
 import { ExecutorError } from './executor-types.js';
 import { OperationDriver, type DriverContext } from './interpreter.js';
 import { initialEffects } from './machine.js';
@@ -16,6 +17,7 @@ import { createTokenBucket } from './token-bucket.js';
 import { IN_FLIGHT_STATES, isSettled } from './transitions.js';
 import type { ClientWire } from './wire-port.js';
 import { settledHandle, liveHandle } from './executor-handle.js';
+import { followLogs, readLogPage, type LogsDeps } from './logs.js';
 
 export const EXECUTOR_DEFAULTS = {
   qps: 20,
@@ -173,9 +175,9 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     const live = drivers.get(record.callNodeId);
     if (live !== undefined && !live.isStopped) {
       await live.dispatch({ type: 'waiter_joined', epoch, deadlineAt });
-      return liveHandle(live, epoch, clock, waiter);
+      return liveHandle(live, epoch, clock, waiter, logsOf);
     }
-    if (isSettled(record.state)) return settledHandle(record, ledger, clock);
+    if (isSettled(record.state)) return settledHandle(record, ledger, clock, logsOf);
     if (record.server === undefined) {
       throw new ExecutorError('no_server', `operation ${record.id} does not name its server`, { state: record.state });
     }
@@ -185,7 +187,32 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
         ? { type: 'rollback', newEpoch: epoch, deadlineAt }
         : { type: 'resumed', epoch, deadlineAt },
     );
-    return liveHandle(driver, epoch, clock, waiter);
+    return liveHandle(driver, epoch, clock, waiter, logsOf);
+  }
+
+  /**
+   * Logs are read over the wire that drives the operation here, else over a connection to its server
+   * on its own wire (cached like any other): never a step of its machine (issue 18).
+   */
+  const logsDeps: LogsDeps = {
+    ledger,
+    clock,
+    bucket,
+    wireOf: async (record) => {
+      const live = drivers.get(record.callNodeId);
+      const driven = live === undefined ? undefined : wireOf.get(live);
+      if (driven !== undefined) return driven;
+      if (state === 'closed') throw new ExecutorError('closed', 'executor closed');
+      if (record.server === undefined) {
+        throw new ExecutorError('no_server', `operation ${record.id} does not name its server`, {
+          state: record.state,
+        });
+      }
+      return getWire(record.server, record.wire.name);
+    },
+  };
+  function logsOf(operationId: string, logOptions?: LogsOptions) {
+    return followLogs(logsDeps, operationId, logOptions);
   }
 
   function inRollout(callNodeId: string): boolean {
@@ -239,7 +266,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     if (!created) return adopt(operation, deadlineAt);
     const driver = register(operation, wire);
     driver.start(initialEffects(operation));
-    return liveHandle(driver, epoch, clock, { attached: false, deadlineAt });
+    return liveHandle(driver, epoch, clock, { attached: false, deadlineAt }, logsOf);
   }
 
   const executor: Executor = {
@@ -257,10 +284,10 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
 
     async handle(callNodeId) {
       const live = drivers.get(callNodeId);
-      if (live !== undefined) return liveHandle(live, epoch, clock, { attached: true, deadlineAt: null });
+      if (live !== undefined) return liveHandle(live, epoch, clock, { attached: true, deadlineAt: null }, logsOf);
       const record = await ledger.loadByCallNode(callNodeId);
       if (record === null) return null;
-      return isSettled(record.state) ? settledHandle(record, ledger, clock) : null;
+      return isSettled(record.state) ? settledHandle(record, ledger, clock, logsOf) : null;
     },
 
     async attach(callNodeId, waitOptions: WaitOptions = {}) {
@@ -293,6 +320,14 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
       const reason = new ExecutorError('rolled_back', `epoch ${newEpoch} took over; this executor stopped driving`);
       await Promise.all([...drivers.values()].map((driver) => driver.stop(reason)));
       return newEpoch;
+    },
+
+    logs: logsOf,
+
+    async readLogs(operationId, request = {}) {
+      const record = await ledger.load(operationId);
+      if (record === null) throw new ExecutorError('no_task', `operation ${operationId} is not in the ledger`);
+      return readLogPage(logsDeps, record, request);
     },
 
     async close() {

@@ -58,6 +58,45 @@ export type CancelAnswer =
   /** The task was already terminal: read it, never rewrite it to cancelled. */
   | { readonly kind: 'already_terminal'; readonly status?: WireStatusAnswer };
 
+/** One line of a task's own log (issue 18): `seq` starts at 1 per task and never repeats. */
+export interface LogLine {
+  readonly seq: number;
+  /** The execution epoch that wrote it: a re-run after a crash appends under the next epoch. */
+  readonly epoch: number;
+  /** ISO 8601, as the server wrote it. */
+  readonly at: string;
+  readonly stream: 'log' | 'output';
+  readonly text: string;
+  readonly fields?: Readonly<Record<string, unknown>>;
+}
+
+/** One page of a task's log (`terminus/tasks/logs`, AIP `GET /v1/operations/{id}/logs`). */
+export interface LogPage {
+  readonly taskId: string;
+  readonly lines: readonly LogLine[];
+  /** The cursor to pass as `after` next time. */
+  readonly next: number;
+  /** Oldest lines the server dropped for this task (its per-task bound), in total. */
+  readonly dropped: number;
+  readonly status: WireStatusAnswer;
+  /** Terminal and nothing after `next`: a follower stops here. */
+  readonly done: boolean;
+}
+
+/** A logs read: a page, or the server keeps no task logs. */
+export type LogsAnswer =
+  | ({ readonly kind: 'page' } & LogPage)
+  /** The server keeps no task logs (`-32601` on the method, or no AIP route). */
+  | { readonly kind: 'unsupported' };
+
+/** Which lines a logs read asks for. */
+export interface LogsRequest {
+  /** Lines with `seq > after`; default 0 (from the start). */
+  readonly after?: number;
+  /** Most lines in the page; the server's default is 100, its maximum 1000. */
+  readonly limit?: number;
+}
+
 export type WireFailureKind =
   /** No answer (timeout, connection dropped): outcome unknown. */
   | 'lost'
@@ -132,6 +171,13 @@ export interface ClientWire {
    * fails `lost`. Where the wire can tell; returns an unsubscribe. The executor then reconnects.
    */
   onClose?(listener: (reason: string) => void): () => void;
+  /**
+   * A page of the task's own log (issue 18). Reading it is no effect on the operation: the
+   * interpreter never calls it. `not_found` like `getStatus`; `unsupported` when the server keeps none.
+   */
+  logs?(taskId: string, request: LogsRequest, signal?: AbortSignal): Promise<LogsAnswer>;
+  /** New log lines pushed by the server, where the wire has them: only a hint to read by cursor now. */
+  onLogsHint?(listener: (taskId: string) => void): () => void;
   /** Status hints pushed by the server, where the wire has them; they shorten waits, never replace a fetch. */
   onStatusHint?(listener: (taskId: string, status: WireStatusAnswer) => void): () => void;
   /**

@@ -37,6 +37,7 @@ describe('terminus bridge with an unreachable upstream', () => {
     const { tools } = await bridge.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
       'terminus_cancel',
+      'terminus_logs',
       'terminus_operations',
       'terminus_respond',
       'terminus_status',

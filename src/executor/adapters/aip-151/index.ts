@@ -12,12 +12,17 @@
  * (S6). Without it, `unsupported`. Replaying the POST is not used: the port's lookup has no
  * arguments, and a replay would create the operation that a lookup must only report.
  *
+ * Task logs (issue 18): `GET /v1/operations/{id}/logs?after=N&limit=M` answers the same object as
+ * `terminus/tasks/logs`. A 404 there is settled by one `GET` of the operation: found means the server
+ * has no logs route (`unsupported`), not found is `not_found`.
+ *
  * No input rounds on this wire: `sendInput` rejects.
  */
 import type { Clock } from '../../../core/ports.js';
 import type { ClientWire, RpcChannel } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
 import { LOOKUP_METHOD } from '../envelope.js';
+import { decodeLogPage } from '../logs.js';
 import { isRpcError, RPC_CODES } from '../rpc-error.js';
 import { decodeLookup } from '../tasks-ext/codec.js';
 import { decodeOperation, toResult, toSnapshot, toSubmitAnswer } from './codec.js';
@@ -81,6 +86,19 @@ export function createAip151Wire(options: Aip151WireOptions): ClientWire {
       await http('POST', opPath(taskId, 'cancel'), {}, signal);
       // G-25: Empty proves nothing; the operation may still complete normally. Keep polling.
       return { kind: 'acked' };
+    },
+
+    async logs(taskId, request, signal) {
+      const after = request.after ?? 0;
+      const query = `after=${after}${request.limit === undefined ? '' : `&limit=${request.limit}`}`;
+      try {
+        const raw = await http('GET', `${opPath(taskId)}/logs?${query}`, undefined, signal);
+        return { kind: 'page', ...decodeLogPage(raw, taskId, after) };
+      } catch (error) {
+        if (!(error instanceof WireFailure) || error.kind !== 'not_found') throw error;
+        await read(taskId, signal); // throws `not_found` when the operation is unknown
+        return { kind: 'unsupported' };
+      }
     },
 
     sendInput: async () => {

@@ -13,7 +13,8 @@
  * (ours does), else by one `tasks/get` of the same id: "not found" there is `not_found`, a task there
  * means the error was about the call. Messages are never parsed.
  *
- * No key lookup exists on this wire: `lookupKey` tries ours and answers `unsupported` on `-32601`.
+ * No key lookup exists on this wire: `lookupKey` tries ours and answers `unsupported` on `-32601`;
+ * `logs` likewise tries our `terminus/tasks/logs` (issue 18), and its pushed notification is a hint.
  *
  * Input rounds (reference 1.11) go through the side channel (`side-channel.ts`) when the connection
  * can carry server requests: a poll that sees `input_required` keeps a `tasks/result` open, and
@@ -24,6 +25,7 @@ import type { ClientWire, RpcChannel, WireStatusAnswer } from '../../wire-port.j
 import { WireFailure } from '../../wire-port.js';
 import { requestHookOf, type NotificationListener, type ServerRequestHook } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
+import { LOGS_NOTIFICATION, rpcLogs } from '../logs.js';
 import { isRpcError, RPC_CODES, type RpcErrorFailure } from '../rpc-error.js';
 import { decodeLookup } from '../tasks-ext/codec.js';
 import { decodeSnapshot, isWireStatus, LEGACY_FIELDS } from '../snapshot.js';
@@ -180,6 +182,8 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
       await side.answer(taskId, responses);
     },
 
+    logs: (taskId, request, signal) => rpcLogs(channel, taskId, request, signal),
+
     ...(options.onNotification === undefined
       ? {}
       : {
@@ -192,6 +196,11 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
               } catch {
                 // A malformed hint is only a hint: the next poll reads the truth.
               }
+            });
+          },
+          onLogsHint(listener: (taskId: string) => void) {
+            return options.onNotification!((method, params) => {
+              if (method === LOGS_NOTIFICATION && typeof params.taskId === 'string') listener(params.taskId);
             });
           },
         }),

@@ -17,13 +17,17 @@
  * `tools/async/cancel {token}`, answering the status after the cancel; a server without it
  * (`-32601`) gets a `rejected` failure saying so.
  *
+ * Task logs (issue 18): our `tools/async/logs {token, after?, limit?}` answers the page of
+ * `terminus/tasks/logs` plus the token; `-32601` from a server without it is `unsupported`.
+ *
  * Input rounds (server requests flushed while polling status, L-20) are not supported: `sendInput`
  * rejects, as on the 2025-11-25 adapter.
  */
 import type { ClientWire, KeyLookupAnswer, RpcChannel, TaskSnapshot } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
 import { LOOKUP_METHOD } from '../envelope.js';
-import { isRpcError, RPC_CODES, type RpcErrorFailure } from '../rpc-error.js';
+import { decodeLogPage, logsParams } from '../logs.js';
+import { isRpcError, malformed, RPC_CODES, type RpcErrorFailure } from '../rpc-error.js';
 import { decodeLookup } from '../tasks-ext/codec.js';
 import {
   decodeAccepted,
@@ -40,6 +44,8 @@ export const SEP_STATUS_METHOD = 'tools/async/status';
 export const SEP_RESULT_METHOD = 'tools/async/result';
 /** Our server's addition (`src/server/wire/sep-1391/constants.ts`); not in the SEP. */
 export const SEP_CANCEL_METHOD = 'tools/async/cancel';
+/** Our server's task log read (issue 18), `{token, after?, limit?}`; not in the SEP. */
+export const SEP_LOGS_METHOD = 'tools/async/logs';
 /** The L-06 feature flag our server reads from `initialize` (`capabilities.experimental`). */
 export const SEP_1391_CAPABILITY = 'mcp-terminus.dev/sep-1391';
 
@@ -145,6 +151,22 @@ export function createSep1391Wire(options: Sep1391WireOptions): ClientWire {
       const after = decodeStatus(answer, taskId).status;
       if (after === 'completed' || after === 'failed') return { kind: 'already_terminal', status: after };
       return { kind: 'acked', status: after };
+    },
+
+    async logs(taskId, request, signal) {
+      const after = request.after ?? 0;
+      try {
+        const { taskId: _id, ...query } = logsParams(taskId, request);
+        const raw = await channel(SEP_LOGS_METHOD, { token: taskId, ...query }, { signal });
+        // The page names the server's task id; on this wire the operation is known by its token.
+        if (raw.token !== undefined && raw.token !== taskId)
+          throw malformed(`logs answer is about token ${JSON.stringify(raw.token)}, not ${taskId}`);
+        return { kind: 'page', ...decodeLogPage({ ...raw, taskId }, taskId, after) };
+      } catch (error) {
+        if (isRpcError(error, RPC_CODES.methodNotFound)) return { kind: 'unsupported' };
+        if (isRpcError(error, RPC_CODES.invalidParams)) throw notFound(error);
+        throw error;
+      }
     },
 
     sendInput: async () => {

@@ -2,7 +2,8 @@
  * Client adapter for the MCP Tasks extension (2026-07-28, SEP-2663) over any `RpcChannel`: a
  * `tools/call` carrying our submission key in `_meta`, `tasks/get` (status and, once terminal, the
  * inlined result), `tasks/update` for input, `tasks/cancel` (an empty, eventually consistent ack),
- * and our `terminus/tasks/lookup` for keys (`-32601` from a server without it: `unsupported`).
+ * and our `terminus/tasks/lookup` for keys (`-32601` from a server without it: `unsupported`), and
+ * our `terminus/tasks/logs` for a task's own log (`-32601`: the server keeps none).
  */
 import type { ClientWire, RpcChannel, WireStatusAnswer } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
@@ -10,6 +11,7 @@ import type { NotificationListener } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
 import { decodeSnapshot, MODERN_FIELDS } from '../snapshot.js';
 import type { TaskListener } from '../task-listener.js';
+import { rpcLogs } from '../logs.js';
 import { isRpcError, RPC_CODES } from '../rpc-error.js';
 import { decodeCreate, decodeLookup, decodeOutcome, decodeStatus } from './codec.js';
 
@@ -119,6 +121,7 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
         }),
 
     ...(options.listener === undefined ? {} : { watchTask: (taskId: string) => options.listener!.watch(taskId) }),
+    logs: (taskId, request, signal) => rpcLogs(channel, taskId, request, signal),
 
     close: async () => {
       options.listener?.close();
