@@ -164,17 +164,22 @@ describe('--header, --token, TERMINUS_TOKEN and terminus tools', () => {
           }
           const body = chunks.length === 0 ? undefined : Buffer.concat(chunks);
           const target = new URL(req.url ?? '/', served.url).toString();
-          fetch(target, { method: req.method ?? 'GET', headers, ...(body === undefined ? {} : { body }) }).then(
-            async (answer) => {
-              const out: Record<string, string> = {};
-              answer.headers.forEach((v, k) => {
-                if (k !== 'content-length' && k !== 'transfer-encoding') out[k] = v;
-              });
-              res.writeHead(answer.status, out);
-              res.end(Buffer.from(await answer.arrayBuffer()));
-            },
-            () => res.writeHead(502).end(),
-          );
+          // Buffered: a listen stream the executor opens through here ends as "terminated" when
+          // its client goes, which must end this exchange, never reject unhandled.
+          fetch(target, { method: req.method ?? 'GET', headers, ...(body === undefined ? {} : { body }) })
+            .then(
+              async (answer) => {
+                const out: Record<string, string> = {};
+                answer.headers.forEach((v, k) => {
+                  if (k !== 'content-length' && k !== 'transfer-encoding') out[k] = v;
+                });
+                const bytes = Buffer.from(await answer.arrayBuffer());
+                res.writeHead(answer.status, out);
+                res.end(bytes);
+              },
+              () => res.writeHead(502).end(),
+            )
+            .catch(() => res.destroy());
         });
       });
       await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
