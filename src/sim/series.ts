@@ -189,15 +189,19 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
       await scope.sleep(random.client.int(50, 1_500));
       return { action: 'accept', content: { ok: true } };
     };
-    const channel = network.channel(PRINCIPAL, () => alive);
-    const links = {
-      channel,
-      modern: network.channel(PRINCIPAL, () => alive, 'modern'),
-      fetch: network.fetch(PRINCIPAL, () => alive),
-      clock: scope,
-      taskSupport,
+    // One connection per connect, as over HTTP or stdio: server requests on a connection's streams
+    // reach the adapter built on it.
+    const connect = () => {
+      const channel = network.channel(PRINCIPAL, () => alive);
+      const links = {
+        channel,
+        modern: network.channel(PRINCIPAL, () => alive, 'modern'),
+        fetch: network.fetch(PRINCIPAL, () => alive),
+        clock: scope,
+        taskSupport,
+      };
+      return wire.client?.(links) ?? createTasksExtWire({ channel });
     };
-    const connect = () => wire.client?.(links) ?? createTasksExtWire({ channel });
     const ids = simIds(random.client, `c${n}.`);
     let made: SimClient;
     if (options.hooks?.next === undefined) {
@@ -350,6 +354,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     start,
     now: endAt,
     fired,
+    wire,
   });
   network.failServerRequests();
   await server.close();

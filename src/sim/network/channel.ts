@@ -151,7 +151,7 @@ export class SimNetwork {
    */
   fetch(principal: string, alive: () => boolean = () => true): typeof fetch {
     const link: Link = { transport: 'http', alive, handlers: [] };
-    return (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
       if (!alive()) return new Promise(() => {});
       const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
       const verb = (init?.method ?? 'GET').toUpperCase();
@@ -179,7 +179,7 @@ export class SimNetwork {
         default:
           throw new TypeError(outcome.kind === 'timeout' ? 'request timed out' : 'fetch failed');
       }
-    });
+    };
   }
 
   /** Server requests still waiting for the client: failed when their server process dies or the series ends. */

@@ -34,6 +34,10 @@ export const sep1391Sim: SimWire = {
   keyLookup: true,
   failedMatch: 'message',
   notApplicable: {
+    task_id_misuse:
+      "SEP-1391 status and result answers do not name the operation they are about, so a read misrouted to another operation's token is, for any client, a true answer about its own: no client can tell, so no checker can hold it to",
+    not_found_before_expiry:
+      'a status read and a key lookup are the same request on SEP-1391 (tools/async/status naming the token, which is our submission key), and invalid_token for it is the proof that nothing was created (S6): a server that answers it for a token it holds breaks S6 itself (a misbehaving server, issue 17 item 3), not the network',
     input_replay:
       'the SEP-1391 client adapter answers no input rounds (server requests flushed while polling, L-20, are not supported), so the workload asks for none and there is no round to replay',
   },
