@@ -253,7 +253,9 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       for (const key of acked) if (!(key in final.inputResponses)) add('S9', `${node}: acknowledged reply ${key} lost`);
     }
 
-    const cancel = cancelSpan(record, now);
+    // A cancel on an operation listed UNKNOWN on a wire without key lookup is confirmed as far as
+    // the wire allows at the listing (the same rule as above); elsewhere it stays open to the end.
+    const cancel = cancelSpan(record, wire.keyLookup || record.state !== 'UNKNOWN' ? now : listedAt(record, now));
     if (cancel !== null) {
       const imposed = [
         ...downtime,
@@ -279,8 +281,10 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       if (sent > 0 && !answered && !refused && record.taskId === null && record.state !== 'UNKNOWN')
         add('C5', `${node}: its submission got no answer and it ended ${record.state}, not UNKNOWN`);
     }
-    if (!wire.keyLookup && record.state === 'UNKNOWN' && record.taskId === null) {
-      // Settled as far as the wire allows once listed: the time to the listing is the figure.
+    if (!wire.keyLookup && record.state === 'UNKNOWN') {
+      // Without a key lookup nothing the executor may send settles an UNKNOWN (a lost submission, a
+      // task id answered not found): it is settled as far as the wire allows once listed for an
+      // operator, and the time to that listing is the figure.
       unknownByHand++;
       const doubt = record.history.find((h) => DOUBT.has(h.to));
       const listed = record.history.find((h) => h.to === 'UNKNOWN');
@@ -465,7 +469,13 @@ function cancelSpan(record: ToolOperation, now: number): Span | null {
   const asked = record.history.find((h) => h.to === 'CANCEL_REQUESTED');
   if (asked === undefined) return null;
   const done = record.history.find((h) => h.at >= asked.at && (RECEIPTED.has(h.to) || h.to === 'TERMINAL_OBSERVED'));
-  return { from: asked.at, until: done?.at ?? now };
+  return { from: asked.at, until: done?.at ?? Math.max(now, asked.at) };
+}
+
+/** When the record entered UNKNOWN last (or `now`). */
+function listedAt(record: ToolOperation, now: number): number {
+  const listed = record.history.filter((h) => h.to === 'UNKNOWN').at(-1);
+  return listed?.at ?? now;
 }
 
 interface Span {

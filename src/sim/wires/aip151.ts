@@ -37,8 +37,6 @@ export const aip151Sim: SimWire = {
     input_replay: 'AIP-151 operations take no input (no input rounds on the wire), so there is no round to replay',
   },
   unreachableStates: {
-    EFFECT_RECONCILIATION_REQUIRED:
-      'needs a completion reported after a won cancel; a correct server never reports one (S4) and an Operation has no late-outcome field',
     INPUT_REQUIRED: 'AIP-151 operations take no input, so the workload asks for none',
   },
 
@@ -91,4 +89,3 @@ export const aip151Sim: SimWire = {
       timeoutMs: 30_000,
     }),
 };
-

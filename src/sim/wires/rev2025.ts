@@ -48,8 +48,6 @@ export const rev2025Sim: SimWire = {
       'a 2025-11-25 tools/call carries no idempotency key (the server ignores ours), so a create the transport delivered twice makes two tasks whatever the client does; HTTP and stdio never deliver a request twice by themselves',
   },
   unreachableStates: {
-    EFFECT_RECONCILIATION_REQUIRED:
-      'needs a completion reported after a won cancel; a correct server never reports one (S4) and the wire has no late-outcome field',
     NOT_FOUND_SAFE:
       'needs a key lookup proving a submission never arrived; this wire has none (lost submissions end UNKNOWN)',
     NEVER_CREATED:

@@ -5,8 +5,10 @@
  * that declared the L-06 flag. Key lookup: `terminus/tasks/lookup` is modern-era only (`-32601`),
  * so the adapter asks `tools/async/status` with the key as token, which burns an unused key (S6).
  *
- * The client asks a retention (`keepAlive`) of 5 s after completion, so the expiry fault (a client
- * cut off until the finished operation expired) applies here as on the other wires.
+ * The client asks a retention (`keepAlive`) of 60 s after completion (no read grace follows it, S7),
+ * so the expiry fault (a client cut off for 75 s after the terminal status) meets an expired
+ * operation here as on the other wires, while every other wait of the workload (a 30 s poll
+ * interval, a 20 s disconnect) stays inside the retention.
  */
 import { decodeAccepted, decodeResult, decodeStatus, outcomeOfStatus } from '../../executor/adapters/sep-1391/codec.js';
 import { createSep1391Wire } from '../../executor/adapters/sep-1391/index.js';
@@ -24,7 +26,7 @@ const ROLES: Readonly<Record<string, Role>> = {
 };
 
 /** The retention the simulated client asks for, seconds after completion (L-08, L-21). */
-export const SIM_KEEP_ALIVE_S = 5;
+export const SIM_KEEP_ALIVE_S = 60;
 
 export const sep1391Sim: SimWire = {
   name: 'sep-1391',
@@ -42,8 +44,8 @@ export const sep1391Sim: SimWire = {
       'the SEP-1391 client adapter answers no input rounds (server requests flushed while polling, L-20, are not supported), so the workload asks for none and there is no round to replay',
   },
   unreachableStates: {
-    EFFECT_RECONCILIATION_REQUIRED:
-      'needs a completion reported after a won cancel; a correct server never reports one (S4) and the wire has no late-outcome field',
+    EXPIRED_WITH_RECEIPT:
+      'SEP-1391 answers carry no expiry instant (keepAlive counts from a completion time the client never learns exactly), so a read answered not found after the retention cannot be told from a lost operation: it ends UNKNOWN, listed for an operator',
     INPUT_REQUIRED: 'the SEP-1391 client adapter answers no input rounds, so the workload asks for none',
   },
 

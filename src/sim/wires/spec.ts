@@ -75,7 +75,10 @@ export interface SimWireSpec {
   readonly failedMatch: 'code+message' | 'message';
   /** Fault classes that cannot apply to this wire, with the reason (printed by the gate). */
   readonly notApplicable: Readonly<Partial<Record<FaultClass, string>>>;
-  /** Ledger states the series cannot reach over this wire, with the reason. */
+  /**
+   * Ledger states the series cannot reach over this wire, with the reason, beyond those no wire
+   * reaches (`UNREACHABLE_STATES` of the gate, merged in there).
+   */
   readonly unreachableStates: Readonly<Record<string, string>>;
   /** Requests a network-level `duplicate` must not touch on this wire, with the reason. */
   readonly noDuplicate?: { readonly roles: readonly Role[]; readonly reason: string };

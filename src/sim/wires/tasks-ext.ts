@@ -26,10 +26,7 @@ export const tasksExtSim: SimWire = {
   keyLookup: true,
   failedMatch: 'code+message',
   notApplicable: {},
-  unreachableStates: {
-    EFFECT_RECONCILIATION_REQUIRED:
-      'needs a completion reported after a won cancel; a correct server never reports one (S4) and the extension has no late-outcome field',
-  },
+  unreachableStates: {},
 
   classify(method, params): Classified {
     const role = ROLES[method] ?? 'other';
