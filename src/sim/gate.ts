@@ -253,6 +253,7 @@ export function formatWireTable(reports: readonly GateReport[]): string {
   const head = [
     'wire',
     'series',
+    'wall',
     'result',
     'divergence',
     'second ops',
@@ -266,6 +267,7 @@ export function formatWireTable(reports: readonly GateReport[]): string {
     return [
       w.wire,
       String(w.series),
+      `${(r.wallMs / 1000).toFixed(1)} s`,
       w.pass ? 'pass' : 'FAIL',
       w.divergence,
       w.secondOperations,

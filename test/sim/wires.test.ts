@@ -4,6 +4,7 @@
  * adapter. Per wire: the same seed gives the same trace, a small smoke run passes every checker,
  * and the seeds that found defects on the way replay clean.
  */
+import { execFile } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { gateReport } from '../../src/sim/gate.js';
 import { runSeries } from '../../src/sim/series.js';
@@ -76,4 +77,29 @@ describe('wire seeds that found defects', () => {
       expect(outcome.violations).toEqual([]);
     }, 60_000);
   }
+});
+
+describe('terminus gate --wire', () => {
+  const cli = (args: string[]) =>
+    new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['dist/cli/main.js', 'gate', ...args], { timeout: 120_000 }, (error, stdout, stderr) =>
+        resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
+      );
+    });
+
+  it('all: one row per wire, the fault classes not applied with their reasons, exit 0 when every wire passes', async () => {
+    const { code, stdout } = await cli(['--wire', 'all', '--series', '3', '--workers', '1']);
+    expect(code, stdout).toBe(0);
+    for (const wire of SIM_WIRES) expect(stdout).toMatch(new RegExp(`^${wire} +3 +[\\d.]+ s +pass`, 'm'));
+    expect(stdout).toContain('sep-1391: task_id_misuse not applicable:');
+    expect(stdout).toContain('mcp-2025-11-25: duplicate not applied to submit requests:');
+    expect(stdout).toMatch(/4 wires, 12 series in [\d.]+ s: PASS/);
+  }, 180_000);
+
+  it('an unknown wire is refused in one line that names the wires', async () => {
+    const { code, stderr } = await cli(['--wire', 'smoke-signals', '--series', '1']);
+    expect(code).not.toBe(0);
+    expect(stderr.trim().split('\n')).toHaveLength(1);
+    expect(stderr).toContain('mcp-2025-11-25');
+  });
 });
