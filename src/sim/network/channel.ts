@@ -571,7 +571,10 @@ export class SimNetwork {
     if (role === 'cancel' && this.#fire('cancel_ack_lost', op) !== null) return 'lost';
     if (this.#fire('drop', op) !== null) return 'lost';
     // A result read of its own (2025-11-25, SEP-1391): the result faults hit it directly.
-    if (role === 'result' && taskId !== undefined && !this.#wire.resultByStatus) {
+    // Only an answer that carries the outcome: an error about the read itself (an expired
+    // operation, say) carries no result to lose, as on the wires that read it with the status.
+    const carries = 'result' in body || (this.#wire.errorAnswer?.(role, body.error) ?? null) !== null;
+    if (role === 'result' && taskId !== undefined && !this.#wire.resultByStatus && carries) {
       if (this.#fire('result_lost', op) !== null) return 'lost';
       if (this.#fire('result_truncated', op) !== null) return 'truncated';
       return body;
