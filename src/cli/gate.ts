@@ -1,10 +1,11 @@
 import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { FAULT_CLASSES, isFaultClass, type FaultClass } from '../sim/faults.js';
-import { formatGate, gateReport } from '../sim/gate.js';
+import { formatGate, formatWireTable, gateReport, wireRow, type GateReport } from '../sim/gate.js';
 import { runPool } from '../sim/pool.js';
 import { runSeries } from '../sim/series.js';
 import { formatTrace } from '../sim/trace.js';
+import { isSimWire, SIM_WIRES, type SimWireName } from '../sim/wires/index.js';
 
 interface GateFlags {
   readonly series: number;
@@ -12,6 +13,7 @@ interface GateFlags {
   readonly faults?: FaultClass[];
   readonly workers: number;
   readonly json: boolean;
+  readonly wire: SimWireName | 'all';
 }
 
 /** Failing series printed in full; the rest are counted. */
@@ -20,8 +22,9 @@ const SHOWN_FAILURES = 5;
 /**
  * `terminus gate`: runs N seeded simulation series (seeds S..S+N-1) across worker threads and prints
  * the acceptance gate table. Exit status 0 only when every row passes. A failing series is printed
- * with its seed, fault timeline, violations and the command that replays it; a one-series run also
- * prints its event trace.
+ * with its seed, fault timeline, violations and the command that replays it (naming its wire); a
+ * one-series run also prints its event trace. `--wire all` runs each wire in turn and prints a row
+ * per wire, then the full table of any wire that failed.
  */
 export function registerGate(program: Command): void {
   program
@@ -35,41 +38,46 @@ export function registerGate(program: Command): void {
       faultList,
     )
     .option('--workers <k>', 'worker threads (default: cores)', positiveInt, availableParallelism())
+    .option(
+      '--wire <name>',
+      `the wire the executor and server speak: ${SIM_WIRES.join(', ')}, or all (a table row per wire)`,
+      wireChoice,
+      'mcp-tasks-ext',
+    )
     .option('--json', 'print the report as JSON', false)
     .action((flags: GateFlags) => gate(flags));
 }
 
 async function gate(flags: GateFlags): Promise<void> {
-  const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i);
-  const started = performance.now();
-  let lastTick = started;
-  const summaries = await runPool({
-    seeds,
-    workers: flags.workers,
-    ...(flags.faults === undefined ? {} : { faults: flags.faults }),
-    onSummary: (_summary, done) => {
-      const now = performance.now();
-      if (!flags.json && process.stderr.isTTY && now - lastTick > 2_000) {
-        lastTick = now;
-        process.stderr.write(`\r${done}/${seeds.length} series, ${((now - started) / 1000).toFixed(0)} s`);
-      }
-    },
-  });
-  if (!flags.json && process.stderr.isTTY) process.stderr.write('\n');
-  const report = gateReport(summaries, performance.now() - started);
-  const failures = report.failing.map((s) => ({
-    seed: s.seed,
-    replay: `terminus gate --seed ${s.seed} --series 1`,
-    plan: s.plan,
-    violations: s.violations,
-    ...(s.error === undefined ? {} : { error: s.error }),
-  }));
+  const wires: readonly SimWireName[] = flags.wire === 'all' ? SIM_WIRES : [flags.wire];
+  const reports: GateReport[] = [];
+  for (const wire of wires) reports.push(await runWire(flags, wire, wires.length > 1));
+  const failures = reports.flatMap((report) =>
+    report.failing.map((s) => ({
+      wire: report.wire,
+      seed: s.seed,
+      replay: `terminus gate --wire ${report.wire} --seed ${s.seed} --series 1`,
+      plan: s.plan,
+      violations: s.violations,
+      ...(s.error === undefined ? {} : { error: s.error }),
+    })),
+  );
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ ...report, failing: failures }, null, 2)}\n`);
+    const body =
+      wires.length === 1
+        ? { ...reports[0], failing: failures }
+        : { wires: reports.map((r) => ({ ...r, row: wireRow(r), failing: undefined })), failing: failures };
+    process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
   } else {
-    process.stdout.write(`${formatGate(report)}\n`);
+    // One wire: its full table (today's output). All: the table of wires, then the full table of
+    // each wire that failed, so a failing row is explained where it is printed.
+    if (wires.length === 1) process.stdout.write(`${formatGate(reports[0] as GateReport)}\n`);
+    else {
+      process.stdout.write(`${formatWireTable(reports)}\n`);
+      for (const r of reports.filter((x) => !x.pass)) process.stdout.write(`\n${r.wire}:\n${formatGate(r)}\n`);
+    }
     for (const f of failures.slice(0, SHOWN_FAILURES)) {
-      process.stdout.write(`\nFAILED seed ${f.seed}\n${f.plan.join('\n')}\n`);
+      process.stdout.write(`\nFAILED ${f.wire} seed ${f.seed}\n${f.plan.join('\n')}\n`);
       for (const v of f.violations.slice(0, 10)) process.stdout.write(`  ${v.invariant}: ${v.detail}\n`);
       if (f.error !== undefined) process.stdout.write(`  crashed: ${f.error}\n`);
       process.stdout.write(`  replay: ${f.replay}\n`);
@@ -77,20 +85,50 @@ async function gate(flags: GateFlags): Promise<void> {
     if (failures.length > SHOWN_FAILURES) {
       const rest = failures.slice(SHOWN_FAILURES);
       const seeds = rest.map(
-        (f) => `${f.seed} (${[...new Set(f.violations.map((v) => v.invariant))].join(', ') || 'crashed'})`,
+        (f) => `${f.wire} ${f.seed} (${[...new Set(f.violations.map((v) => v.invariant))].join(', ') || 'crashed'})`,
       );
-      process.stdout.write(`\n... and ${rest.length} more failing series: seeds ${seeds.join(', ')}\n`);
+      process.stdout.write(`\n... and ${rest.length} more failing series: ${seeds.join(', ')}\n`);
     }
     if (flags.series === 1 && failures.length === 1) {
+      const f = failures[0] as (typeof failures)[number];
       const replay = await runSeries({
         seed: flags.seed,
+        wire: f.wire,
         keepTrace: true,
         ...(flags.faults === undefined ? {} : { faults: flags.faults }),
       });
-      process.stdout.write(`\ntrace of seed ${flags.seed}:\n${formatTrace(replay.trace)}\n`);
+      process.stdout.write(`\ntrace of ${f.wire} seed ${flags.seed}:\n${formatTrace(replay.trace)}\n`);
     }
   }
-  process.exitCode = report.pass ? 0 : 1;
+  process.exitCode = reports.every((r) => r.pass) ? 0 : 1;
+}
+
+/** The series of one wire across worker threads, folded into its report. */
+async function runWire(flags: GateFlags, wire: SimWireName, several: boolean): Promise<GateReport> {
+  const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i);
+  const started = performance.now();
+  let lastTick = started;
+  const summaries = await runPool({
+    seeds,
+    workers: flags.workers,
+    wire,
+    ...(flags.faults === undefined ? {} : { faults: flags.faults }),
+    onSummary: (_summary, done) => {
+      const now = performance.now();
+      if (!flags.json && process.stderr.isTTY && now - lastTick > 2_000) {
+        lastTick = now;
+        const which = several ? `${wire}: ` : '';
+        process.stderr.write(`\r${which}${done}/${seeds.length} series, ${((now - started) / 1000).toFixed(0)} s`);
+      }
+    },
+  });
+  if (!flags.json && process.stderr.isTTY) process.stderr.write('\n');
+  return gateReport(summaries, performance.now() - started, wire);
+}
+
+function wireChoice(value: string): SimWireName | 'all' {
+  if (value === 'all' || isSimWire(value)) return value;
+  throw new InvalidArgumentError(`unknown wire ${value}: use one of ${SIM_WIRES.join(', ')} or all`);
 }
 
 function positiveInt(value: string): number {

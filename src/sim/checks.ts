@@ -16,6 +16,8 @@ import type { WireEvent, WireLog } from './network/wire-log.js';
 import type { ServerFacts } from './server/facts.js';
 import type { SimServer } from './server/host.js';
 import type { OperationPlan } from './workload.js';
+import { tasksExtSim } from './wires/tasks-ext.js';
+import type { SimWire } from './wires/wire.js';
 
 export const INVARIANTS = [
   'C1',
@@ -74,6 +76,11 @@ export interface SeriesMetrics {
    */
   readonly cancelConfirmOwnMs: readonly number[];
   readonly unknownReconcileMs: readonly number[];
+  /**
+   * On a wire without key lookup: lost submissions the executor listed as UNKNOWN, which only an
+   * operator can settle (their time to the listing is in `unknownReconcileMs`).
+   */
+  readonly unknownByHand?: number;
   readonly outboxRows: number;
   readonly outboxTraced: number;
 }
@@ -91,6 +98,8 @@ export interface CheckInput {
   readonly start: number;
   readonly now: number;
   readonly fired: ReadonlyMap<FaultClass, number>;
+  /** The wire of the series; its own rules where it has weaker guarantees. Default the Tasks extension. */
+  readonly wire?: SimWire;
 }
 
 const RECEIPTED = new Set(['ACCEPTED', 'CANCELLED_ACCEPTED', 'EXPIRED_WITH_RECEIPT', 'EFFECT_RECONCILIATION_REQUIRED']);
@@ -119,6 +128,8 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
     .filter((p) => p.fault !== 'stale_epoch')
     .map((p) => ({ from: input.start + p.at, until: input.start + p.at + p.duration }));
   const unknownReconcileMs: number[] = [];
+  let unknownByHand = 0;
+  const wire = input.wire ?? tasksExtSim;
   const byOp = groupByOp(log.events);
 
   for (const op of input.ops) {
@@ -166,7 +177,7 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
     }
 
     // Terminal-state divergence: the receipt against the server's final task.
-    const diverged = divergence(record, receipt, final, tasks.length);
+    const diverged = divergence(record, receipt, final, tasks.length, wire);
     if (diverged !== null) {
       divergences++;
       add('divergence', `${node}: ${diverged}`);
@@ -242,7 +253,9 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       for (const key of acked) if (!(key in final.inputResponses)) add('S9', `${node}: acknowledged reply ${key} lost`);
     }
 
-    const cancel = cancelSpan(record, now);
+    // A cancel on an operation listed UNKNOWN on a wire without key lookup is confirmed as far as
+    // the wire allows at the listing (the same rule as above); elsewhere it stays open to the end.
+    const cancel = cancelSpan(record, wire.keyLookup || record.state !== 'UNKNOWN' ? now : listedAt(record, now));
     if (cancel !== null) {
       const imposed = [
         ...downtime,
@@ -254,7 +267,29 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       cancelConfirmMs.push(cancel.until - cancel.from);
       cancelConfirmOwnMs.push(cancel.until - cancel.from - coveredWithin(imposed, cancel));
     }
-    unknownReconcileMs.push(...doubtTimes(record, now));
+    // A wire without key lookup (2025-11-25): a submission whose answer never came can only be
+    // listed for an operator. It ends UNKNOWN, is never proven NEVER_CREATED without a refusal, and
+    // is never sent again (no idempotency key: a second send may be a second task, C5).
+    if (!wire.keyLookup) {
+      const submits = events.filter((e) => e.method === 'tools/call');
+      const sent = submits.filter((e) => e.kind === 'send').length;
+      const answered = submits.some((e) => e.kind === 'answer');
+      const refused = submits.some((e) => e.kind === 'error');
+      if (sent > 1) add('C5', `${node}: submitted ${sent} times on a wire with no idempotency key`);
+      if (record.state === 'NEVER_CREATED' && !refused)
+        add('C5', `${node}: NEVER_CREATED without a refusal on a wire with no key lookup`);
+      if (sent > 0 && !answered && !refused && record.taskId === null && record.state !== 'UNKNOWN')
+        add('C5', `${node}: its submission got no answer and it ended ${record.state}, not UNKNOWN`);
+    }
+    if (!wire.keyLookup && record.state === 'UNKNOWN') {
+      // Without a key lookup nothing the executor may send settles an UNKNOWN (a lost submission, a
+      // task id answered not found): it is settled as far as the wire allows once listed for an
+      // operator, and the time to that listing is the figure.
+      unknownByHand++;
+      const doubt = record.history.find((h) => DOUBT.has(h.to));
+      const listed = record.history.find((h) => h.to === 'UNKNOWN');
+      if (doubt !== undefined && listed !== undefined) unknownReconcileMs.push(listed.at - doubt.at);
+    } else unknownReconcileMs.push(...doubtTimes(record, now));
   }
 
   // C7: every outbox row traces to the node's one receipt.
@@ -282,6 +317,7 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       cancelConfirmMs,
       cancelConfirmOwnMs,
       unknownReconcileMs,
+      ...(wire.keyLookup ? {} : { unknownByHand }),
       outboxRows: rows.length,
       outboxTraced: traced,
     },
@@ -340,6 +376,7 @@ function divergence(
   receipt: { status: string; payload: unknown; immediate?: boolean } | null,
   final: TaskRecord | null,
   tasks: number,
+  wire: SimWire,
 ): string | null {
   if (receipt === null) {
     if (record.state === 'NEVER_CREATED' && tasks > 0) return 'NEVER_CREATED but the server holds a task';
@@ -363,8 +400,9 @@ function divergence(
   }
   if (final.status === 'failed') {
     const e = receipt.payload as { code?: unknown; message?: unknown } | null;
-    if (e?.code !== final.error?.code || e?.message !== final.error?.message)
-      return 'failed with an error other than the server error';
+    // A wire that reports a failure as a message only (SEP-1391, L-11) is matched on the message.
+    const codeDiffers = wire.failedMatch === 'code+message' && e?.code !== final.error?.code;
+    if (codeDiffers || e?.message !== final.error?.message) return 'failed with an error other than the server error';
   }
   return null;
 }
@@ -431,7 +469,13 @@ function cancelSpan(record: ToolOperation, now: number): Span | null {
   const asked = record.history.find((h) => h.to === 'CANCEL_REQUESTED');
   if (asked === undefined) return null;
   const done = record.history.find((h) => h.at >= asked.at && (RECEIPTED.has(h.to) || h.to === 'TERMINAL_OBSERVED'));
-  return { from: asked.at, until: done?.at ?? now };
+  return { from: asked.at, until: done?.at ?? Math.max(now, asked.at) };
+}
+
+/** When the record entered UNKNOWN last (or `now`). */
+function listedAt(record: ToolOperation, now: number): number {
+  const listed = record.history.filter((h) => h.to === 'UNKNOWN').at(-1);
+  return listed?.at ?? now;
 }
 
 interface Span {

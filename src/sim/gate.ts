@@ -15,6 +15,8 @@ import { FAULT_CLASSES } from './faults.js';
 import { PUSH_FAULT_CLASSES } from './push-faults.js';
 import { LOCAL_STATES } from '../executor/operation.js';
 import type { SeriesSummary } from './summary.js';
+import { simWire, type SimWireName } from './wires/index.js';
+import { applicableFaults } from './wires/series.js';
 
 /** Coverage is judged on runs of at least this many series (a one-series replay cannot cover). */
 export const COVERAGE_MIN_SERIES = 200;
@@ -39,6 +41,8 @@ export interface GateRow {
 }
 
 export interface GateReport {
+  /** The wire every series spoke. */
+  readonly wire: SimWireName;
   readonly series: number;
   readonly rows: readonly GateRow[];
   readonly pass: boolean;
@@ -52,7 +56,20 @@ function p99(values: number[]): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] as number;
 }
 
-export function gateReport(summaries: readonly SeriesSummary[], wallMs: number): GateReport {
+/**
+ * Folds the summaries of one wire's series into its gate table. Coverage asks for the fault classes
+ * that apply to the wire and the ledger states it can reach; the others are the wire's listed
+ * exemptions (`notApplicable`, `unreachableStates`), printed with their reasons.
+ */
+export function gateReport(
+  summaries: readonly SeriesSummary[],
+  wallMs: number,
+  wireName: SimWireName = summaries[0]?.wire ?? 'mcp-tasks-ext',
+): GateReport {
+  const wire = simWire(wireName);
+  const classes = applicableFaults(wire, FAULT_CLASSES);
+  const unreachable: Readonly<Record<string, string>> = { ...UNREACHABLE_STATES, ...wire.unreachableStates };
+  let byHand = 0;
   let divergences = 0;
   let second = 0;
   let duplicates = 0;
@@ -84,6 +101,7 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
     cancel.push(...m.cancelConfirmMs);
     cancelOwn.push(...m.cancelConfirmOwnMs);
     unknown.push(...m.unknownReconcileMs);
+    byHand += m.unknownByHand ?? 0;
     for (const [f, n] of Object.entries(s.faultsFired)) faults.set(f, (faults.get(f) ?? 0) + (n ?? 0));
     for (const [st, n] of Object.entries(s.statesReached)) states.set(st, (states.get(st) ?? 0) + n);
   }
@@ -119,7 +137,8 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
       ...row(
         'UNKNOWN reconciliation p99',
         '< 15 min',
-        `${(p99(unknown) / 1000).toFixed(2)} s (n=${unknown.length})`,
+        `${(p99(unknown) / 1000).toFixed(2)} s (n=${unknown.length})` +
+          (wire.keyLookup ? '' : `, ${byHand} to an operator (no key lookup)`),
         p99(unknown) < 15 * 60_000,
       ),
       target: { threshold: '< 60 s', met: p99(unknown) < 60_000 },
@@ -138,33 +157,36 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
   const errors = byInvariant.get('series error') ?? 0;
   out.push(row('series that crashed', '0', `${errors}`, errors === 0));
   if (summaries.length >= COVERAGE_MIN_SERIES) {
-    const thinFaults = FAULT_CLASSES.filter((f) => (faults.get(f) ?? 0) < COVERAGE_MIN_HITS);
+    const thinFaults = classes.filter((f) => (faults.get(f) ?? 0) < COVERAGE_MIN_HITS);
     out.push(
       row(
         'coverage: fault classes fired',
         `each >= ${COVERAGE_MIN_HITS}`,
         thinFaults.length === 0
-          ? `all ${FAULT_CLASSES.length} (min ${Math.min(...FAULT_CLASSES.map((f) => faults.get(f) ?? 0))})`
+          ? `all ${classes.length} (min ${Math.min(...classes.map((f) => faults.get(f) ?? 0))})`
           : `short: ${thinFaults.map((f) => `${f}=${faults.get(f) ?? 0}`).join(', ')}`,
         thinFaults.length === 0,
       ),
     );
-    // Listen streams (issue 17 item 2): each push fault class, by name, so a thin one shows which.
-    const thinPush = PUSH_FAULT_CLASSES.filter((f) => (faults.get(f) ?? 0) < COVERAGE_MIN_HITS);
-    out.push(
-      row(
-        'coverage: push fault classes fired',
-        `each >= ${COVERAGE_MIN_HITS}`,
-        PUSH_FAULT_CLASSES.map((f) => `${f.replace('push_', '')}=${faults.get(f) ?? 0}`).join(' '),
-        thinPush.length === 0,
-      ),
-    );
-    const wanted = LOCAL_STATES.filter((st) => !(st in UNREACHABLE_STATES));
+    // Listen streams (issue 17 item 2), simulated on the Tasks extension: each push fault class,
+    // by name, so a thin one shows which.
+    if (wire.name === 'mcp-tasks-ext') {
+      const thinPush = PUSH_FAULT_CLASSES.filter((f) => (faults.get(f) ?? 0) < COVERAGE_MIN_HITS);
+      out.push(
+        row(
+          'coverage: push fault classes fired',
+          `each >= ${COVERAGE_MIN_HITS}`,
+          PUSH_FAULT_CLASSES.map((f) => `${f.replace('push_', '')}=${faults.get(f) ?? 0}`).join(' '),
+          thinPush.length === 0,
+        ),
+      );
+    }
+    const wanted = LOCAL_STATES.filter((st) => !(st in unreachable));
     const thinStates = wanted.filter((st) => (states.get(st) ?? 0) < COVERAGE_MIN_HITS);
     out.push(
       row(
         'coverage: ledger states entered',
-        `each >= ${COVERAGE_MIN_HITS} (${Object.keys(UNREACHABLE_STATES).join(', ')} exempt)`,
+        `each >= ${COVERAGE_MIN_HITS} (${Object.keys(unreachable).length} exempt)`,
         thinStates.length === 0
           ? `all ${wanted.length} (min ${Math.min(...wanted.map((st) => states.get(st) ?? 0))})`
           : `short: ${thinStates.map((st) => `${st}=${states.get(st) ?? 0}`).join(', ')}`,
@@ -174,7 +196,7 @@ export function gateReport(summaries: readonly SeriesSummary[], wallMs: number):
   } else {
     out.push(row('coverage', `judged on >= ${COVERAGE_MIN_SERIES} series`, 'n/a', true));
   }
-  return { series: summaries.length, rows: out, pass: out.every((r) => r.pass), failing, wallMs };
+  return { wire: wireName, series: summaries.length, rows: out, pass: out.every((r) => r.pass), failing, wallMs };
 }
 
 function row(figure: string, threshold: string, measured: string, pass: boolean): GateRow {
@@ -193,5 +215,104 @@ export function formatGate(report: GateReport): string {
   }
   out.push('-'.repeat(126));
   out.push(`${report.series} series in ${(report.wallMs / 1000).toFixed(1)} s: ${report.pass ? 'PASS' : 'FAIL'}`);
+  return out.join('\n');
+}
+
+/** One row of the per-wire table (`terminus gate --wire all`): the figures of one wire's report. */
+export interface WireRow {
+  readonly wire: SimWireName;
+  readonly series: number;
+  readonly pass: boolean;
+  readonly divergence: string;
+  readonly secondOperations: string;
+  readonly pollsVsIdeal: string;
+  readonly cancelP99: string;
+  readonly unknownP99: string;
+  readonly coverage: string;
+}
+
+/** The per-wire row of a report, read off its table rows (so both say the same). */
+export function wireRow(report: GateReport): WireRow {
+  const at = (figure: string): GateRow | undefined => report.rows.find((r) => r.figure === figure);
+  const cell = (figure: string): string => {
+    const r = at(figure);
+    const measured = figure.startsWith('UNKNOWN') ? r?.measured : r?.measured.split(' (')[0];
+    return r === undefined ? '-' : `${measured ?? r.measured}${r.pass ? '' : ' FAIL'}`;
+  };
+  const coverage = report.rows.filter((r) => r.figure.startsWith('coverage'));
+  return {
+    wire: report.wire,
+    series: report.series,
+    pass: report.pass,
+    divergence: cell('terminal-state divergence'),
+    secondOperations: cell('second operations from duplicate submissions'),
+    pollsVsIdeal: cell('polls per task vs ideal'),
+    cancelP99: cell('cancel confirmation p99'),
+    // The p99, and on a wire without key lookup how many were left to an operator.
+    unknownP99: cell('UNKNOWN reconciliation p99').replace(/ \(no key lookup\)| \(n=\d+\)/g, ''),
+    coverage:
+      coverage.length === 1 && coverage[0]?.measured === 'n/a'
+        ? 'n/a'
+        : coverage.every((r) => r.pass)
+          ? 'full'
+          : coverage
+              .filter((r) => !r.pass)
+              .map((r) => r.measured)
+              .join('; '),
+  };
+}
+
+/** The per-wire table: one row per wire, then each wire's not-applicable fault classes and reasons. */
+export function formatWireTable(reports: readonly GateReport[]): string {
+  const head = [
+    'wire',
+    'series',
+    'wall',
+    'result',
+    'divergence',
+    'second ops',
+    'polls/ideal',
+    'cancel p99',
+    'UNKNOWN p99',
+    'coverage',
+  ];
+  const rows = reports.map((r) => {
+    const w = wireRow(r);
+    return [
+      w.wire,
+      String(w.series),
+      `${(r.wallMs / 1000).toFixed(1)} s`,
+      w.pass ? 'pass' : 'FAIL',
+      w.divergence,
+      w.secondOperations,
+      w.pollsVsIdeal,
+      w.cancelP99,
+      w.unknownP99,
+      w.coverage,
+    ];
+  });
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  const rule = '-'.repeat(widths.reduce((a, b) => a + b + 2, -2));
+  const out = [line(head), rule, ...rows.map(line), rule];
+  for (const r of reports) {
+    const wire = simWire(r.wire);
+    for (const [fault, reason] of Object.entries(wire.notApplicable))
+      out.push(`${r.wire}: ${fault} not applicable: ${reason}`);
+    if (wire.noDuplicate !== undefined) {
+      out.push(
+        `${r.wire}: duplicate not applied to ${wire.noDuplicate.roles.join(', ')} requests: ${wire.noDuplicate.reason}`,
+      );
+    }
+  }
+  const total = reports.reduce((n, r) => n + r.series, 0);
+  const wall = reports.reduce((n, r) => n + r.wallMs, 0);
+  out.push(
+    `${reports.length} wires, ${total} series in ${(wall / 1000).toFixed(1)} s: ${reports.every((r) => r.pass) ? 'PASS' : 'FAIL'}`,
+  );
   return out.join('\n');
 }

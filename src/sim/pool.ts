@@ -8,11 +8,14 @@ import { Worker } from 'node:worker_threads';
 import type { FaultClass } from './faults.js';
 import { runSeries } from './series.js';
 import { summarize, type SeriesSummary } from './summary.js';
+import type { SimWireName } from './wires/index.js';
 
 export interface PoolOptions {
   readonly seeds: readonly number[];
   readonly workers?: number;
   readonly faults?: readonly FaultClass[];
+  /** The wire every series speaks; default the Tasks extension. */
+  readonly wire?: SimWireName;
   readonly onSummary?: (summary: SeriesSummary, done: number) => void;
 }
 
@@ -25,7 +28,15 @@ export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
   };
   if (workers === 1) {
     for (const seed of options.seeds) {
-      take(summarize(await runSeries({ seed, ...(options.faults === undefined ? {} : { faults: options.faults }) })));
+      take(
+        summarize(
+          await runSeries({
+            seed,
+            ...(options.faults === undefined ? {} : { faults: options.faults }),
+            ...(options.wire === undefined ? {} : { wire: options.wire }),
+          }),
+        ),
+      );
     }
     return results;
   }
@@ -35,7 +46,11 @@ export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
     Array.from({ length: workers }, (_, i) => {
       const seeds = options.seeds.filter((_, j) => j % workers === i);
       return new Promise<void>((resolve, reject) => {
-        const workerData = { seeds, ...(options.faults === undefined ? {} : { faults: options.faults }) };
+        const workerData = {
+          seeds,
+          ...(options.faults === undefined ? {} : { faults: options.faults }),
+          ...(options.wire === undefined ? {} : { wire: options.wire }),
+        };
         const worker = fromSource
           ? new Worker(tsxBootstrap(entry), { eval: true, workerData })
           : new Worker(entry, { workerData });

@@ -28,6 +28,8 @@ import { SimServer, type StoreBackend } from './server/host.js';
 import { settle } from './settle.js';
 import { Trace, type TraceEntry } from './trace.js';
 import { drawWorkload, withEdges, type OperationPlan } from './workload.js';
+import { simWire, type SimWireName } from './wires/index.js';
+import { applicableFaults, forWire } from './wires/series.js';
 
 /** After the last fault healed, every operation must settle within this much virtual time. */
 export const LIVENESS_BOUND_MS = 180_000;
@@ -50,10 +52,13 @@ export interface SeriesOptions {
   readonly hooks?: SeriesHooks;
   /** The executor listens on a `subscriptions/listen` stream (`network/push.ts`); default true. */
   readonly listen?: boolean;
+  /** The wire the executor and the server speak; default the Tasks extension. */
+  readonly wire?: SimWireName;
 }
 
 export interface SeriesOutcome {
   readonly seed: number;
+  readonly wire: SimWireName;
   readonly plan: readonly string[];
   readonly violations: readonly Violation[];
   readonly metrics: SeriesMetrics;
@@ -74,21 +79,26 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   const ledgerFacts = newLedgerFacts();
   const log = new WireLog();
   const fired = new Map<FaultClass, number>();
-  const allowed = options.faults ?? FAULT_CLASSES;
+  const wire = simWire(options.wire ?? 'mcp-tasks-ext');
+  const allowed = applicableFaults(wire, options.faults ?? FAULT_CLASSES);
 
   let ops: OperationPlan[];
   let plan;
-  if (isScripted(seed) && (options.faults === undefined || options.faults.includes(scriptedClass(seed)))) {
+  if (isScripted(seed) && allowed.includes(scriptedClass(seed))) {
     const fault = scriptedClass(seed);
     ops = scriptedWorkload(seed);
     plan = scriptedPlan(fault, ops, sfc32(FAULT_CLASSES.indexOf(fault), 'script'));
   } else {
     ops = drawWorkload(random.workload, seed);
     plan = swarmPlan(ops, random.faults, allowed);
-    plan.rules.push(...pushPlan(ops, sfc32(seed, 'push'), options.faults ?? PUSH_FAULT_CLASSES));
+    // Pushes are simulated on the Tasks-extension listen stream only (its own random stream).
+    if (wire.name === 'mcp-tasks-ext') {
+      plan.rules.push(...pushPlan(ops, sfc32(seed, 'push'), options.faults ?? PUSH_FAULT_CLASSES));
+    }
     const partitioned = plan.rules.filter((r) => r.fault === 'not_found_after_expiry').map((r) => r.op ?? '');
     ops = withEdges(ops, seed, new Set(partitioned));
   }
+  ops = forWire(wire, ops);
   const planLines = describePlan(plan);
   for (const line of planLines) trace.add('plan', line.trim());
 
@@ -105,6 +115,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     trace,
     facts,
     backend,
+    asyncClient: wire.name === 'sep-1391',
     ...(options.hooks?.store === undefined ? {} : { storeHook: options.hooks.store }),
     onTaskEvent: (taskId) => push?.changed(taskId),
     hooks: {
@@ -140,6 +151,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     instant,
     log,
     fired,
+    wire,
     onSend: (method, op, _params) => {
       const record = recordOf(op);
       if (
@@ -179,6 +191,8 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   // ---- the executor process(es) ---------------------------------------------------------------
   // The real executor (`createExecutor`), unless a broken `next()` variant needs the hookable
   // interpreter. Whether a proven never-created call is resubmitted is the executor's setting.
+  // What negotiation reads from `tools/list` (T-09); negotiation itself is not faulted.
+  const taskSupport = await server.taskSupport();
   let incarnation = 0;
   const pending: ((c: SimClient) => Promise<unknown>)[] = [];
   const approvalsAsked = new Set<string>();
@@ -197,28 +211,40 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
       await scope.sleep(random.client.int(50, 1_500));
       return { action: 'accept', content: { ok: true } };
     };
-    const channel = network.channel(PRINCIPAL, () => alive);
+    const listening =
+      options.listen === false || wire.name !== 'mcp-tasks-ext' ? {} : pushes.client(scope, () => alive);
+    // One connection per connect, as over HTTP or stdio: server requests on a connection's streams
+    // reach the adapter built on it.
+    const connect = () => {
+      const channel = network.channel(PRINCIPAL, () => alive);
+      const links = {
+        channel,
+        modern: network.channel(PRINCIPAL, () => alive, 'modern'),
+        fetch: network.fetch(PRINCIPAL, () => alive),
+        clock: scope,
+        taskSupport,
+      };
+      return wire.client?.(links) ?? createTasksExtWire({ channel, ...listening });
+    };
     const ids = simIds(random.client, `c${n}.`);
-    const listening = options.listen === false ? {} : pushes.client(scope, () => alive);
     let made: SimClient;
     if (options.hooks?.next === undefined) {
       made = await startRealClient({
         name,
         ledger,
-        channel,
+        connect,
         scope,
         random: random.client,
         ids,
         trace,
         resubmitNeverCreated,
         approve,
-        push: listening,
       });
     } else {
       const interpreter = new SimInterpreter({
         name,
         ledger,
-        wire: createTasksExtWire({ channel, ...listening }),
+        wire: connect(),
         scope,
         random: random.client,
         ids,
@@ -279,6 +305,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
         if (!server.up) return;
         fired.set('server_crash', (fired.get('server_crash') ?? 0) + 1);
         server.crash();
+        network.failServerRequests();
         root.at(at + fault.duration, () => server.start());
       });
     } else if (fault.fault === 'stale_epoch') {
@@ -296,6 +323,8 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
         fired.set('executor_crash', (fired.get('executor_crash') ?? 0) + 1);
         client.kill();
         client = null;
+        // The server's requests waiting on the dead process's streams end with them.
+        network.failServerRequests();
         root.at(at + fault.duration, () => {
           void (async () => {
             const next = await makeClient();
@@ -349,7 +378,9 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     start,
     now: endAt,
     fired,
+    wire,
   });
+  network.failServerRequests();
   await server.close();
   await ledger.close();
 
@@ -357,6 +388,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   for (const [fault, count] of fired) faultsFired[fault] = count;
   return {
     seed,
+    wire: wire.name,
     plan: planLines,
     violations: [...sendViolations, ...checked.violations],
     metrics: checked.metrics,

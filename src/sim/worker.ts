@@ -5,10 +5,12 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FaultClass } from './faults.js';
 import { runSeries } from './series.js';
 import { summarize, type SeriesSummary } from './summary.js';
+import type { SimWireName } from './wires/index.js';
 
 interface Job {
   readonly seeds: readonly number[];
   readonly faults?: readonly FaultClass[];
+  readonly wire?: SimWireName;
 }
 
 const job = workerData as Job;
@@ -17,16 +19,23 @@ if (port === null) throw new Error('sim worker must run in a worker thread');
 for (const seed of job.seeds) {
   let summary: SeriesSummary;
   try {
-    summary = summarize(await runSeries({ seed, ...(job.faults === undefined ? {} : { faults: job.faults }) }));
+    summary = summarize(
+      await runSeries({
+        seed,
+        ...(job.faults === undefined ? {} : { faults: job.faults }),
+        ...(job.wire === undefined ? {} : { wire: job.wire }),
+      }),
+    );
   } catch (error) {
-    summary = crashed(seed, error);
+    summary = crashed(seed, job.wire ?? 'mcp-tasks-ext', error);
   }
   port.postMessage(summary);
 }
 
-function crashed(seed: number, error: unknown): SeriesSummary {
+function crashed(seed: number, wire: SimWireName, error: unknown): SeriesSummary {
   return {
     seed,
+    wire,
     plan: [],
     violations: [],
     metrics: {

@@ -1,15 +1,14 @@
 /**
  * The REAL executor (`createExecutor`: interpreter, token bucket, outbox) as one simulated client
  * process: its clock is a killable scope, its wire the real Tasks-extension adapter over this
- * process's channel, its ledger the shared SQLite ledger. A crash kills the scope and the channel
+ * process's channel (or the series' wire: `connect`), its ledger the shared SQLite ledger. A crash kills the scope and the channel
  * (no timer fires again, no answer arrives); the next process is a new executor on the same ledger.
  */
 import type { Ids } from '../../core/ports.js';
-import { createTasksExtWire, type TasksExtWireOptions } from '../../executor/adapters/tasks-ext/index.js';
 import { createExecutor } from '../../executor/executor.js';
 import type { Executor } from '../../executor/executor-types.js';
 import type { Ledger } from '../../executor/ledger-port.js';
-import type { RpcChannel } from '../../executor/wire-port.js';
+import type { ClientWire } from '../../executor/wire-port.js';
 import type { ClockScope } from '../clock.js';
 import type { SimRandom } from '../random.js';
 import type { Trace } from '../trace.js';
@@ -18,22 +17,21 @@ import type { SimClient } from './sim-client.js';
 export interface RealClientOptions {
   readonly name: string;
   readonly ledger: Ledger;
-  readonly channel: RpcChannel;
+  /** The process's client adapter of the series' wire, over its faulty network links. */
+  readonly connect: () => ClientWire;
   readonly scope: ClockScope;
   readonly random: SimRandom;
   readonly ids: Ids;
   readonly trace: Trace;
   readonly resubmitNeverCreated: boolean;
   readonly approve: (callNodeId: string, key: string) => Promise<unknown>;
-  /** The process's listen stream and where its notifications arrive (`network/push.ts`). */
-  readonly push?: Pick<TasksExtWireOptions, 'onNotification' | 'listener'>;
 }
 
 export async function startRealClient(o: RealClientOptions): Promise<SimClient> {
   let alive = true;
   const executor: Executor = await createExecutor({
     ledger: o.ledger,
-    connect: async () => createTasksExtWire({ channel: o.channel, ...o.push }),
+    connect: async () => o.connect(),
     clock: o.scope,
     random: o.random,
     ids: o.ids,

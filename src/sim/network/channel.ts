@@ -10,19 +10,51 @@
  */
 import { ProtocolError } from '@modelcontextprotocol/server';
 import { canonicalJson } from '../../core/digest.js';
-import { isTerminal, type TaskStatus } from '../../core/task.js';
+import { isTerminal } from '../../core/task.js';
+import {
+  dispatchServerRequest,
+  registerRequestHook,
+  type ServerRequestHandler,
+  type ServerRequestReply,
+} from '../../executor/adapters/connection.js';
 import { RpcErrorFailure } from '../../executor/adapters/rpc-error.js';
 import { WireFailure, type RpcChannel } from '../../executor/wire-port.js';
 import type { ClockScope } from '../clock.js';
 import type { FaultClass, MessageRule } from '../faults.js';
 import type { SimRandom } from '../random.js';
-import { ServerDown, type SimServer } from '../server/host.js';
+import { ServerDown, type LegacyLink, type SimServer } from '../server/host.js';
 import type { ServerFacts } from '../server/facts.js';
 import type { Trace } from '../trace.js';
-import type { WireLog } from './wire-log.js';
+import { httpMethod } from '../wires/aip151.js';
+import { normalizeResult } from '../wires/payload.js';
+import { LOG_METHOD, type Role, type Transport } from '../wires/spec.js';
+import { tasksExtSim } from '../wires/tasks-ext.js';
+import type { SimWire } from '../wires/wire.js';
+import type { WireEvent, WireLog } from './wire-log.js';
 
 /** Transport timeout of one request, virtual ms. */
 export const REQUEST_TIMEOUT_MS = 2_000;
+/**
+ * Transport timeout of a 2025-11-25 `tasks/result`, which blocks until the task is terminal (T-39):
+ * the executor's HTTP channel default (30 s), after which the side channel opens another.
+ */
+export const BLOCKING_TIMEOUT_MS = 30_000;
+/** How long a server->client request waits for its reply: the SDK's default request timeout. */
+export const SERVER_REQUEST_TIMEOUT_MS = 60_000;
+
+/** How one request ended on the network, before the transport frames it for its client. */
+type Outcome =
+  | { readonly kind: 'answer'; readonly body: Body }
+  | { readonly kind: 'timeout' | 'unavailable' }
+  | { readonly kind: 'throttled'; readonly status: number; readonly retryAfterMs: number | undefined }
+  | { readonly kind: 'malformed'; readonly body: Body };
+
+interface Link {
+  readonly transport: Transport;
+  readonly alive: () => boolean;
+  /** Server->client request handlers the client's adapter registered on its channel (2025 side channel). */
+  readonly handlers: ServerRequestHandler[];
+}
 
 type Body =
   { readonly result: Record<string, unknown> } | { readonly error: { code: number; message: string; data?: unknown } };
@@ -38,8 +70,10 @@ export interface NetworkOptions {
   readonly fired: Map<FaultClass, number>;
   /** Operations whose next `tasks/cancel` crosses the network in zero time (`cancel_complete_race`). */
   readonly instant: Set<string>;
-  /** Called synchronously when a request leaves the client: the C8/C10 send-time checks. */
+  /** Called synchronously when a request leaves the client: the C8/C10 send-time checks (log method names). */
   readonly onSend?: (method: string, op: string | null, params: Record<string, unknown>) => void;
+  /** The wire the clients speak; default the Tasks extension. */
+  readonly wire?: SimWire;
 }
 
 interface TaskMemory {
@@ -55,25 +89,102 @@ export class SimNetwork {
   #seq = 0;
   readonly #tasks = new Map<string, TaskMemory>();
   readonly #keyOps = new Map<string, string>();
+  readonly #wire: SimWire;
+  readonly #serverRequests = new Set<() => void>();
 
   constructor(options: NetworkOptions) {
     this.#o = options;
+    this.#wire = options.wire ?? tasksExtSim;
+  }
+
+  /** The wire spoken (and how its messages read). */
+  get wire(): SimWire {
+    return this.#wire;
   }
 
   /**
    * The channel of one client process acting as `principal`. Once `alive()` is false (the process
-   * crashed) nothing is sent and no answer is delivered: its promises never settle.
+   * crashed) nothing is sent and no answer is delivered: its promises never settle. `transport`
+   * picks the server endpoint (default: the wire's own era); server requests sent on its requests'
+   * streams reach the handlers the adapter registers through the connection's request hook.
    */
-  channel(principal: string, alive: () => boolean = () => true): RpcChannel {
-    return (method, params, options) => {
+  channel(principal: string, alive: () => boolean = () => true, transport?: 'modern' | 'legacy'): RpcChannel {
+    const link: Link = {
+      transport: transport ?? (this.#wire.transport === 'legacy' ? 'legacy' : 'modern'),
+      alive,
+      handlers: [],
+    };
+    const channel: RpcChannel = (method, params, options) => {
       if (!alive()) return new Promise(() => {});
       return new Promise((resolve, reject) => {
-        this.#call(principal, method, params, options?.signal, alive).then(
-          (value) => alive() && resolve(value),
+        this.#call(principal, method, params, options?.signal, link).then(
+          (outcome) => {
+            if (!alive()) return;
+            if (outcome.kind === 'answer') {
+              const body = outcome.body;
+              if ('error' in body) reject(new RpcErrorFailure(body.error.code, body.error.message, body.error.data));
+              else resolve(body.result);
+            } else if (outcome.kind === 'throttled') {
+              const { status, retryAfterMs } = outcome;
+              reject(new WireFailure('throttled', `HTTP ${status}`, { httpStatus: status, retryAfterMs }));
+            } else if (outcome.kind === 'malformed') {
+              reject(new WireFailure('malformed', 'response body cut short'));
+            } else {
+              reject(new WireFailure('lost', outcome.kind === 'timeout' ? 'request timed out' : 'connection refused'));
+            }
+          },
           (error: unknown) => alive() && reject(error as Error),
         );
       });
     };
+    registerRequestHook(channel, (handler) => {
+      link.handlers.push(handler);
+      return () => void link.handlers.splice(link.handlers.indexOf(handler), 1);
+    });
+    return channel;
+  }
+
+  /**
+   * HTTP of one client process (AIP-151): a `fetch` whose requests cross the same faulty network.
+   * No answer rejects as a dropped connection; 429/503 carry `Retry-After` in seconds; a cut body is
+   * a 200 whose JSON does not parse.
+   */
+  fetch(principal: string, alive: () => boolean = () => true): typeof fetch {
+    const link: Link = { transport: 'http', alive, handlers: [] };
+    return async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      if (!alive()) return new Promise(() => {});
+      const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+      const verb = (init?.method ?? 'GET').toUpperCase();
+      const text = typeof init?.body === 'string' ? init.body : undefined;
+      const params = text === undefined ? {} : (JSON.parse(text) as Record<string, unknown>);
+      const signal = init?.signal ?? undefined;
+      const outcome = await this.#call(principal, httpMethod(verb, url.pathname + url.search), params, signal, link);
+      if (!alive()) return new Promise(() => {});
+      const json = (status: number, body: unknown): Response =>
+        new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json' } });
+      switch (outcome.kind) {
+        case 'answer':
+          return 'error' in outcome.body
+            ? json(outcome.body.error.code, outcome.body.error.data ?? {})
+            : json(200, outcome.body.result);
+        case 'throttled':
+          return new Response('', {
+            status: outcome.status,
+            headers: outcome.retryAfterMs === undefined ? {} : { 'retry-after': String(outcome.retryAfterMs / 1000) },
+          });
+        case 'malformed': {
+          const whole = JSON.stringify('result' in outcome.body ? outcome.body.result : outcome.body.error.data);
+          return new Response(whole.slice(0, Math.max(1, Math.floor(whole.length / 2))), { status: 200 });
+        }
+        default:
+          throw new TypeError(outcome.kind === 'timeout' ? 'request timed out' : 'fetch failed');
+      }
+    };
+  }
+
+  /** Server requests still waiting for the client: failed when their server process dies or the series ends. */
+  failServerRequests(): void {
+    for (const fail of [...this.#serverRequests]) fail();
   }
 
   #memory(taskId: string): TaskMemory {
@@ -85,17 +196,26 @@ export class SimNetwork {
     return m;
   }
 
-  #opOf(method: string, params: Record<string, unknown>): string | null {
-    if (method === 'tools/call') {
-      const args = params.arguments as Record<string, unknown> | undefined;
-      const op = typeof args?.op === 'string' ? args.op : null;
-      const key = (params._meta as Record<string, unknown> | undefined)?.['mcp-terminus.dev/submissionKey'];
-      if (op !== null && typeof key === 'string') this.#keyOps.set(key, op);
-      return op;
+  /** The request's role, the task it names and the call node it serves. */
+  #read(method: string, params: Record<string, unknown>): { role: Role; op: string | null; taskId?: string } {
+    const { facts } = this.#o;
+    const c = this.#wire.classify(method, params, (token) => {
+      if (facts.tasks.has(token)) return token;
+      for (const [id, meta] of facts.tasks) if (meta.key === token) return id;
+      return undefined;
+    });
+    const base = c.taskId === undefined ? { role: c.role } : { role: c.role, taskId: c.taskId };
+    if (c.role === 'submit') {
+      const op = c.op ?? null;
+      if (op !== null && c.key !== undefined) this.#keyOps.set(c.key, op);
+      return { ...base, op };
     }
-    if (typeof params.submissionKey === 'string') return this.#keyOps.get(params.submissionKey) ?? null;
-    if (typeof params.taskId === 'string') return this.#o.facts.tasks.get(params.taskId)?.callNode ?? null;
-    return null;
+    if (c.taskId !== undefined) {
+      const node = facts.tasks.get(c.taskId)?.callNode;
+      if (node !== undefined) return { ...base, op: node };
+    }
+    if (c.key !== undefined) return { ...base, op: this.#keyOps.get(c.key) ?? null };
+    return { ...base, op: null };
   }
 
   /** The first live rule of `fault` for `op` that fires now (drawing its probability). */
@@ -121,103 +241,126 @@ export class SimNetwork {
     method: string,
     params: Record<string, unknown>,
     signal: AbortSignal | undefined,
-    alive: () => boolean,
-  ): Promise<Record<string, unknown>> {
+    link: Link,
+  ): Promise<Outcome> {
     const { scope, trace, log } = this.#o;
+    const alive = link.alive;
     const id = ++this.#seq;
-    const op = this.#opOf(method, params);
-    const taskId = typeof params.taskId === 'string' ? params.taskId : undefined;
+    const { role, op, taskId } = this.#read(method, params);
+    const logMethod = role === 'other' ? method : LOG_METHOD[role];
     trace.add('net', `#${id} ${method} ${op ?? '-'}`);
+    const keys = this.#wire.inputKeys?.(method, params);
     log.add({
       at: scope.now(),
       id,
       op,
-      method,
+      method: logMethod,
       kind: 'send',
       ...(taskId === undefined ? {} : { taskId }),
-      ...keysOf(method, params),
+      ...(keys === undefined ? {} : { keys }),
     });
-    this.#o.onSend?.(method, op, params);
-    if (method === 'tasks/update' && taskId !== undefined) this.#memory(taskId).updateSent = true;
+    this.#o.onSend?.(logMethod, op, params);
+    if (role === 'input' && taskId !== undefined) this.#memory(taskId).updateSent = true;
 
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve) => {
       let settled = false;
-      const onAbort = (): void => done(() => reject(signal?.reason as Error));
+      // The server's view of this request's stream: closed when the client gives up on it.
+      const stream = new AbortController();
+      const onAbort = (): void => done(() => resolve({ kind: 'timeout' }));
       const done = (fn: () => void): void => {
         if (settled) return;
         settled = true;
         timeout.cancel();
         signal?.removeEventListener('abort', onAbort);
+        stream.abort();
         fn();
       };
-      const fail = (error: Error, kind: 'timeout' | 'unavailable' | 'throttled' | 'malformed', extra = {}): void =>
+      const fail = (
+        outcome: Exclude<Outcome, { kind: 'answer' }>,
+        kind: 'timeout' | 'unavailable' | 'throttled' | 'malformed',
+        extra = {},
+      ): void =>
         done(() => {
           // Only what a live process received is logged: an answer that reaches a crashed executor
           // binds nobody (a Retry-After it carried was never seen by the next incarnation).
           if (alive()) {
-            log.add({ at: scope.now(), id, op, method, kind, ...(taskId === undefined ? {} : { taskId }), ...extra });
+            log.add({
+              at: scope.now(),
+              id,
+              op,
+              method: logMethod,
+              kind,
+              ...(taskId === undefined ? {} : { taskId }),
+              ...extra,
+            });
           }
-          reject(error);
+          resolve(outcome);
         });
-      const timeout = scope.at(scope.now() + REQUEST_TIMEOUT_MS, () =>
-        fail(new WireFailure('lost', 'request timed out'), 'timeout'),
+      const blocking = link.transport === 'legacy' && role === 'result' && this.#wire.name === 'mcp-2025-11-25';
+      const timeout = scope.at(scope.now() + (blocking ? BLOCKING_TIMEOUT_MS : REQUEST_TIMEOUT_MS), () =>
+        fail({ kind: 'timeout' }, 'timeout'),
       );
       signal?.addEventListener('abort', onAbort, { once: true });
 
       if (taskId !== undefined && this.#memory(taskId).partitionUntil > scope.now()) return;
-      if (method === 'tasks/get') {
+      if (role === 'status') {
         const throttle = this.#fire('poll_429', op) ?? this.#fire('poll_503', op);
         if (throttle !== null) {
           const status = throttle.fault === 'poll_429' ? 429 : 503;
           const retryAfterMs = throttle.arg > 0 ? throttle.arg : undefined;
           scope.at(scope.now() + this.#latency() * 2, () =>
-            fail(new WireFailure('throttled', `HTTP ${status}`, { httpStatus: status, retryAfterMs }), 'throttled', {
+            fail({ kind: 'throttled', status, retryAfterMs }, 'throttled', {
               ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
             }),
           );
           return;
         }
       }
-      if (method === 'tools/call' && this.#fire('submit_request_lost', op) !== null) return;
+      if (role === 'submit' && this.#fire('submit_request_lost', op) !== null) return;
       if (this.#fire('drop', op) !== null && this.#o.random.chance(0.5)) return;
 
-      let sent = params;
-      if (method === 'tasks/get' && taskId !== undefined) sent = this.#misroute(op, taskId, params, principal);
+      let sent = { method, params };
+      if (role === 'status' && taskId !== undefined) sent = this.#misroute(op, taskId, method, params, principal, link);
 
-      const instant = method === 'tasks/cancel' && op !== null && this.#o.instant.delete(op);
+      const instant = role === 'cancel' && op !== null && this.#o.instant.delete(op);
       const send = (run: () => void): void => {
         if (instant) run();
         else scope.at(scope.now() + this.#latency(), run);
       };
+      const serverLink: LegacyLink = {
+        signal: stream.signal,
+        send: (request) => this.#serverRequest(link, op, taskId, request, stream.signal),
+      };
       send(() => {
-        void this.#deliver(principal, method, sent).then((body) => {
+        void this.#deliver(principal, sent.method, sent.params, link.transport, serverLink).then((body) => {
           if (body === null) {
-            scope.at(scope.now() + this.#latency(), () =>
-              fail(new WireFailure('lost', 'connection refused'), 'unavailable'),
-            );
+            scope.at(scope.now() + this.#latency(), () => fail({ kind: 'unavailable' }, 'unavailable'));
             return;
           }
-          if (this.#fire('duplicate', op) !== null) {
-            scope.at(scope.now() + this.#latency(), () => void this.#deliver(principal, method, sent));
+          const duplicable = !(this.#wire.noDuplicate?.roles.includes(role) ?? false);
+          if (duplicable && this.#fire('duplicate', op) !== null) {
+            scope.at(
+              scope.now() + this.#latency(),
+              () => void this.#deliver(principal, sent.method, sent.params, link.transport, idleLink()),
+            );
           }
-          const answer = this.#answer(method, op, taskId, body);
+          const answer = this.#answer(role, method, params, op, taskId, body);
           if (answer === 'lost') return;
           send(() => {
             if (answer === 'truncated') {
-              fail(new WireFailure('malformed', 'response body cut short'), 'malformed');
+              fail({ kind: 'malformed', body }, 'malformed');
               return;
             }
             done(() => {
               // The wire: JSON out, JSON in.
               const copy = JSON.parse(JSON.stringify(answer)) as Body;
-              if (alive()) log.add(answerEvent(scope.now(), id, op, method, taskId, copy));
-              if ('error' in copy) reject(new RpcErrorFailure(copy.error.code, copy.error.message, copy.error.data));
-              else {
-                if (taskId !== undefined && copy.result.taskId !== undefined && copy.result.taskId !== taskId) {
-                  log.misdirected++;
-                }
-                resolve(copy.result);
+              if (alive())
+                log.add(this.#answerEvent(scope.now(), id, op, role, logMethod, method, params, taskId, copy));
+              if (taskId !== undefined && 'result' in copy) {
+                const named = this.#wire.answer(role, method, params, copy.result).taskId;
+                if (named !== undefined && named !== taskId) log.misdirected++;
               }
+              resolve({ kind: 'answer', body: copy });
             });
           });
         });
@@ -225,15 +368,129 @@ export class SimNetwork {
     });
   }
 
-  /** Task id misuse and 404-before-expiry: the request names another (or no) task. */
-  #misroute(op: string | null, taskId: string, params: Record<string, unknown>, principal: string) {
-    if (this.#fire('not_found_before_expiry', op) !== null) {
-      return { ...params, taskId: this.#randomId() };
+  /**
+   * A server->client request on a legacy request's stream (the 2025 input side channel): delivered
+   * to the client adapter's request handlers after a network delay, its reply carried back the same
+   * way (and lost like any request: the client's write then times out and is retried). As in the
+   * SDK, a delivered request waits for its reply by JSON-RPC id whatever becomes of the stream it
+   * came on, for at most 60 s (the SDK's default request timeout); it fails at once when that stream
+   * is already closed, and when the server process dies.
+   */
+  #serverRequest(
+    link: Link,
+    op: string | null,
+    taskId: string | undefined,
+    request: { method: string; params: Record<string, unknown> },
+    stream: AbortSignal,
+  ): Promise<unknown> {
+    const { scope, log } = this.#o;
+    return new Promise((resolve, reject) => {
+      let open = true;
+      const close = (): boolean => {
+        if (!open) return false;
+        open = false;
+        this.#serverRequests.delete(fail);
+        expiry?.cancel();
+        return true;
+      };
+      const fail = (): void => void (close() && reject(new Error('server request not answered')));
+      let expiry: { cancel(): void } | undefined;
+      this.#serverRequests.add(fail);
+      if (stream.aborted) return fail();
+      void (async () => {
+        const key = taskId === undefined ? undefined : await this.#inputKeyOf(taskId, request.params);
+        scope.at(scope.now() + this.#latency(), () => {
+          if (!open || stream.aborted || !link.alive() || key === undefined || taskId === undefined) return fail();
+          expiry = scope.at(scope.now() + SERVER_REQUEST_TIMEOUT_MS, fail);
+          const rpcId = `${key}~${++this.#seq}`;
+          this.#o.trace.add('net', `#${this.#seq} ${request.method} to the client ${op ?? '-'} (${key})`);
+          log.add({
+            at: scope.now(),
+            id: this.#seq,
+            op,
+            method: LOG_METHOD.result,
+            kind: 'answer',
+            taskId,
+            keys: [key],
+          });
+          const reply: ServerRequestReply = {
+            result: (value) => this.#reply(link, op, taskId, key, () => close() && (resolve(value), true)),
+            error: async (code, message) => void (close() && reject(new ProtocolError(code, message))),
+          };
+          if (
+            !dispatchServerRequest(link.handlers, { id: rpcId, method: request.method, params: request.params }, reply)
+          ) {
+            fail();
+          }
+        });
+      })();
+    });
+  }
+
+  /**
+   * The client's answer to a server request: a write that may be lost either way, like any request.
+   * Its acknowledgement is logged as one (S9) only when a live server request took it: on this wire
+   * a reply is a JSON-RPC response, which the transport accepts whether or not anyone still waits.
+   */
+  #reply(link: Link, op: string | null, taskId: string, key: string, arrive: () => boolean): Promise<void> {
+    const { scope, log } = this.#o;
+    if (!link.alive()) return new Promise(() => {});
+    const id = ++this.#seq;
+    this.#o.trace.add('net', `#${id} reply to the server ${op ?? '-'} (${key})`);
+    log.add({ at: scope.now(), id, op, method: LOG_METHOD.input, kind: 'send', taskId, keys: [key] });
+    this.#o.onSend?.(LOG_METHOD.input, op, {});
+    this.#memory(taskId).updateSent = true;
+    return new Promise((resolve, reject) => {
+      const lost = (): void => {
+        scope.at(scope.now() + REQUEST_TIMEOUT_MS, () => {
+          if (!link.alive()) return;
+          log.add({ at: scope.now(), id, op, method: LOG_METHOD.input, kind: 'timeout', taskId });
+          reject(new WireFailure('lost', 'request timed out'));
+        });
+      };
+      if (this.#fire('drop', op) !== null && this.#o.random.chance(0.5)) return lost();
+      scope.at(scope.now() + this.#latency(), () => {
+        const taken = arrive();
+        if (this.#fire('drop', op) !== null) return lost();
+        scope.at(scope.now() + this.#latency(), () => {
+          if (!link.alive()) return;
+          if (taken) log.add({ at: scope.now(), id, op, method: LOG_METHOD.input, kind: 'answer', taskId });
+          resolve();
+        });
+      });
+    });
+  }
+
+  /** Which stored input request of the task a server request asks (its params, less the related-task tag). */
+  async #inputKeyOf(taskId: string, params: Record<string, unknown>): Promise<string | undefined> {
+    const owner = this.#o.facts.tasks.get(taskId)?.owner;
+    if (owner === undefined) return undefined;
+    const task = await this.#o.server.store.get(owner, taskId, this.#o.scope.now());
+    if (task === null) return undefined;
+    const { _meta: _tag, ...want } = params;
+    for (const [key, stored] of Object.entries(task.inputRequests)) {
+      const { _meta: _m, ...have } = stored.params;
+      if (canonicalJson(have) === canonicalJson(want)) return key;
     }
-    if (this.#fire('task_id_misuse', op) === null) return params;
-    void this.#probeS8(taskId, principal);
+    return undefined;
+  }
+
+  /** Task id misuse and 404-before-expiry: the request names another (or no) task. */
+  #misroute(
+    op: string | null,
+    taskId: string,
+    method: string,
+    params: Record<string, unknown>,
+    principal: string,
+    link: Link,
+  ): { method: string; params: Record<string, unknown> } {
+    if (this.#fire('not_found_before_expiry', op) !== null) {
+      return this.#wire.retarget(method, params, this.#randomId());
+    }
+    if (this.#fire('task_id_misuse', op) === null) return { method, params };
+    void this.#probeS8(taskId, method, params, principal, link.transport);
     const other = [...this.#o.facts.tasks.keys()].find((id) => id !== taskId);
-    return { ...params, taskId: other ?? this.#randomId() };
+    return this.#wire.retarget(method, params, other ?? this.#randomId());
   }
 
   #randomId(): string {
@@ -243,17 +500,49 @@ export class SimNetwork {
   }
 
   /** S8: a foreign principal asking for a real id must get exactly what an unknown id gets. */
-  async #probeS8(taskId: string, principal: string): Promise<void> {
-    const foreign = await this.#deliver(`mallory-of-${principal}`, 'tasks/get', { taskId });
-    const unknown = await this.#deliver(principal, 'tasks/get', { taskId: this.#randomId() });
+  async #probeS8(
+    taskId: string,
+    method: string,
+    params: Record<string, unknown>,
+    principal: string,
+    transport: Transport,
+  ): Promise<void> {
+    const mine = this.#wire.retarget(method, params, taskId);
+    const foreign = await this.#deliver(`mallory-of-${principal}`, mine.method, mine.params, transport, idleLink());
+    const unknownId = this.#wire.retarget(method, params, this.#randomId());
+    const unknown = await this.#deliver(principal, unknownId.method, unknownId.params, transport, idleLink());
     if (foreign === null || unknown === null) return;
     if (canonicalJson(foreign) !== canonicalJson(unknown)) this.#o.log.s8Leaks.push(taskId);
   }
 
-  /** Hands the request to the server; null when the server is down. */
-  async #deliver(principal: string, method: string, params: Record<string, unknown>): Promise<Body | null> {
+  /** Hands the request to the server's endpoint for `transport`; null when the server is down. */
+  async #deliver(
+    principal: string,
+    method: string,
+    params: Record<string, unknown>,
+    transport: Transport,
+    link: LegacyLink,
+  ): Promise<Body | null> {
     try {
-      return { result: await this.#o.server.dispatch(method, params, principal) };
+      if (transport === 'http' && method.includes(' ')) {
+        const space = method.indexOf(' ');
+        const verb = method.slice(0, space);
+        const response = await this.#o.server.fetch(
+          verb,
+          method.slice(space + 1),
+          verb === 'POST' ? params : undefined,
+          principal,
+        );
+        const text = await response.text();
+        const body = text === '' ? {} : (JSON.parse(text) as Record<string, unknown>);
+        if (response.ok) return { result: body };
+        return { error: { code: response.status, message: `HTTP ${response.status}`, data: body } };
+      }
+      const result =
+        transport === 'legacy'
+          ? await this.#o.server.dispatchLegacy(method, params, principal, link)
+          : await this.#o.server.dispatch(method, params, principal);
+      return { result };
     } catch (error) {
       if (error instanceof ServerDown) return null;
       if (error instanceof ProtocolError) {
@@ -270,13 +559,29 @@ export class SimNetwork {
   }
 
   /** Response-side faults; returns the body to deliver, 'lost' or 'truncated'. */
-  #answer(method: string, op: string | null, taskId: string | undefined, body: Body): Body | 'lost' | 'truncated' {
-    if (method === 'tools/call' && 'result' in body && this.#fire('submit_response_lost', op) !== null) return 'lost';
-    if (method === 'tasks/cancel' && this.#fire('cancel_ack_lost', op) !== null) return 'lost';
+  #answer(
+    role: Role,
+    method: string,
+    params: Record<string, unknown>,
+    op: string | null,
+    taskId: string | undefined,
+    body: Body,
+  ): Body | 'lost' | 'truncated' {
+    if (role === 'submit' && 'result' in body && this.#fire('submit_response_lost', op) !== null) return 'lost';
+    if (role === 'cancel' && this.#fire('cancel_ack_lost', op) !== null) return 'lost';
     if (this.#fire('drop', op) !== null) return 'lost';
-    if (method !== 'tasks/get' || taskId === undefined || !('result' in body)) return body;
+    // A result read of its own (2025-11-25, SEP-1391): the result faults hit it directly.
+    // Only an answer that carries the outcome: an error about the read itself (an expired
+    // operation, say) carries no result to lose, as on the wires that read it with the status.
+    const carries = 'result' in body || (this.#wire.errorAnswer?.(role, body.error) ?? null) !== null;
+    if (role === 'result' && taskId !== undefined && !this.#wire.resultByStatus && carries) {
+      if (this.#fire('result_lost', op) !== null) return 'lost';
+      if (this.#fire('result_truncated', op) !== null) return 'truncated';
+      return body;
+    }
+    if (role !== 'status' || taskId === undefined || !('result' in body)) return body;
     const memory = this.#memory(taskId);
-    const status = body.result.status as TaskStatus | undefined;
+    const status = this.#wire.answer(role, method, params, body.result).status;
     let out: Body = body;
     if (status !== undefined && isTerminal(status)) {
       memory.terminalAnswers++;
@@ -286,7 +591,7 @@ export class SimNetwork {
           memory.partitionUntil = this.#o.scope.now() + partition.arg;
           this.#o.log.partitions.push({ op, from: this.#o.scope.now(), until: memory.partitionUntil });
         }
-      } else {
+      } else if (this.#wire.resultByStatus) {
         if (this.#fire('result_lost', op) !== null) return 'lost';
         if (this.#fire('result_truncated', op) !== null) return 'truncated';
       }
@@ -299,60 +604,38 @@ export class SimNetwork {
     memory.last = body;
     return out;
   }
-}
 
-function keysOf(method: string, params: Record<string, unknown>): { keys?: readonly string[] } {
-  if (method !== 'tasks/update') return {};
-  const responses = params.inputResponses;
-  return responses !== null && typeof responses === 'object' ? { keys: Object.keys(responses) } : {};
-}
-
-function answerEvent(
-  at: number,
-  id: number,
-  op: string | null,
-  method: string,
-  taskId: string | undefined,
-  body: Body,
-) {
-  const base = { at, id, op, method, ...(taskId === undefined ? {} : { taskId }) };
-  if ('error' in body) {
-    const reason = (body.error.data as { reason?: unknown } | undefined)?.reason;
-    return { ...base, kind: 'error' as const, ...(typeof reason === 'string' ? { reason } : {}) };
+  #answerEvent(
+    at: number,
+    id: number,
+    op: string | null,
+    role: Role,
+    logMethod: string,
+    method: string,
+    params: Record<string, unknown>,
+    taskId: string | undefined,
+    body: Body,
+  ): WireEvent {
+    const base = { at, id, op, method: logMethod, ...(taskId === undefined ? {} : { taskId }) };
+    if ('error' in body) {
+      const fields = this.#wire.errorAnswer?.(role, body.error) ?? null;
+      if (fields !== null) return { ...base, kind: 'answer', ...fields };
+      const reason = (body.error.data as { reason?: unknown } | undefined)?.reason;
+      return { ...base, kind: 'error', ...(typeof reason === 'string' ? { reason } : {}) };
+    }
+    const { inline, ...fields } = this.#wire.answer(role, method, params, body.result);
+    // A synchronous answer names no task: the checkers tell it by the missing task id (C12).
+    if (inline === true) {
+      const { taskId: _t, ...rest } = base;
+      return { ...rest, kind: 'answer', ...fields };
+    }
+    return { ...base, kind: 'answer', ...fields };
   }
-  const r = body.result;
-  const task = (r.task as Record<string, unknown> | undefined) ?? r;
-  // A call answered synchronously (no task, C12): its CallToolResult is a completed payload.
-  const inline = method === 'tools/call' && r.resultType !== 'task' && Array.isArray(r.content);
-  if (inline) {
-    return {
-      ...base,
-      kind: 'answer' as const,
-      status: 'completed' as const,
-      payload: canonicalJson(normalizeResult(r)),
-    };
-  }
-  const status = task.status as TaskStatus | undefined;
-  const payload =
-    status === 'completed'
-      ? canonicalJson(normalizeResult(task.result))
-      : status === 'failed'
-        ? canonicalJson(task.error)
-        : undefined;
-  const inputs = task.inputRequests as Record<string, unknown> | undefined;
-  return {
-    ...base,
-    ...(typeof task.taskId === 'string' ? { taskId: task.taskId } : {}),
-    kind: 'answer' as const,
-    ...(status === undefined ? {} : { status }),
-    ...(payload === undefined ? {} : { payload }),
-    ...(inputs === undefined ? {} : { keys: Object.keys(inputs) }),
-  };
 }
 
-/** A `CallToolResult` without the envelope keys the wire adds (`resultType`, `_meta`). */
-export function normalizeResult(result: unknown): unknown {
-  if (result === null || typeof result !== 'object') return result;
-  const { resultType: _r, _meta: _m, ...rest } = result as Record<string, unknown>;
-  return rest;
+/** A legacy link for requests no client waits on (duplicates, S8 probes): no stream, no side channel. */
+function idleLink(): LegacyLink {
+  return { signal: new AbortController().signal, send: () => Promise.reject(new Error('no client stream')) };
 }
+
+export { normalizeResult };

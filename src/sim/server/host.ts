@@ -21,6 +21,10 @@ import type { TaskEngine } from '../../runner/engine-port.js';
 import type { WireDeps } from '../../server/wire/adapter.js';
 import { TASKS_EXTENSION } from '../../server/wire/tasks-ext/constants.js';
 import { installTaskMethods } from '../../server/wire/tasks-ext/methods.js';
+import { aipRoutes } from '../../server/wire/aip-151/routes.js';
+import { matchRoute, type HttpRoute } from '../../server/http/routes.js';
+import { createRev20251125Wire } from '../../server/wire/rev2025-11-25/index.js';
+import { SEP1391_CAPABILITY, sep1391ToolExtension, sep1391Wire } from '../../server/wire/sep-1391/index.js';
 import { createMemoryTaskStore } from '../../store/memory/index.js';
 import type { TaskStore } from '../../store/port.js';
 import { openSqliteTaskStore } from '../../store/sqlite/index.js';
@@ -46,6 +50,8 @@ export interface SimServerOptions {
   readonly facts: ServerFacts;
   readonly backend: StoreBackend;
   readonly hooks: ToolHooks;
+  /** The client declared SEP-1391 async support in its `initialize` (L-06): the SEP-1391 series. */
+  readonly asyncClient?: boolean;
   /** Test-only: wraps the real store under the recorder (broken server variants). */
   readonly storeHook?: (store: TaskStore, facts: ServerFacts) => TaskStore;
   /** Every task event the engine of the serving node publishes (the listen streams' source). */
@@ -58,6 +64,17 @@ interface Node {
   readonly view: NodeView;
   readonly engine: TaskEngine;
   readonly handlers: Map<string, Handler>;
+  /** The legacy-era (2025-11-25 + SEP-1391) handlers, and the SDK fallback that serves their `tools/call`. */
+  readonly legacy: Map<string, Handler>;
+  readonly routes: readonly HttpRoute[];
+}
+
+/** What a legacy-era request's context carries from its connection (the input side channel, T-39). */
+export interface LegacyLink {
+  /** Aborted when the client gives up on the request. */
+  readonly signal: AbortSignal;
+  /** A server->client request on this request's stream (`elicitation/create`, reference 1.11). */
+  readonly send: (request: { method: string; params: Record<string, unknown> }) => Promise<unknown>;
 }
 
 /** The server is down (crashed, not restarted yet): connection refused. */
@@ -131,9 +148,95 @@ export class SimServer {
     installTaskMethods(capture as unknown as Server, deps);
     const onTaskEvent = this.#options.onTaskEvent;
     if (onTaskEvent !== undefined) engine.events.subscribe((event) => onTaskEvent(event.taskId));
+    const legacy = this.#installLegacy(deps);
     engine.start();
-    this.#node = { name, scope, view, engine, handlers };
+    this.#node = { name, scope, view, engine, handlers, legacy, routes: aipRoutes(deps) };
     this.#options.trace.add('server', `start ${name}`);
+  }
+
+  /**
+   * The legacy era as a sessionful connection serves it: the 2025-11-25 wire with the SEP-1391
+   * extension and methods, as the registry installs them, on a capturing stand-in for the SDK `Server`
+   * that knows what the client's `initialize` declared.
+   */
+  #installLegacy(deps: WireDeps): Map<string, Handler> {
+    const legacy = new Map<string, Handler>();
+    const asyncClient = this.#options.asyncClient === true;
+    const capture = {
+      fallbackRequestHandler: undefined as
+        ((request: unknown, ctx: unknown) => Promise<Record<string, unknown>>) | undefined,
+      registerCapabilities() {},
+      removeRequestHandler(method: string) {
+        legacy.delete(method);
+      },
+      setRequestHandler(method: string, a: unknown, b?: unknown) {
+        if (typeof b === 'function') legacy.set(method, b as Handler);
+        else {
+          const fn = a as (request: unknown, ctx: unknown) => Promise<Record<string, unknown>>;
+          legacy.set(method, (params, ctx) => fn({ method, params }, ctx));
+        }
+      },
+      getClientCapabilities: () =>
+        asyncClient ? { elicitation: {}, experimental: { [SEP1391_CAPABILITY]: {} } } : { elicitation: {} },
+      getNegotiatedProtocolVersion: () => '2025-11-25',
+    };
+    const server = capture as unknown as Server;
+    createRev20251125Wire({ extensions: [sep1391ToolExtension] }).install(server, deps);
+    sep1391Wire.install(server, deps);
+    legacy.set('tools/call', (params, ctx) => {
+      const fallback = capture.fallbackRequestHandler;
+      if (fallback === undefined) throw new ProtocolError(-32601, 'Method not found: tools/call');
+      return fallback({ jsonrpc: '2.0', id: 0, method: 'tools/call', params }, ctx);
+    });
+    return legacy;
+  }
+
+  /** One legacy-era JSON-RPC request (2025-11-25, SEP-1391); rejects `ProtocolError` or `ServerDown`. */
+  async dispatchLegacy(
+    method: string,
+    params: Record<string, unknown>,
+    principal: string,
+    link: LegacyLink,
+  ): Promise<Record<string, unknown>> {
+    const node = this.#node;
+    if (node === null) throw new ServerDown();
+    const handler = node.legacy.get(method);
+    if (handler === undefined) throw new ProtocolError(-32601, `Method not found: ${method}`);
+    const ctx = {
+      mcpReq: { id: 0, signal: link.signal, send: link.send, notify: async () => {} },
+      http: { authInfo: { clientId: principal, token: 'sim', scopes: [] } },
+    };
+    return handler(params, ctx);
+  }
+
+  /** `execution.taskSupport` by tool, from the legacy `tools/list` (what negotiation reads, T-09). */
+  async taskSupport(): Promise<Map<string, string>> {
+    const idle = { signal: new AbortController().signal, send: () => Promise.reject(new Error('no stream')) };
+    const { tools } = await this.dispatchLegacy('tools/list', {}, 'negotiation', idle);
+    const support = new Map<string, string>();
+    for (const tool of Array.isArray(tools)
+      ? (tools as { name?: unknown; execution?: { taskSupport?: unknown } }[])
+      : []) {
+      const value = tool.execution?.taskSupport;
+      if (typeof tool.name === 'string' && typeof value === 'string') support.set(tool.name, value);
+    }
+    return support;
+  }
+
+  /** One AIP-151 HTTP request to the real routes; rejects `ServerDown`. */
+  async fetch(verb: string, path: string, body: unknown, principal: string): Promise<Response> {
+    const node = this.#node;
+    if (node === null) throw new ServerDown();
+    const url = new URL(path, 'http://sim.invalid');
+    const match = matchRoute(node.routes, verb, url.pathname);
+    if (match === undefined) return new Response('{}', { status: 404 });
+    const bytes = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
+    const request = new Request(url, { method: verb, ...(bytes === undefined ? {} : { body: bytes }) });
+    return match.route.handle(request, {
+      authInfo: { clientId: principal, token: 'sim', scopes: [] },
+      params: match.params,
+      body: bytes,
+    });
   }
 
   /** The process dies at this instant: no lease released, no outcome written. */

@@ -59,6 +59,13 @@ export interface Rev20251125WireOptions {
   readonly taskSupport?: ReadonlyMap<string, string>;
 }
 
+/** The wire status our server's `-32602` names in `data.status` (T-62), if any. */
+function statusIn(error: RpcErrorFailure): WireStatusAnswer | undefined {
+  const data = error.rpcData;
+  const status = typeof data === 'object' && data !== null ? (data as { status?: unknown }).status : undefined;
+  return isWireStatus(status) ? status : undefined;
+}
+
 /** T-08, T-09, T-11, T-12: offer a task only where the server and the tool take one. */
 function offersTask(options: Rev20251125WireOptions, tool: string): boolean {
   if (options.taskCalls === false) return false;
@@ -151,7 +158,9 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
           if (error.reason === 'task_not_found') throw notFound(error);
           if (error.reason === undefined && (await exists(taskId, signal)) === null) throw notFound(error);
         }
-        // A cancelled task has no payload; servers answer it with an error (SDK 1.32: -32603).
+        // A cancelled task has no payload; servers answer it with an error (ours: -32602 with
+        // `task_cancelled`, taken as is; SDK 1.32: -32603, settled by one read).
+        if (error.reason === 'task_cancelled' && statusIn(error) === 'cancelled') return { status: 'cancelled' };
         const now = await exists(taskId, signal);
         if (now === 'cancelled') return { status: 'cancelled' };
         if (now === null) throw notFound(error);
@@ -168,7 +177,11 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
       } catch (error) {
         if (!isRpcError(error, RPC_CODES.invalidParams)) throw error;
         if (error.reason === 'task_not_found') throw notFound(error);
-        // T-62: -32602 on a terminal task. Read the status it has; never rewrite it to cancelled.
+        // T-62: -32602 on a terminal task. Our server names its status (`data.status`): taken as is,
+        // so no extra read goes out beside the executor's back-off (a Retry-After may be running).
+        // Another server's is read once. Never rewritten to cancelled.
+        const named = error.reason === 'already_terminal' ? statusIn(error) : undefined;
+        if (named !== undefined) return { kind: 'already_terminal', status: named };
         const status = await exists(taskId, signal);
         if (status === null) throw notFound(error);
         return { kind: 'already_terminal', status };

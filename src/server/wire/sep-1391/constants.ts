@@ -39,6 +39,8 @@ export const MAX_TOKEN_LENGTH = 256;
 export const REASONS = {
   invalidParams: 'invalid_params',
   invalidToken: 'invalid_token',
+  /** A token whose operation existed and whose retention ended: never "never created" (S6, S7). */
+  operationExpired: 'operation_expired',
   operationCancelled: 'operation_cancelled',
   notCompleted: 'operation_not_completed',
   unknownTool: 'unknown_tool',

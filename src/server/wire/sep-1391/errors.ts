@@ -28,6 +28,14 @@ export function invalidToken(): ProtocolError {
 }
 
 /** L-15: any status or result call on a cancelled operation. */
+/**
+ * A token that names a submission key whose operation expired: it was created, so the answer must
+ * not be `invalid_token`, which a client reads as the proof that nothing was created (S6).
+ */
+export function operationExpired(): ProtocolError {
+  return invalidParams('Operation expired: its retention ended', REASONS.operationExpired);
+}
+
 export function operationCancelled(): ProtocolError {
   return invalidParams('Operation was cancelled', REASONS.operationCancelled, { status: 'canceled' });
 }

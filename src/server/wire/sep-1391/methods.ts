@@ -10,7 +10,7 @@ import { decodeLogQuery, encodeLogPage } from '../../task-logs.js';
 import { CANCEL_METHOD, LOGS_METHOD, RESULT_METHOD, STATUS_METHOD } from './constants.js';
 import { decodeTokenRef } from './decode.js';
 import { encodeResult, encodeStatus, projectStatus, tokenOf } from './encode.js';
-import { invalidToken, notCompleted, operationCancelled, toProtocolError } from './errors.js';
+import { invalidToken, notCompleted, operationCancelled, operationExpired, toProtocolError } from './errors.js';
 
 const LOOSE = z.looseObject({});
 const SCHEMAS = { params: LOOSE, result: LOOSE };
@@ -27,7 +27,14 @@ export async function resolveToken(engine: TaskEngine, owner: string, token: str
   } catch (error) {
     if (!isTerminusError(error, 'not_found')) throw error;
   }
-  const found = await engine.lookupKey(owner, token);
+  let found;
+  try {
+    found = await engine.lookupKey(owner, token);
+  } catch (error) {
+    // The key's task expired (S7): it was created, so this is not the never-created answer.
+    if (isTerminusError(error, 'not_found')) throw operationExpired();
+    throw error;
+  }
   if (found.kind === 'found') return found.task;
   throw invalidToken();
 }
