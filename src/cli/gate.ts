@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { FAULT_CLASSES, isFaultClass, type FaultClass } from '../sim/faults.js';
-import { formatGate, gateReport } from '../sim/gate.js';
+import { formatGate, gateReportOf } from '../sim/gate.js';
 import { runPool } from '../sim/pool.js';
 import { runSeries } from '../sim/series.js';
+import { GateTally } from '../sim/tally.js';
 import { formatTrace } from '../sim/trace.js';
 
 interface GateFlags {
@@ -43,11 +44,15 @@ async function gate(flags: GateFlags): Promise<void> {
   const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i);
   const started = performance.now();
   let lastTick = started;
-  const summaries = await runPool({
+  // Folded as each series ends, never held: a million series run in flat memory.
+  const tally = new GateTally();
+  await runPool({
     seeds,
     workers: flags.workers,
+    collect: false,
     ...(flags.faults === undefined ? {} : { faults: flags.faults }),
-    onSummary: (_summary, done) => {
+    onSummary: (summary, done) => {
+      tally.add(summary);
       const now = performance.now();
       if (!flags.json && process.stderr.isTTY && now - lastTick > 2_000) {
         lastTick = now;
@@ -56,30 +61,37 @@ async function gate(flags: GateFlags): Promise<void> {
     },
   });
   if (!flags.json && process.stderr.isTTY) process.stderr.write('\n');
-  const report = gateReport(summaries, performance.now() - started);
+  const report = gateReportOf(tally, performance.now() - started);
   const failures = report.failing.map((s) => ({
     seed: s.seed,
-    replay: `terminus gate --seed ${s.seed} --series 1`,
+    replay: replayOf(s.seed),
     plan: s.plan,
     violations: s.violations,
     ...(s.error === undefined ? {} : { error: s.error }),
   }));
+  const more = report.moreFailing.map((f) => ({ ...f, replay: replayOf(f.seed) }));
   if (flags.json) {
-    process.stdout.write(`${JSON.stringify({ ...report, failing: failures }, null, 2)}\n`);
+    process.stdout.write(`${JSON.stringify({ ...report, failing: failures, moreFailing: more }, null, 2)}\n`);
   } else {
     process.stdout.write(`${formatGate(report)}\n`);
+    // maxRSS is in KiB: the whole process (main thread and worker threads), the figure item 5 gates.
+    process.stdout.write(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB\n`);
     for (const f of failures.slice(0, SHOWN_FAILURES)) {
       process.stdout.write(`\nFAILED seed ${f.seed}\n${f.plan.join('\n')}\n`);
       for (const v of f.violations.slice(0, 10)) process.stdout.write(`  ${v.invariant}: ${v.detail}\n`);
       if (f.error !== undefined) process.stdout.write(`  crashed: ${f.error}\n`);
       process.stdout.write(`  replay: ${f.replay}\n`);
     }
-    if (failures.length > SHOWN_FAILURES) {
-      const rest = failures.slice(SHOWN_FAILURES);
-      const seeds = rest.map(
-        (f) => `${f.seed} (${[...new Set(f.violations.map((v) => v.invariant))].join(', ') || 'crashed'})`,
-      );
+    if (failures.length + more.length > SHOWN_FAILURES) {
+      const rest = [
+        ...failures
+          .slice(SHOWN_FAILURES)
+          .map((f) => ({ seed: f.seed, invariants: f.violations.map((v) => v.invariant) })),
+        ...more,
+      ];
+      const seeds = rest.map((f) => `${f.seed} (${[...new Set(f.invariants)].join(', ') || 'crashed'})`);
       process.stdout.write(`\n... and ${rest.length} more failing series: seeds ${seeds.join(', ')}\n`);
+      process.stdout.write(`  replay any of them: terminus gate --seed <seed> --series 1\n`);
     }
     if (flags.series === 1 && failures.length === 1) {
       const replay = await runSeries({
@@ -91,6 +103,10 @@ async function gate(flags: GateFlags): Promise<void> {
     }
   }
   process.exitCode = report.pass ? 0 : 1;
+}
+
+function replayOf(seed: number): string {
+  return `terminus gate --seed ${seed} --series 1`;
 }
 
 function positiveInt(value: string): number {
