@@ -30,6 +30,7 @@ export const INVARIANTS = [
   'C10',
   'C11',
   'C12',
+  'C13',
   'S1',
   'S2',
   'S3',
@@ -164,6 +165,11 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
         add('C12', `${node}: answered synchronously but holds ${receipt === null ? 'no receipt' : receipt.status}`);
       }
     }
+
+    // C13: the receipt is the first terminal status (and result) the server answered for the task;
+    // a status or result it reported differently later is never followed.
+    const changed = followedChange(receipt, taskId, events);
+    if (changed !== null) add('C13', `${node}: ${changed}`);
 
     // Terminal-state divergence: the receipt against the server's final task.
     const diverged = divergence(record, receipt, final, tasks.length);
@@ -369,6 +375,32 @@ function divergence(
   return null;
 }
 
+/**
+ * The first terminal answer about `taskId` the client received, against its receipt: a receipt of
+ * another status, or of another result, followed a change (C13). A correct server answers one
+ * terminal status and one result for good (S2), so this holds trivially against one.
+ */
+function followedChange(
+  receipt: { status: string; payload: unknown; immediate?: boolean } | null,
+  taskId: string | undefined,
+  events: readonly WireEvent[],
+): string | null {
+  if (receipt === null || receipt.immediate === true || receipt.status === 'expired' || taskId === undefined) {
+    return null;
+  }
+  const first = events.find(
+    (e) => e.kind === 'answer' && e.taskId === taskId && e.status !== undefined && isTerminal(e.status),
+  );
+  if (first === undefined) return null;
+  if (first.status !== receipt.status) {
+    return `first answered ${String(first.status)} at ${first.at}, then followed to a ${receipt.status} receipt`;
+  }
+  if (receipt.status === 'completed' && first.payload !== canonicalJson(normalizeResult(receipt.payload))) {
+    return `accepted a result other than the one first answered at ${first.at} (it changed between reads)`;
+  }
+  return null;
+}
+
 function groupByOp(events: readonly WireEvent[]): Map<string, WireEvent[]> {
   const out = new Map<string, WireEvent[]>();
   for (const e of events) {
@@ -455,17 +487,23 @@ function coveredWithin(spans: readonly Span[], window: Span): number {
   return total;
 }
 
-/** Each stretch in SUBMISSION_UNKNOWN/UNKNOWN, until the doubt is settled (or the end). */
+/**
+ * Each stretch in SUBMISSION_UNKNOWN/UNKNOWN, until the doubt is settled (or the end). A stretch
+ * entered because the server contradicted itself (C13) is not a doubt to reconcile: it is left for
+ * an operator by design, so it is not timed here.
+ */
 function doubtTimes(record: ToolOperation, now: number): number[] {
   const out: number[] = [];
   let since: number | null = null;
+  const contradicted = record.evidence.find((e) => e.kind === 'terminal_status_changed' || e.kind === 'result_changed');
   for (const h of record.history) {
+    if (contradicted !== undefined && h.at >= contradicted.at) break;
     if (DOUBT.has(h.to) && since === null) since = h.at;
     else if (!DOUBT.has(h.to) && since !== null) {
       out.push(h.at - since);
       since = null;
     }
   }
-  if (since !== null) out.push(now - since);
+  if (since !== null) out.push((contradicted?.at ?? now) - since);
   return out;
 }

@@ -96,6 +96,46 @@ const ignoreQpsCap: NextFn = (record, event, now, random) => {
   };
 };
 
+/**
+ * Executor: a later waiter never renews the budget: its fresh deadline is dropped and the record
+ * keeps the first waiter's, so an operation whose first waiter gave up stops again at once (C11).
+ */
+const budgetNeverRenewed: NextFn = (record, event, now, random) => {
+  if (event.type === 'waiter_joined' || event.type === 'resumed' || event.type === 'rollback') {
+    return realNext(record, { ...event, deadlineAt: record.policy.deadlineAt }, now, random);
+  }
+  return realNext(record, event, now, random);
+};
+
+/**
+ * Executor: a synchronous answer to a call that offered a task is taken for a refusal, so the call
+ * the server ran is recorded NEVER_CREATED and its result thrown away (C12).
+ */
+const syncAnswerDropped: NextFn = (record, event, now, random) => {
+  if (event.type === 'submit_completed') {
+    return realNext(
+      record,
+      { type: 'submit_rejected', epoch: event.epoch, code: 'no_task', message: 'no task in the answer' },
+      now,
+      random,
+    );
+  }
+  return realNext(record, event, now, random);
+};
+
+/**
+ * Executor: forgets the terminal status it observed first, so a status or a result the server
+ * reports differently later is followed: a completed task rewritten to `cancelled` is accepted as
+ * cancelled, a result that changed between reads is accepted as last read (C13).
+ */
+const followChangedTerminal: NextFn = (record, event, now, random) => {
+  const forgetful = { ...record, observedTerminal: null };
+  if (event.type === 'result_fetched' && record.state === 'FETCHING_RESULT') {
+    return realNext({ ...forgetful, lastServerStatus: event.status }, event, now, random);
+  }
+  return realNext(forgetful, event, now, random);
+};
+
 /** Server: a late completion after a won cancel shows through every read as the task's outcome. */
 function lateCompletionWins(store: TaskStore): TaskStore {
   const late = new Map<string, LateOutcome>();
@@ -163,4 +203,12 @@ export const BROKEN_VARIANTS: readonly BrokenVariant[] = [
   },
   { name: 'ignore the QPS cap', breaks: 'C6', faults: [], hooks: { next: ignoreQpsCap } },
   { name: 'accept a stale-epoch write', breaks: 'S3', faults: ['stale_epoch'], hooks: { store: acceptStaleEpoch } },
+  { name: 'a waiter whose budget is never renewed', breaks: 'C11', faults: [], hooks: { next: budgetNeverRenewed } },
+  { name: 'a synchronous answer dropped', breaks: 'C12', faults: [], hooks: { next: syncAnswerDropped } },
+  {
+    name: 'a terminal status followed after it changed',
+    breaks: 'C13',
+    faults: ['terminal_rewritten', 'result_changed'],
+    hooks: { next: followChangedTerminal },
+  },
 ];

@@ -64,7 +64,12 @@ export function withEdges(ops: OperationPlan[], seed: number, keep: ReadonlySet<
   return ops.map((op) => {
     if (keep.has(op.callNodeId)) return op;
     const kind = r.int(0, 99);
-    if (kind < 8) return { ...op, tool: SIM_TOOL_INLINE, args: { ...op.args, ask: false } };
+    if (kind < 8) {
+      // One short step: a synchronous answer must come back within the 2 s request timeout of the
+      // simulated transport (a longer one was always lost, so no synchronous answer was ever made).
+      const args = { ...op.args, ask: false, steps: 1, stepMs: Math.min(op.args.stepMs, 400) };
+      return { ...op, tool: SIM_TOOL_INLINE, args };
+    }
     if (kind < 16) {
       return { ...op, tool: SIM_TOOL_SLOW_POLL, cancelAfter: r.chance(0.5) ? r.int(200, 8_000) : op.cancelAfter };
     }

@@ -20,6 +20,8 @@ import { ServerDown, type SimServer } from '../server/host.js';
 import type { ServerFacts } from '../server/facts.js';
 import type { Trace } from '../trace.js';
 import type { WireLog } from './wire-log.js';
+import { HELD_READ_MS, Misbehaviour } from './misbehave.js';
+import { LOOKUP_METHOD } from '../../executor/adapters/envelope.js';
 
 /** Transport timeout of one request, virtual ms. */
 export const REQUEST_TIMEOUT_MS = 2_000;
@@ -55,9 +57,12 @@ export class SimNetwork {
   #seq = 0;
   readonly #tasks = new Map<string, TaskMemory>();
   readonly #keyOps = new Map<string, string>();
+  /** The server's lies (C13 fault classes); inert unless a misbehaviour rule is planned. */
+  readonly #lies: Misbehaviour;
 
   constructor(options: NetworkOptions) {
     this.#o = options;
+    this.#lies = new Misbehaviour((fault, op) => this.#fire(fault, op));
   }
 
   /**
@@ -138,6 +143,8 @@ export class SimNetwork {
       ...keysOf(method, params),
     });
     this.#o.onSend?.(method, op, params);
+    this.#lies.sent(method, op);
+    const sentAt = scope.now();
     if (method === 'tasks/update' && taskId !== undefined) this.#memory(taskId).updateSent = true;
 
     return new Promise((resolve, reject) => {
@@ -200,9 +207,13 @@ export class SimNetwork {
           if (this.#fire('duplicate', op) !== null) {
             scope.at(scope.now() + this.#latency(), () => void this.#deliver(principal, method, sent));
           }
-          const answer = this.#answer(method, op, taskId, body);
+          let answer = this.#answer(method, op, taskId, body);
           if (answer === 'lost') return;
-          send(() => {
+          const held = answer === 'truncated' ? null : this.#lies.hold(method, op, taskId, answer);
+          const reply = (run: () => void): void =>
+            held === null ? send(run) : void scope.at(Math.max(scope.now(), sentAt + HELD_READ_MS), run);
+          reply(() => {
+            if (held !== null && answer !== 'truncated' && answer !== 'lost') answer = held(answer);
             if (answer === 'truncated') {
               fail(new WireFailure('malformed', 'response body cut short'), 'malformed');
               return;
@@ -274,6 +285,7 @@ export class SimNetwork {
     if (method === 'tools/call' && 'result' in body && this.#fire('submit_response_lost', op) !== null) return 'lost';
     if (method === 'tasks/cancel' && this.#fire('cancel_ack_lost', op) !== null) return 'lost';
     if (this.#fire('drop', op) !== null) return 'lost';
+    if (method === LOOKUP_METHOD) return this.#lies.lookup(body);
     if (method !== 'tasks/get' || taskId === undefined || !('result' in body)) return body;
     const memory = this.#memory(taskId);
     const status = body.result.status as TaskStatus | undefined;
@@ -297,7 +309,12 @@ export class SimNetwork {
     }
     if (status === 'input_required') memory.lastInputRequired = body;
     memory.last = body;
-    return out;
+    return this.#lies.status(
+      op,
+      taskId,
+      out,
+      status !== undefined && isTerminal(status) && memory.terminalAnswers === 1,
+    );
   }
 }
 
