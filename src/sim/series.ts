@@ -331,6 +331,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   });
   await server.close();
   await ledger.close();
+  clock.dispose();
 
   const faultsFired: Partial<Record<FaultClass, number>> = {};
   for (const [fault, count] of fired) faultsFired[fault] = count;
