@@ -16,6 +16,7 @@ import type { WireEvent, WireLog } from './network/wire-log.js';
 import type { ServerFacts } from './server/facts.js';
 import type { SimServer } from './server/host.js';
 import type { OperationPlan } from './workload.js';
+import { SIM_TOOL_SLOW_POLL } from './server/tools.js';
 
 export const INVARIANTS = [
   'C1',
@@ -42,6 +43,7 @@ export const INVARIANTS = [
   'S9',
   'divergence',
   'liveness',
+  'cancel cadence',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
 
@@ -56,6 +58,15 @@ export interface Violation {
  * executor's own token bucket defines its cap (`qpsBurst` 1: "never more than qps in any second, plus one").
  */
 export const QPS_CAP = 1000 / DEFAULT_POLICY.minPollIntervalMs + 1;
+
+/**
+ * Longest silence allowed while a cancel is being confirmed on a tool whose server suggests a 30 s
+ * poll interval: the executor's cadence is at most 1 s plus jitter, a lost request costs the 2 s
+ * transport timeout and a retry at most 2 s more; 10 s is far from all of them and far below the
+ * 30 s a cadence that followed the server would show (defect 7). Gaps a client must sit out
+ * (Retry-After, downtime, an expiry partition) are not counted.
+ */
+export const CANCEL_CADENCE_MAX_GAP_MS = 10_000;
 
 export interface SeriesMetrics {
   readonly operations: number;
@@ -258,6 +269,15 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
         ...log.partitions.filter((p) => p.op === node),
       ];
       cancelConfirmMs.push(cancel.until - cancel.from);
+      if (op.tool === SIM_TOOL_SLOW_POLL) {
+        const gap = longestFreeGap(cancel, events, imposed);
+        if (gap > CANCEL_CADENCE_MAX_GAP_MS) {
+          add(
+            'cancel cadence',
+            `${node}: ${gap} ms without a request while its cancel was confirmed (server interval 30 s)`,
+          );
+        }
+      }
       cancelConfirmOwnMs.push(cancel.until - cancel.from - coveredWithin(imposed, cancel));
     }
     unknownReconcileMs.push(...doubtTimes(record, now));
@@ -469,6 +489,24 @@ function cancelSpan(record: ToolOperation, now: number): Span | null {
 interface Span {
   readonly from: number;
   readonly until: number;
+}
+
+/**
+ * The longest stretch of `window` with no status read or cancel sent, less the parts of it the
+ * client had to wait out (`imposed`).
+ */
+function longestFreeGap(window: Span, events: readonly WireEvent[], imposed: readonly Span[]): number {
+  const sends = events
+    .filter((e) => e.kind === 'send' && (e.method === 'tasks/get' || e.method === 'tasks/cancel'))
+    .map((e) => e.at)
+    .filter((at) => at > window.from && at < window.until);
+  const points = [window.from, ...sends, window.until];
+  let longest = 0;
+  for (let i = 1; i < points.length; i++) {
+    const gap = { from: points[i - 1] as number, until: points[i] as number };
+    longest = Math.max(longest, gap.until - gap.from - coveredWithin(imposed, gap));
+  }
+  return longest;
 }
 
 /** How much of `window` the union of `spans` covers. */
