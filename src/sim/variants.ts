@@ -34,8 +34,10 @@ const acceptWithoutFetch: NextFn = (record, event, now, random) => {
           : 'completed';
     const payload =
       status === 'completed' ? { content: [] } : status === 'failed' ? { code: -32000, message: 'assumed' } : null;
+    // An executor that never fetches keeps no first read to compare with either: without this, the
+    // real machine's C13 check (the status read's inlined result against this one) refuses it.
     return realNext(
-      record,
+      { ...record, observedTerminal: null },
       {
         type: 'result_fetched',
         epoch: event.epoch,
