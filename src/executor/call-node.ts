@@ -1,5 +1,5 @@
 /**
- * The call node `terminus call` uses when `--call-node` is not given: derived from the server, the
+ * The call node `terminus call` (and the simulation's re-runs) uses when `--call-node` is not given: derived from the server, the
  * tool and the canonical JSON of the arguments, so running the same command twice is the same call
  * (C5) rather than a second operation. Each run of the command is one generation of that node:
  * `cli-<digest>` first, then `cli-<digest>.2`, `.3`, ... A generation still in flight (working,
@@ -7,9 +7,9 @@
  * run takes the next generation. `--new` always takes the next free one.
  */
 import { digestOf } from '../core/digest.js';
-import type { Ledger } from '../executor/ledger-port.js';
-import type { ToolOperation } from '../executor/operation.js';
-import { IN_FLIGHT_STATES } from '../executor/transitions.js';
+import type { Ledger } from './ledger-port.js';
+import type { ToolOperation } from './operation.js';
+import { IN_FLIGHT_STATES } from './transitions.js';
 
 /** 96 bits of the digest: collisions between different commands are not a practical concern. */
 const DIGEST_CHARS = 24;

@@ -222,6 +222,7 @@ export class SimNetwork {
               // The wire: JSON out, JSON in.
               const copy = JSON.parse(JSON.stringify(answer)) as Body;
               if (alive()) log.add(answerEvent(scope.now(), id, op, method, taskId, copy));
+              if (alive()) this.#lies.delivered(method, op, taskId, copy);
               if ('error' in copy) reject(new RpcErrorFailure(copy.error.code, copy.error.message, copy.error.data));
               else {
                 if (taskId !== undefined && copy.result.taskId !== undefined && copy.result.taskId !== taskId) {
@@ -309,12 +310,7 @@ export class SimNetwork {
     }
     if (status === 'input_required') memory.lastInputRequired = body;
     memory.last = body;
-    return this.#lies.status(
-      op,
-      taskId,
-      out,
-      status !== undefined && isTerminal(status) && memory.terminalAnswers === 1,
-    );
+    return this.#lies.status(taskId, out);
   }
 }
 

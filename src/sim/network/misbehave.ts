@@ -44,6 +44,8 @@ export class Misbehaviour {
   /** Operations whose cancel was sent, and tasks the client was shown `cancelled` for. */
   readonly #cancelSent = new Set<string>();
   readonly #shownCancelled = new Set<string>();
+  /** Tasks a terminal status read was delivered for: the truth was told once. */
+  readonly #toldTerminal = new Set<string>();
 
   constructor(fire: (fault: FaultClass, op: string | null) => MessageRule | null) {
     this.#fire = fire;
@@ -53,22 +55,31 @@ export class Misbehaviour {
     if (method === 'tasks/cancel' && op !== null) this.#cancelSent.add(op);
   }
 
-  /**
-   * A `tasks/get` answer (the task object) as the server computed it; `firstTerminal` is true on the
-   * first terminal answer for the task, the one that arms a lie for the reads after it.
-   */
-  status(op: string | null, taskId: string, body: Body, firstTerminal: boolean): Body {
+  /** A `tasks/get` answer (the task object) as the server computed it, with the lie armed for it. */
+  status(taskId: string, body: Body): Body {
     if (!('result' in body)) return body;
-    const task = body.result;
-    if (task.status === 'cancelled') this.#shownCancelled.add(taskId);
     const lie = this.#lies.get(taskId);
-    if (lie !== undefined && lie.left > 0) {
-      lie.left--;
-      lie.reads++;
-      return { result: tell(lie, task) };
-    }
-    if (firstTerminal) this.#arm(op, taskId, task);
-    return body;
+    // A misrouted request (task id misuse) is answered about another task: no lie of this one.
+    if (lie === undefined || lie.left <= 0 || body.result.taskId !== taskId) return body;
+    lie.left--;
+    lie.reads++;
+    return { result: tell(lie, body.result) };
+  }
+
+  /**
+   * A `tasks/get` answer a live client received: the first terminal one (the truth, told once)
+   * arms a lie for the reads after it. Armed on delivery, not when computed: an answer lost on the
+   * way told the client nothing, and a lie after it would be the only report it ever saw.
+   */
+  delivered(method: string, op: string | null, taskId: string | undefined, body: Body): void {
+    if (method !== 'tasks/get' || taskId === undefined || !('result' in body)) return;
+    if (body.result.taskId !== taskId) return;
+    const status = body.result.status;
+    if (status === 'cancelled') this.#shownCancelled.add(taskId);
+    if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') return;
+    if (this.#toldTerminal.has(taskId) || this.#lies.has(taskId)) return;
+    this.#toldTerminal.add(taskId);
+    this.#arm(op, taskId, body.result);
   }
 
   /** A key lookup answer (`{ found, task }`): the same lie as the task's reads. */
