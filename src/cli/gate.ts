@@ -1,9 +1,10 @@
 import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import { FAULT_CLASSES, isFaultClass, type FaultClass } from '../sim/faults.js';
-import { formatGate, formatWireTable, gateReport, wireRow, type GateReport } from '../sim/gate.js';
+import { formatGate, formatWireTable, gateReportOf, wireRow, type GateReport } from '../sim/gate.js';
 import { runPool } from '../sim/pool.js';
 import { runSeries } from '../sim/series.js';
+import { GateTally } from '../sim/tally.js';
 import { formatTrace } from '../sim/trace.js';
 import { isSimWire, SIM_WIRES, type SimWireName } from '../sim/wires/index.js';
 
@@ -56,17 +57,24 @@ async function gate(flags: GateFlags): Promise<void> {
     report.failing.map((s) => ({
       wire: report.wire,
       seed: s.seed,
-      replay: `terminus gate --wire ${report.wire} --seed ${s.seed} --series 1`,
+      replay: replayOf(report.wire, s.seed),
       plan: s.plan,
       violations: s.violations,
       ...(s.error === undefined ? {} : { error: s.error }),
     })),
   );
+  const more = reports.flatMap((report) =>
+    report.moreFailing.map((f) => ({ wire: report.wire, ...f, replay: replayOf(report.wire, f.seed) })),
+  );
   if (flags.json) {
     const body =
       wires.length === 1
-        ? { ...reports[0], failing: failures }
-        : { wires: reports.map((r) => ({ ...r, row: wireRow(r), failing: undefined })), failing: failures };
+        ? { ...reports[0], failing: failures, moreFailing: more }
+        : {
+            wires: reports.map((r) => ({ ...r, row: wireRow(r), failing: undefined, moreFailing: undefined })),
+            failing: failures,
+            moreFailing: more,
+          };
     process.stdout.write(`${JSON.stringify(body, null, 2)}\n`);
   } else {
     // One wire: its full table (today's output). All: the table of wires, then the full table of
@@ -76,18 +84,24 @@ async function gate(flags: GateFlags): Promise<void> {
       process.stdout.write(`${formatWireTable(reports)}\n`);
       for (const r of reports.filter((x) => !x.pass)) process.stdout.write(`\n${r.wire}:\n${formatGate(r)}\n`);
     }
+    // maxRSS is in KiB: the whole process (main thread and worker threads), the figure item 5 gates.
+    process.stdout.write(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB\n`);
     for (const f of failures.slice(0, SHOWN_FAILURES)) {
       process.stdout.write(`\nFAILED ${f.wire} seed ${f.seed}\n${f.plan.join('\n')}\n`);
       for (const v of f.violations.slice(0, 10)) process.stdout.write(`  ${v.invariant}: ${v.detail}\n`);
       if (f.error !== undefined) process.stdout.write(`  crashed: ${f.error}\n`);
       process.stdout.write(`  replay: ${f.replay}\n`);
     }
-    if (failures.length > SHOWN_FAILURES) {
-      const rest = failures.slice(SHOWN_FAILURES);
-      const seeds = rest.map(
-        (f) => `${f.wire} ${f.seed} (${[...new Set(f.violations.map((v) => v.invariant))].join(', ') || 'crashed'})`,
-      );
+    if (failures.length + more.length > SHOWN_FAILURES) {
+      const rest = [
+        ...failures
+          .slice(SHOWN_FAILURES)
+          .map((f) => ({ wire: f.wire, seed: f.seed, invariants: f.violations.map((v) => v.invariant) })),
+        ...more,
+      ];
+      const seeds = rest.map((f) => `${f.wire} ${f.seed} (${[...new Set(f.invariants)].join(', ') || 'crashed'})`);
       process.stdout.write(`\n... and ${rest.length} more failing series: ${seeds.join(', ')}\n`);
+      process.stdout.write(`  replay any of them: terminus gate --wire <wire> --seed <seed> --series 1\n`);
     }
     if (flags.series === 1 && failures.length === 1) {
       const f = failures[0] as (typeof failures)[number];
@@ -108,12 +122,16 @@ async function runWire(flags: GateFlags, wire: SimWireName, several: boolean): P
   const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i);
   const started = performance.now();
   let lastTick = started;
-  const summaries = await runPool({
+  // Folded as each series ends, never held: a million series run in flat memory.
+  const tally = new GateTally();
+  await runPool({
     seeds,
     workers: flags.workers,
     wire,
+    collect: false,
     ...(flags.faults === undefined ? {} : { faults: flags.faults }),
-    onSummary: (_summary, done) => {
+    onSummary: (summary, done) => {
+      tally.add(summary);
       const now = performance.now();
       if (!flags.json && process.stderr.isTTY && now - lastTick > 2_000) {
         lastTick = now;
@@ -123,12 +141,16 @@ async function runWire(flags: GateFlags, wire: SimWireName, several: boolean): P
     },
   });
   if (!flags.json && process.stderr.isTTY) process.stderr.write('\n');
-  return gateReport(summaries, performance.now() - started, wire);
+  return gateReportOf(tally, performance.now() - started, wire);
 }
 
 function wireChoice(value: string): SimWireName | 'all' {
   if (value === 'all' || isSimWire(value)) return value;
   throw new InvalidArgumentError(`unknown wire ${value}: use one of ${SIM_WIRES.join(', ')} or all`);
+}
+
+function replayOf(wire: SimWireName, seed: number): string {
+  return `terminus gate --wire ${wire} --seed ${seed} --series 1`;
 }
 
 function positiveInt(value: string): number {

@@ -68,6 +68,11 @@ export type OperationEvent =
       readonly serverEpoch?: number;
       /** The progress the server reported with this status, if any. */
       readonly progress?: Progress;
+      /**
+       * Digest of the terminal payload the status answer inlined (`digestOf` of what a fetch would
+       * give), on wires whose status read carries it: the first read a later fetch is compared with (C13).
+       */
+      readonly resultDigest?: string;
     } & Stamped)
   /** A pushed status hint (notifications/tasks, a webhook). Never changes state by itself. */
   | ({ readonly type: 'notification'; readonly status?: WireStatus; readonly serverEpoch?: number } & Stamped)

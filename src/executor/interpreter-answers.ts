@@ -88,7 +88,13 @@ export function statusObserved(snapshot: TaskSnapshot, seq: number, epoch: numbe
     ...(snapshot.expiresAt === undefined ? {} : { expiresAt: snapshot.expiresAt }),
     ...(snapshot.inputRequests === undefined ? {} : { inputRequests: snapshot.inputRequests }),
     ...(snapshot.progress === undefined ? {} : { progress: progressOf(snapshot) }),
+    ...(snapshot.outcome === undefined ? {} : { resultDigest: digestOf(payloadOf(snapshot.outcome)) }),
   };
+}
+
+/** The payload a result answer is accepted with (and digested over): result, error, or null. */
+function payloadOf(answer: ResultAnswer): unknown {
+  return answer.status === 'completed' ? answer.result : answer.status === 'failed' ? answer.error : null;
 }
 
 function progressOf(snapshot: TaskSnapshot): Progress {
@@ -97,7 +103,7 @@ function progressOf(snapshot: TaskSnapshot): Progress {
 }
 
 export function resultFetched(answer: ResultAnswer, epoch: number, valid: boolean): OperationEvent {
-  const payload = answer.status === 'completed' ? answer.result : answer.status === 'failed' ? answer.error : null;
+  const payload = payloadOf(answer);
   return {
     type: 'result_fetched',
     epoch,

@@ -72,8 +72,33 @@ export interface Evidence {
     | 'never_created_after_ack'
     | 'late_completion'
     | 'submit_rejected'
-    | 'task_id_replaced';
+    | 'task_id_replaced'
+    // C13: the server reported another terminal status (or `working`) after one was observed.
+    | 'terminal_status_changed'
+    // C13: a result read again carried another digest than the one first read.
+    | 'result_changed';
   readonly detail: string;
+  /** C13 (and late completions): what the server said first, and what it said later, with when. */
+  readonly observed?: ServerReport;
+  readonly reported?: ServerReport;
+}
+
+/** One thing the server said about a task's end: a status and/or a result digest, and when (ms). */
+export interface ServerReport {
+  readonly status?: string;
+  readonly resultDigest?: string;
+  readonly at: number;
+}
+
+/**
+ * The first terminal status the server reported for the task, when, and the digest of the first
+ * result read with it (a status answer that inlines the result, or the first verified fetch). Never
+ * overwritten: every later report is compared with it (C13).
+ */
+export interface ObservedTerminal {
+  readonly status: 'completed' | 'failed' | 'cancelled';
+  readonly at: number;
+  readonly resultDigest?: string;
 }
 
 /** The input round an INPUT_REQUIRED operation is waiting on (C10). */
@@ -220,6 +245,8 @@ export interface ToolOperation {
   readonly expiresAt: number | null;
   /** sha256 of the verified result payload, set on acceptance. */
   readonly resultDigest: string | null;
+  /** C13: the first terminal status observed (see `ObservedTerminal`). Optional: older records have none. */
+  readonly observedTerminal?: ObservedTerminal | null;
   readonly state: LocalState;
   readonly history: readonly HistoryEntry[];
   readonly createdAt: number;

@@ -125,8 +125,8 @@ export class Draft {
     return this;
   }
 
-  addEvidence(kind: Evidence['kind'], detail: string): Evidence {
-    const evidence: Evidence = { at: this.now, kind, detail };
+  addEvidence(kind: Evidence['kind'], detail: string, reports?: Pick<Evidence, 'observed' | 'reported'>): Evidence {
+    const evidence: Evidence = { at: this.now, kind, detail, ...reports };
     this.record.evidence = [...this.record.evidence, evidence];
     return evidence;
   }

@@ -22,6 +22,11 @@ export interface TaskSnapshot {
   readonly progress?: { readonly done: number; readonly total?: number; readonly message?: string };
   /** Outstanding input requests by key, when `input_required`. */
   readonly inputRequests?: Readonly<Record<string, unknown>>;
+  /**
+   * Where the status answer inlines the terminal outcome (the Tasks extension's `tasks/get`): that
+   * outcome as `fetchResult` would decode it, so the executor can compare two reads (C13).
+   */
+  readonly outcome?: ResultAnswer;
 }
 
 export type SubmitAnswer =

@@ -18,6 +18,7 @@ import type { SimServer } from './server/host.js';
 import type { OperationPlan } from './workload.js';
 import { tasksExtSim } from './wires/tasks-ext.js';
 import type { SimWire } from './wires/wire.js';
+import { SIM_TOOL_SLOW_POLL } from './server/tools.js';
 
 export const INVARIANTS = [
   'C1',
@@ -32,6 +33,7 @@ export const INVARIANTS = [
   'C10',
   'C11',
   'C12',
+  'C13',
   'S1',
   'S2',
   'S3',
@@ -43,6 +45,7 @@ export const INVARIANTS = [
   'S9',
   'divergence',
   'liveness',
+  'cancel cadence',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
 
@@ -57,6 +60,15 @@ export interface Violation {
  * executor's own token bucket defines its cap (`qpsBurst` 1: "never more than qps in any second, plus one").
  */
 export const QPS_CAP = 1000 / DEFAULT_POLICY.minPollIntervalMs + 1;
+
+/**
+ * Longest silence allowed while a cancel is being confirmed on a tool whose server suggests a 30 s
+ * poll interval: the executor's cadence is at most 1 s plus jitter, a lost request costs the 2 s
+ * transport timeout and a retry at most 2 s more; 10 s is far from all of them and far below the
+ * 30 s a cadence that followed the server would show (defect 7). Gaps a client must sit out
+ * (Retry-After, downtime, an expiry partition) are not counted.
+ */
+export const CANCEL_CADENCE_MAX_GAP_MS = 10_000;
 
 export interface SeriesMetrics {
   readonly operations: number;
@@ -176,6 +188,11 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       }
     }
 
+    // C13: the receipt is the first terminal status (and result) the server answered for the task;
+    // a status or result it reported differently later is never followed.
+    const changed = followedChange(receipt, taskId, events);
+    if (changed !== null) add('C13', `${node}: ${changed}`);
+
     // Terminal-state divergence: the receipt against the server's final task.
     const diverged = divergence(record, receipt, final, tasks.length, wire);
     if (diverged !== null) {
@@ -265,6 +282,15 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
         ...log.partitions.filter((p) => p.op === node),
       ];
       cancelConfirmMs.push(cancel.until - cancel.from);
+      if (op.tool === SIM_TOOL_SLOW_POLL) {
+        const gap = longestFreeGap(cancel, events, imposed);
+        if (gap > CANCEL_CADENCE_MAX_GAP_MS) {
+          add(
+            'cancel cadence',
+            `${node}: ${gap} ms without a request while its cancel was confirmed (server interval 30 s)`,
+          );
+        }
+      }
       cancelConfirmOwnMs.push(cancel.until - cancel.from - coveredWithin(imposed, cancel));
     }
     // A wire without key lookup (2025-11-25): a submission whose answer never came can only be
@@ -407,6 +433,32 @@ function divergence(
   return null;
 }
 
+/**
+ * The first terminal answer about `taskId` the client received, against its receipt: a receipt of
+ * another status, or of another result, followed a change (C13). A correct server answers one
+ * terminal status and one result for good (S2), so this holds trivially against one.
+ */
+function followedChange(
+  receipt: { status: string; payload: unknown; immediate?: boolean } | null,
+  taskId: string | undefined,
+  events: readonly WireEvent[],
+): string | null {
+  if (receipt === null || receipt.immediate === true || receipt.status === 'expired' || taskId === undefined) {
+    return null;
+  }
+  const first = events.find(
+    (e) => e.kind === 'answer' && e.taskId === taskId && e.status !== undefined && isTerminal(e.status),
+  );
+  if (first === undefined) return null;
+  if (first.status !== receipt.status) {
+    return `first answered ${String(first.status)} at ${first.at}, then followed to a ${receipt.status} receipt`;
+  }
+  if (receipt.status === 'completed' && first.payload !== canonicalJson(normalizeResult(receipt.payload))) {
+    return `accepted a result other than the one first answered at ${first.at} (it changed between reads)`;
+  }
+  return null;
+}
+
 function groupByOp(events: readonly WireEvent[]): Map<string, WireEvent[]> {
   const out = new Map<string, WireEvent[]>();
   for (const e of events) {
@@ -483,6 +535,24 @@ interface Span {
   readonly until: number;
 }
 
+/**
+ * The longest stretch of `window` with no status read or cancel sent, less the parts of it the
+ * client had to wait out (`imposed`).
+ */
+function longestFreeGap(window: Span, events: readonly WireEvent[], imposed: readonly Span[]): number {
+  const sends = events
+    .filter((e) => e.kind === 'send' && (e.method === 'tasks/get' || e.method === 'tasks/cancel'))
+    .map((e) => e.at)
+    .filter((at) => at > window.from && at < window.until);
+  const points = [window.from, ...sends, window.until];
+  let longest = 0;
+  for (let i = 1; i < points.length; i++) {
+    const gap = { from: points[i - 1] as number, until: points[i] as number };
+    longest = Math.max(longest, gap.until - gap.from - coveredWithin(imposed, gap));
+  }
+  return longest;
+}
+
 /** How much of `window` the union of `spans` covers. */
 function coveredWithin(spans: readonly Span[], window: Span): number {
   const clipped = spans
@@ -499,17 +569,23 @@ function coveredWithin(spans: readonly Span[], window: Span): number {
   return total;
 }
 
-/** Each stretch in SUBMISSION_UNKNOWN/UNKNOWN, until the doubt is settled (or the end). */
+/**
+ * Each stretch in SUBMISSION_UNKNOWN/UNKNOWN, until the doubt is settled (or the end). A stretch
+ * entered because the server contradicted itself (C13) is not a doubt to reconcile: it is left for
+ * an operator by design, so it is not timed here.
+ */
 function doubtTimes(record: ToolOperation, now: number): number[] {
   const out: number[] = [];
   let since: number | null = null;
+  const contradicted = record.evidence.find((e) => e.kind === 'terminal_status_changed' || e.kind === 'result_changed');
   for (const h of record.history) {
+    if (contradicted !== undefined && h.at >= contradicted.at) break;
     if (DOUBT.has(h.to) && since === null) since = h.at;
     else if (!DOUBT.has(h.to) && since !== null) {
       out.push(h.at - since);
       since = null;
     }
   }
-  if (since !== null) out.push(now - since);
+  if (since !== null) out.push((contradicted?.at ?? now) - since);
   return out;
 }

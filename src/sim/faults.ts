@@ -41,6 +41,15 @@ export const FAULT_CLASSES = [
   'duplicate',
   /** Any request or response lost. */
   'drop',
+  // Servers that misbehave (C13, `network/misbehave.ts`): lies told after the truth was answered once.
+  /** A completed or failed task is reported `cancelled` from the next read on. */
+  'terminal_rewritten',
+  /** A completed task's result changes on every later read (its digest with it). */
+  'result_changed',
+  /** A terminal task is reported `working` again for one or two reads. */
+  'terminal_reverted',
+  /** A status read on the wire when the cancel won is answered late with a completion. */
+  'late_completion_shown',
 ] as const;
 /** The classes above (drawn by `plan.ts`) and the push faults of listen streams (`push-faults.ts`). */
 export type FaultClass = (typeof FAULT_CLASSES)[number] | PushFaultClass;

@@ -17,6 +17,7 @@ import { LOCAL_STATES } from '../executor/operation.js';
 import type { SeriesSummary } from './summary.js';
 import { simWire, type SimWireName } from './wires/index.js';
 import { applicableFaults } from './wires/series.js';
+import { GateTally, type FailingSeed, type MsHistogram } from './tally.js';
 
 /** Coverage is judged on runs of at least this many series (a one-series replay cannot cover). */
 export const COVERAGE_MIN_SERIES = 200;
@@ -27,8 +28,8 @@ export const COVERAGE_MIN_HITS = 3;
  * hidden: the coverage row names them.
  */
 export const UNREACHABLE_STATES: Readonly<Record<string, string>> = {
-  EFFECT_RECONCILIATION_REQUIRED:
-    'needs a completion reported after a won cancel; a correct server never reports one (S4) and the extension has no late-outcome field',
+  // EFFECT_RECONCILIATION_REQUIRED was listed until misbehaving servers (C13): `late_completion_shown`
+  // reports a completion after the cancel won, which a correct server never does (S4).
 };
 
 export interface GateRow {
@@ -46,68 +47,44 @@ export interface GateReport {
   readonly series: number;
   readonly rows: readonly GateRow[];
   readonly pass: boolean;
+  /** Failing series in full (the first `KEPT_FAILURES`), in seed order. */
   readonly failing: readonly SeriesSummary[];
+  /** Failing series past those: seed and invariants, for the replay commands. */
+  readonly moreFailing: readonly FailingSeed[];
   readonly wallMs: number;
 }
 
-function p99(values: number[]): number {
-  if (values.length === 0) return 0;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] as number;
-}
-
-/**
- * Folds the summaries of one wire's series into its gate table. Coverage asks for the fault classes
- * that apply to the wire and the ledger states it can reach; the others are the wire's listed
- * exemptions (`notApplicable`, `unreachableStates`), printed with their reasons.
- */
+/** Folds `summaries` and reports; `gateReportOf` does the same on a tally folded as series ended. */
 export function gateReport(
   summaries: readonly SeriesSummary[],
   wallMs: number,
   wireName: SimWireName = summaries[0]?.wire ?? 'mcp-tasks-ext',
 ): GateReport {
+  const tally = new GateTally();
+  for (const s of summaries) tally.add(s);
+  return gateReportOf(tally, wallMs, wireName);
+}
+
+/**
+ * The gate table of one wire's series, from a tally folded as they ended. Coverage asks for the
+ * fault classes that apply to the wire and the ledger states it can reach; the others are the
+ * wire's listed exemptions (`notApplicable`, `unreachableStates`), printed with their reasons.
+ */
+export function gateReportOf(tally: GateTally, wallMs: number, wireName: SimWireName = 'mcp-tasks-ext'): GateReport {
   const wire = simWire(wireName);
   const classes = applicableFaults(wire, FAULT_CLASSES);
   const unreachable: Readonly<Record<string, string>> = { ...UNREACHABLE_STATES, ...wire.unreachableStates };
-  let byHand = 0;
-  let divergences = 0;
-  let second = 0;
-  let duplicates = 0;
-  let polls = 0;
-  let ideal = 0;
-  let peak = 0;
-  let rows = 0;
-  let traced = 0;
-  const cancel: number[] = [];
-  const cancelOwn: number[] = [];
-  const unknown: number[] = [];
-  const byInvariant = new Map<string, number>();
-  const faults = new Map<string, number>();
-  const states = new Map<string, number>();
-  const failing: SeriesSummary[] = [];
-  for (const s of summaries) {
-    if (s.error !== undefined || s.violations.length > 0) failing.push(s);
-    for (const v of s.violations) byInvariant.set(v.invariant, (byInvariant.get(v.invariant) ?? 0) + 1);
-    if (s.error !== undefined) byInvariant.set('series error', (byInvariant.get('series error') ?? 0) + 1);
-    const m = s.metrics;
-    divergences += m.divergences;
-    second += m.secondOperations;
-    duplicates += m.duplicateSubmissions;
-    polls += m.polls;
-    ideal += m.idealPolls;
-    peak = Math.max(peak, m.maxPollsPerSecond);
-    rows += m.outboxRows;
-    traced += m.outboxTraced;
-    cancel.push(...m.cancelConfirmMs);
-    cancelOwn.push(...m.cancelConfirmOwnMs);
-    unknown.push(...m.unknownReconcileMs);
-    byHand += m.unknownByHand ?? 0;
-    for (const [f, n] of Object.entries(s.faultsFired)) faults.set(f, (faults.get(f) ?? 0) + (n ?? 0));
-    for (const [st, n] of Object.entries(s.statesReached)) states.set(st, (states.get(st) ?? 0) + n);
-  }
+  const { divergences, polls, peakPollsPerSecond: peak, outboxRows: rows, outboxTraced: traced } = tally;
+  const { secondOperations: second, duplicateSubmissions: duplicates, idealPolls: ideal } = tally;
+  const { byInvariant, faults, states, unknownByHand: byHand } = tally;
+  const p99 = (h: MsHistogram): number => h.quantile(0.99);
+  const cancel = tally.cancel;
+  const cancelOwn = tally.cancelOwn;
+  const unknown = tally.unknown;
+  const series = tally.series;
   const ratio = ideal === 0 ? 1 : polls / ideal;
   const out: GateRow[] = [
-    row('terminal-state divergence', '0', `${divergences} in ${summaries.length}`, divergences === 0),
+    row('terminal-state divergence', '0', `${divergences} in ${series}`, divergences === 0),
     row(
       'second operations from duplicate submissions',
       '0',
@@ -120,7 +97,7 @@ export function gateReport(
       ...row(
         'cancel confirmation p99',
         '< 60 s',
-        `${(p99(cancel) / 1000).toFixed(2)} s (n=${cancel.length})`,
+        `${(p99(cancel) / 1000).toFixed(2)} s (n=${cancel.count})`,
         p99(cancel) < 60_000,
       ),
       target: { threshold: '< 5 s', met: p99(cancel) < 5_000 },
@@ -130,14 +107,14 @@ export function gateReport(
     row(
       'cancel confirmation p99, executor share',
       '< 5 s (our target)',
-      `${(p99(cancelOwn) / 1000).toFixed(2)} s (n=${cancelOwn.length})`,
+      `${(p99(cancelOwn) / 1000).toFixed(2)} s (n=${cancelOwn.count})`,
       p99(cancelOwn) < 5_000,
     ),
     {
       ...row(
         'UNKNOWN reconciliation p99',
         '< 15 min',
-        `${(p99(unknown) / 1000).toFixed(2)} s (n=${unknown.length})` +
+        `${(p99(unknown) / 1000).toFixed(2)} s (n=${unknown.count})` +
           (wire.keyLookup ? '' : `, ${byHand} to an operator (no key lookup)`),
         p99(unknown) < 15 * 60_000,
       ),
@@ -156,7 +133,7 @@ export function gateReport(
   }
   const errors = byInvariant.get('series error') ?? 0;
   out.push(row('series that crashed', '0', `${errors}`, errors === 0));
-  if (summaries.length >= COVERAGE_MIN_SERIES) {
+  if (series >= COVERAGE_MIN_SERIES) {
     const thinFaults = classes.filter((f) => (faults.get(f) ?? 0) < COVERAGE_MIN_HITS);
     out.push(
       row(
@@ -186,7 +163,9 @@ export function gateReport(
     out.push(
       row(
         'coverage: ledger states entered',
-        `each >= ${COVERAGE_MIN_HITS} (${Object.keys(unreachable).length} exempt)`,
+        Object.keys(unreachable).length === 0
+          ? `each >= ${COVERAGE_MIN_HITS}`
+          : `each >= ${COVERAGE_MIN_HITS} (${Object.keys(unreachable).join(', ')} exempt)`,
         thinStates.length === 0
           ? `all ${wanted.length} (min ${Math.min(...wanted.map((st) => states.get(st) ?? 0))})`
           : `short: ${thinStates.map((st) => `${st}=${states.get(st) ?? 0}`).join(', ')}`,
@@ -196,7 +175,15 @@ export function gateReport(
   } else {
     out.push(row('coverage', `judged on >= ${COVERAGE_MIN_SERIES} series`, 'n/a', true));
   }
-  return { wire: wireName, series: summaries.length, rows: out, pass: out.every((r) => r.pass), failing, wallMs };
+  return {
+    wire: wireName,
+    series: tally.series,
+    rows: out,
+    pass: out.every((r) => r.pass),
+    failing: tally.sortedFailing(),
+    moreFailing: tally.moreFailing,
+    wallMs,
+  };
 }
 
 function row(figure: string, threshold: string, measured: string, pass: boolean): GateRow {

@@ -94,6 +94,23 @@ const MAKERS: Record<(typeof FAULT_CLASSES)[number], Maker> = {
   }),
   duplicate: (_ops, r) => ({ rules: [rule('duplicate', null, r.int(1, 4), 0.15)], process: [] }),
   drop: (_ops, r) => ({ rules: [rule('drop', null, r.int(1, 3), 0.05)], process: [] }),
+  terminal_rewritten: (ops, r) => ({ rules: [rule('terminal_rewritten', pickOp(ops, r).callNodeId, 1)], process: [] }),
+  result_changed: (ops, r) => {
+    const op = pickOp(ops, r);
+    // A failing call has no result to change.
+    op.args.fail = false;
+    return { rules: [rule('result_changed', op.callNodeId, 1)], process: [] };
+  },
+  terminal_reverted: (ops, r) => ({
+    rules: [rule('terminal_reverted', pickOp(ops, r).callNodeId, 1, 1, r.int(1, 2))],
+    process: [],
+  }),
+  late_completion_shown: (ops, r) => {
+    // Every read of the operation is held until its cancel: one is on the wire when the cancel wins.
+    const op = pickOp(ops, r);
+    ensureCancel(op, r);
+    return { rules: [rule('late_completion_shown', op.callNodeId, 30)], process: [] };
+  },
 };
 
 /** Every eighth seed is scripted. */

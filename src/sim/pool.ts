@@ -17,14 +17,22 @@ export interface PoolOptions {
   /** The wire every series speaks; default the Tasks extension. */
   readonly wire?: SimWireName;
   readonly onSummary?: (summary: SeriesSummary, done: number) => void;
+  /**
+   * Keep every summary and return them sorted by seed (default true). A long run passes false and
+   * folds each summary in `onSummary` instead: its memory then stays flat however many series run.
+   */
+  readonly collect?: boolean;
 }
 
 export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
   const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), options.seeds.length));
   const results: SeriesSummary[] = [];
+  const collect = options.collect ?? true;
+  let done = 0;
   const take = (summary: SeriesSummary): void => {
-    results.push(summary);
-    options.onSummary?.(summary, results.length);
+    done++;
+    if (collect) results.push(summary);
+    options.onSummary?.(summary, done);
   };
   if (workers === 1) {
     for (const seed of options.seeds) {

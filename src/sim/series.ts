@@ -26,6 +26,7 @@ import type { SimClient } from './client/sim-client.js';
 import { newServerFacts, type ServerFacts } from './server/facts.js';
 import { SimServer, type StoreBackend } from './server/host.js';
 import { settle } from './settle.js';
+import { rerun } from './client/rerun.js';
 import { Trace, type TraceEntry } from './trace.js';
 import { drawWorkload, withEdges, type OperationPlan } from './workload.js';
 import { simWire, type SimWireName } from './wires/index.js';
@@ -288,6 +289,15 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
       const after = op.cancelAfter;
       root.at(start + op.startAt + after, () => void withClient((c) => cancelUntilDone(c, op.callNodeId)));
     }
+    if (op.rerun != null) {
+      // The same `terminus call` again while it runs: the CLI's node choice, then an attach (C5).
+      root.at(start + op.startAt + op.rerun.after, () => {
+        void rerun(ledger, op).then(async (r) => {
+          if (r.violation !== undefined) sendViolations.push(r.violation);
+          if (r.submit !== null) await withClient((c) => c.submit(r.submit as string, op.tool, { ...op.args }));
+        });
+      });
+    }
     if (op.disconnect !== null) {
       const d = op.disconnect;
       root.at(start + op.startAt + d.after, () => void withClient((c) => c.detach(op.callNodeId)));
@@ -365,6 +375,11 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   }
   const endAt = clock.now();
   trace.add('sim', `end after ${endAt - start}ms`);
+  // The same command once more, now that it settled: the CLI must start the next generation.
+  for (const op of ops.filter((o) => o.rerun != null)) {
+    const r = await rerun(ledger, op);
+    if (r.violation !== undefined) sendViolations.push(r.violation);
+  }
 
   const checked = await checkSeries({
     ops,
@@ -383,6 +398,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   network.failServerRequests();
   await server.close();
   await ledger.close();
+  clock.dispose();
 
   const faultsFired: Partial<Record<FaultClass, number>> = {};
   for (const [fault, count] of fired) faultsFired[fault] = count;

@@ -34,8 +34,10 @@ const acceptWithoutFetch: NextFn = (record, event, now, random) => {
           : 'completed';
     const payload =
       status === 'completed' ? { content: [] } : status === 'failed' ? { code: -32000, message: 'assumed' } : null;
+    // An executor that never fetches keeps no first read to compare with either: without this, the
+    // real machine's C13 check (the status read's inlined result against this one) refuses it.
     return realNext(
-      record,
+      { ...record, observedTerminal: null },
       {
         type: 'result_fetched',
         epoch: event.epoch,
@@ -94,6 +96,46 @@ const ignoreQpsCap: NextFn = (record, event, now, random) => {
     record: { ...step.record, wakeAt: atMs },
     effects: step.effects.map((e) => (e === poll ? { type: 'schedule_wake', atMs, purpose: 'poll' } : e)),
   };
+};
+
+/**
+ * Executor: a later waiter never renews the budget: its fresh deadline is dropped and the record
+ * keeps the first waiter's, so an operation whose first waiter gave up stops again at once (C11).
+ */
+const budgetNeverRenewed: NextFn = (record, event, now, random) => {
+  if (event.type === 'waiter_joined' || event.type === 'resumed' || event.type === 'rollback') {
+    return realNext(record, { ...event, deadlineAt: record.policy.deadlineAt }, now, random);
+  }
+  return realNext(record, event, now, random);
+};
+
+/**
+ * Executor: a synchronous answer to a call that offered a task is taken for a refusal, so the call
+ * the server ran is recorded NEVER_CREATED and its result thrown away (C12).
+ */
+const syncAnswerDropped: NextFn = (record, event, now, random) => {
+  if (event.type === 'submit_completed') {
+    return realNext(
+      record,
+      { type: 'submit_rejected', epoch: event.epoch, code: 'no_task', message: 'no task in the answer' },
+      now,
+      random,
+    );
+  }
+  return realNext(record, event, now, random);
+};
+
+/**
+ * Executor: forgets the terminal status it observed first, so a status or a result the server
+ * reports differently later is followed: a completed task rewritten to `cancelled` is accepted as
+ * cancelled, a result that changed between reads is accepted as last read (C13).
+ */
+const followChangedTerminal: NextFn = (record, event, now, random) => {
+  const forgetful = { ...record, observedTerminal: null };
+  if (event.type === 'result_fetched' && record.state === 'FETCHING_RESULT') {
+    return realNext({ ...forgetful, lastServerStatus: event.status }, event, now, random);
+  }
+  return realNext(forgetful, event, now, random);
 };
 
 /** Server: a late completion after a won cancel shows through every read as the task's outcome. */
@@ -163,4 +205,12 @@ export const BROKEN_VARIANTS: readonly BrokenVariant[] = [
   },
   { name: 'ignore the QPS cap', breaks: 'C6', faults: [], hooks: { next: ignoreQpsCap } },
   { name: 'accept a stale-epoch write', breaks: 'S3', faults: ['stale_epoch'], hooks: { store: acceptStaleEpoch } },
+  { name: 'a waiter whose budget is never renewed', breaks: 'C11', faults: [], hooks: { next: budgetNeverRenewed } },
+  { name: 'a synchronous answer dropped', breaks: 'C12', faults: [], hooks: { next: syncAnswerDropped } },
+  {
+    name: 'a terminal status followed after it changed',
+    breaks: 'C13',
+    faults: ['terminal_rewritten', 'result_changed'],
+    hooks: { next: followChangedTerminal },
+  },
 ];

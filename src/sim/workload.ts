@@ -4,6 +4,7 @@
  */
 import type { SimRandom } from './random.js';
 import { sfc32 } from './random.js';
+import { derivedCallNode } from '../executor/call-node.js';
 import { SIM_TOOL, SIM_TOOL_INLINE, SIM_TOOL_SHORT_TTL, SIM_TOOL_SLOW_POLL, type SimArgs } from './server/tools.js';
 
 export interface OperationPlan {
@@ -23,6 +24,13 @@ export interface OperationPlan {
    * waiter attaches `resumeAfter` ms after the start with a fresh (unbounded) budget. Null = never.
    */
   giveUp?: { readonly budgetMs: number; readonly resumeAfter: number } | null;
+  /**
+   * The CLI's re-run by arguments (issue 17 item 4): the call node is derived from the command as
+   * `terminus call` derives it (`chooseCallNode`), and the same command is run again `after` ms
+   * after the start (while in flight it must attach) and once more when the series has settled
+   * (it must then start the next generation). Null = never.
+   */
+  rerun?: { readonly after: number } | null;
 }
 
 export function drawWorkload(random: SimRandom, seed: number): OperationPlan[] {
@@ -64,11 +72,36 @@ export function withEdges(ops: OperationPlan[], seed: number, keep: ReadonlySet<
   return ops.map((op) => {
     if (keep.has(op.callNodeId)) return op;
     const kind = r.int(0, 99);
-    if (kind < 8) return { ...op, tool: SIM_TOOL_INLINE, args: { ...op.args, ask: false } };
+    if (kind < 8) {
+      // One short step: a synchronous answer must come back within the 2 s request timeout of the
+      // simulated transport (a longer one was always lost, so no synchronous answer was ever made).
+      const args = { ...op.args, ask: false, steps: 1, stepMs: Math.min(op.args.stepMs, 400) };
+      return { ...op, tool: SIM_TOOL_INLINE, args };
+    }
     if (kind < 16) {
       return { ...op, tool: SIM_TOOL_SLOW_POLL, cancelAfter: r.chance(0.5) ? r.int(200, 8_000) : op.cancelAfter };
     }
     if (kind < 26) return { ...op, giveUp: { budgetMs: r.int(300, 4_000), resumeAfter: r.int(1_000, 20_000) } };
+    if (kind < 34) return asCommand(op, sfc32(seed, `rerun ${op.callNodeId}`));
     return op;
   });
+}
+
+/** The server name the simulated `terminus call` runs against (part of the derived call node). */
+export const SIM_SERVER = 'sim';
+
+/**
+ * An operation run as `terminus call` runs it: its call node is the command's derived one (the
+ * arguments without the simulation's `op` tag, which is then set to that node so the checkers and
+ * the network still map one operation to one node), re-run while in flight and after it settled.
+ */
+function asCommand(op: OperationPlan, r: SimRandom): OperationPlan {
+  const { op: _tag, ...command } = op.args;
+  const callNodeId = derivedCallNode(SIM_SERVER, op.tool, command);
+  return {
+    ...op,
+    callNodeId,
+    args: { ...op.args, op: callNodeId },
+    rerun: { after: r.int(100, 6_000) },
+  };
 }

@@ -7,6 +7,7 @@ import type { Acceptance } from '../effects.js';
 import type { InputState, ReceiptStatus, ToolOperation, Evidence, WireStatus } from '../operation.js';
 import { immediate, nextPoll, throttled } from '../schedule.js';
 import { rejected, type Draft, type StepResult } from '../step.js';
+import { changed, changeOf, noteTerminal } from './changed.js';
 
 export function acceptanceOf(
   record: ToolOperation,
@@ -35,8 +36,14 @@ export function closeRound(input: InputState): InputState {
   return { ...input, pending: {}, unsent: {} };
 }
 
-/** A terminal status was seen: fetch before accepting anything (C2). */
-export function observeTerminal(d: Draft, status: TerminalStatus): StepResult {
+/**
+ * A terminal status was seen: fetch before accepting anything (C2). Another terminal status than
+ * the one observed first is never followed (C13). `resultDigest`: the result the answer inlined.
+ */
+export function observeTerminal(d: Draft, status: TerminalStatus, resultDigest?: string): StepResult {
+  const change = changeOf(d, status, resultDigest);
+  if (change !== null) return changed(d, change);
+  noteTerminal(d, status, resultDigest);
   d.set({ lastServerStatus: status, input: closeRound(d.record.input) }).moveTo('TERMINAL_OBSERVED');
   return d.wake(immediate(d.record, d.now)).done();
 }
@@ -45,6 +52,10 @@ export function observeTerminal(d: Draft, status: TerminalStatus): StepResult {
 export function acceptCancelled(d: Draft): StepResult {
   const taskId = d.record.taskId;
   if (taskId === null) return rejected(d.base, 'no_task_id');
+  // A completion observed first is never rewritten into a cancel (C13).
+  const change = changeOf(d, 'cancelled');
+  if (change !== null) return changed(d, change);
+  noteTerminal(d, 'cancelled');
   d.set({ lastServerStatus: 'cancelled', input: closeRound(d.record.input) })
     .clearWake()
     .moveTo('CANCELLED_ACCEPTED');
@@ -63,8 +74,14 @@ export function acceptExpired(d: Draft, observedStatus: WireStatus | null): Step
 }
 
 /** Into UNKNOWN with evidence (C4); `lookup` tries an automatic reconciliation by key first. */
-export function toUnknown(d: Draft, kind: Evidence['kind'], detail: string, lookup: boolean): StepResult {
-  const evidence = d.addEvidence(kind, detail);
+export function toUnknown(
+  d: Draft,
+  kind: Evidence['kind'],
+  detail: string,
+  lookup: boolean,
+  reports?: Pick<Evidence, 'observed' | 'reported'>,
+): StepResult {
+  const evidence = d.addEvidence(kind, detail, reports);
   d.set({ input: closeRound(d.record.input) })
     .clearWake()
     .moveTo('UNKNOWN')
@@ -87,8 +104,16 @@ export function reconcileByKey(d: Draft): boolean {
 }
 
 /** Completion seen after a won cancel: flag it, never accept it (C3). The cancelled receipt stands. */
-export function lateEffect(d: Draft, detail: string): StepResult {
-  const evidence = d.addEvidence('late_completion', detail);
+export function lateEffect(d: Draft, detail: string, reported?: WireStatus): StepResult {
+  const first = d.record.observedTerminal ?? null;
+  const reports =
+    reported === undefined
+      ? undefined
+      : {
+          observed: { status: 'cancelled', at: first?.at ?? d.record.updatedAt },
+          reported: { status: reported, at: d.now },
+        };
+  const evidence = d.addEvidence('late_completion', detail, reports);
   d.moveTo('EFFECT_RECONCILIATION_REQUIRED');
   return d.emit({ type: 'record_late_effect', evidence }).done();
 }
@@ -105,6 +130,9 @@ export function rediscovered(
   },
 ): StepResult {
   const r = d.record;
+  // Found again, but not as first observed (another terminal status, or working again): C13.
+  const change = changeOf(d, sighting.status);
+  if (change !== null) return changed(d, { ...change, kind: 'terminal_status_changed' });
   d.set({
     taskId: sighting.taskId,
     lastServerStatus: sighting.status,

@@ -30,6 +30,7 @@ import {
   reconcileByKey,
   toUnknown,
 } from './outcomes.js';
+import { changed, changeOf } from './changed.js';
 import { lateAnswer } from './submission.js';
 
 const POLLED: readonly LocalState[] = ['WORKING', 'INPUT_REQUIRED', 'CANCEL_REQUESTED'];
@@ -107,7 +108,7 @@ function issuePoll(d: Draft): StepResult {
 export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): StepResult {
   const r = d.base;
   if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
-    return lateEffect(d, `status ${ev.status} observed after the cancel won`);
+    return lateEffect(d, `status ${ev.status} observed after the cancel won`, ev.status);
   }
   if (!POLLED.includes(r.state)) return lateAnswer(d);
   if (ev.seq > r.pollCursor.issued) return rejected(r, 'unissued_poll');
@@ -116,6 +117,9 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
   if (r.state === 'INPUT_REQUIRED' && ev.status === 'input_required' && !hasFreshInput(d, ev.inputRequests)) {
     return ignored(r, 'replayed_input');
   }
+  // A task found again after a terminal status was observed must still show that status (C13).
+  const change = (r.observedTerminal ?? null) === null || isTerminal(ev.status) ? null : changeOf(d, ev.status);
+  if (change !== null) return changed(d, change);
   d.set({
     pollCursor: { ...r.pollCursor, observed: ev.seq },
     lastServerStatus: ev.status,
@@ -129,7 +133,7 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
     // Only an outstanding cancel may take `cancelled` as proof; otherwise every terminal status is
     // fetched first (C2), and a completion that beat our cancel is accepted as it is.
     if (r.state === 'CANCEL_REQUESTED' && ev.status === 'cancelled') return acceptCancelled(d);
-    return observeTerminal(d, ev.status);
+    return observeTerminal(d, ev.status, ev.resultDigest);
   }
   if (r.state === 'CANCEL_REQUESTED') {
     // A failed cancel's resend timer is armed: it carries the next status read, no second cadence.
@@ -153,7 +157,7 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
 export function onNotification(d: Draft, ev: EventOf<'notification'>): StepResult {
   const r = d.base;
   if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
-    return lateEffect(d, `notification ${String(ev.status)} after the cancel won`);
+    return lateEffect(d, `notification ${String(ev.status)} after the cancel won`, ev.status);
   }
   if (r.state === 'INPUT_REQUIRED') return ignored(r, 'polling_paused');
   if (r.state !== 'WORKING' && r.state !== 'CANCEL_REQUESTED') return lateAnswer(d);

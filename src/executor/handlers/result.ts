@@ -9,11 +9,12 @@ import { nextRetry } from '../schedule.js';
 import { rejected, type Draft, type StepResult } from '../step.js';
 import { acceptanceOf, isCompletion, lateEffect, toUnknown } from './outcomes.js';
 import { lateAnswer } from './submission.js';
+import { changed, changeOf } from './changed.js';
 
 export function onResultFetched(d: Draft, ev: EventOf<'result_fetched'>): StepResult {
   const r = d.base;
   if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
-    return lateEffect(d, `result ${ev.status} fetched after the cancel won`);
+    return lateEffect(d, `result ${ev.status} fetched after the cancel won`, ev.status);
   }
   if (r.state !== 'FETCHING_RESULT') return lateAnswer(d);
   const taskId = r.taskId;
@@ -39,6 +40,9 @@ export function onResultFetched(d: Draft, ev: EventOf<'result_fetched'>): StepRe
     }
     return d.wake(nextRetry(d.record, d.now, d.random, unverifiedResults)).done();
   }
+  // Another status, or another result, than first observed: never accepted (C13).
+  const change = changeOf(d, ev.status, ev.digest);
+  if (change !== null) return changed(d, change);
   if (ev.status !== r.lastServerStatus) {
     const detail = `status ${String(r.lastServerStatus)} but result ${ev.status}`;
     return toUnknown(d, 'result_status_mismatch', detail, false);

@@ -101,7 +101,12 @@ export class SimInterpreter implements SimClient {
     this.#o.trace.add(this.#o.name, 'crash');
   }
 
-  async submit(callNodeId: string, tool: string, args: Record<string, unknown>): Promise<void> {
+  async submit(
+    callNodeId: string,
+    tool: string,
+    args: Record<string, unknown>,
+    budgetMs: number | null = null,
+  ): Promise<void> {
     const { ids, scope, ledger, wire } = this.#o;
     const record = newOperation({
       id: ids.unique('op'),
@@ -113,7 +118,8 @@ export class SimInterpreter implements SimClient {
       submissionKey: ids.unique('key'),
       executionEpoch: this.#epoch,
       now: scope.now(),
-      budgetMs: null,
+      // The first waiter's budget (C11), as the real executor's `submit` takes it.
+      budgetMs,
     });
     const { created, operation } = await ledger.create(record);
     this.#o.trace.add(this.#o.name, `submit ${callNodeId} -> ${operation.id} created=${String(created)}`);
@@ -123,7 +129,8 @@ export class SimInterpreter implements SimClient {
   /** Every in-flight operation of the ledger is taken up again. */
   async resume(): Promise<void> {
     const records = await this.#o.ledger.listByState(IN_FLIGHT_STATES, 1_000);
-    for (const record of records) this.event(record.id, { type: 'resumed', epoch: this.#epoch });
+    // As the real executor's `resume()` in the simulation: a fresh, unbounded budget (C11).
+    for (const record of records) this.event(record.id, { type: 'resumed', epoch: this.#epoch, deadlineAt: null });
   }
 
   /** C8 through the machine: compare-and-set on the generation the caller last saw. */
@@ -142,9 +149,10 @@ export class SimInterpreter implements SimClient {
     if (record !== null) this.event(record.id, { type: 'budget_exhausted', epoch: this.#epoch, reason: 'disconnect' });
   }
 
+  /** A later waiter with a fresh, unbounded budget (C11), as the real executor's `attach`. */
   async reattach(callNodeId: string): Promise<void> {
     const record = await this.#o.ledger.loadByCallNode(callNodeId);
-    if (record !== null) this.event(record.id, { type: 'resumed', epoch: this.#epoch });
+    if (record !== null) this.event(record.id, { type: 'waiter_joined', epoch: this.#epoch, deadlineAt: null });
   }
 
   event(operationId: string, event: OperationEvent): void {

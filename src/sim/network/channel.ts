@@ -31,6 +31,8 @@ import { LOG_METHOD, type Role, type Transport } from '../wires/spec.js';
 import { tasksExtSim } from '../wires/tasks-ext.js';
 import type { SimWire } from '../wires/wire.js';
 import type { WireEvent, WireLog } from './wire-log.js';
+import { HELD_READ_MS, Misbehaviour } from './misbehave.js';
+import { LOOKUP_METHOD } from '../../executor/adapters/envelope.js';
 
 /** Transport timeout of one request, virtual ms. */
 export const REQUEST_TIMEOUT_MS = 2_000;
@@ -91,10 +93,13 @@ export class SimNetwork {
   readonly #keyOps = new Map<string, string>();
   readonly #wire: SimWire;
   readonly #serverRequests = new Set<() => void>();
+  /** The server's lies (C13 fault classes), told on the Tasks-extension wire; inert unless planned. */
+  readonly #lies: Misbehaviour | null;
 
   constructor(options: NetworkOptions) {
     this.#o = options;
     this.#wire = options.wire ?? tasksExtSim;
+    this.#lies = this.#wire === tasksExtSim ? new Misbehaviour((fault, op) => this.#fire(fault, op)) : null;
   }
 
   /** The wire spoken (and how its messages read). */
@@ -260,6 +265,8 @@ export class SimNetwork {
       ...(keys === undefined ? {} : { keys }),
     });
     this.#o.onSend?.(logMethod, op, params);
+    this.#lies?.sent(method, op);
+    const sentAt = scope.now();
     if (role === 'input' && taskId !== undefined) this.#memory(taskId).updateSent = true;
 
     return new Promise((resolve) => {
@@ -344,9 +351,14 @@ export class SimNetwork {
               () => void this.#deliver(principal, sent.method, sent.params, link.transport, idleLink()),
             );
           }
-          const answer = this.#answer(role, method, params, op, taskId, body);
+          let answer = this.#answer(role, method, params, op, taskId, body);
           if (answer === 'lost') return;
-          send(() => {
+          const held =
+            answer === 'truncated' || this.#lies === null ? null : this.#lies.hold(method, op, taskId, answer);
+          const reply = (run: () => void): void =>
+            held === null ? send(run) : void scope.at(Math.max(scope.now(), sentAt + HELD_READ_MS), run);
+          reply(() => {
+            if (held !== null && answer !== 'truncated' && answer !== 'lost') answer = held(answer);
             if (answer === 'truncated') {
               fail({ kind: 'malformed', body }, 'malformed');
               return;
@@ -356,6 +368,7 @@ export class SimNetwork {
               const copy = JSON.parse(JSON.stringify(answer)) as Body;
               if (alive())
                 log.add(this.#answerEvent(scope.now(), id, op, role, logMethod, method, params, taskId, copy));
+              if (alive()) this.#lies?.delivered(method, op, taskId, copy);
               if (taskId !== undefined && 'result' in copy) {
                 const named = this.#wire.answer(role, method, params, copy.result).taskId;
                 if (named !== undefined && named !== taskId) log.misdirected++;
@@ -579,6 +592,7 @@ export class SimNetwork {
       if (this.#fire('result_truncated', op) !== null) return 'truncated';
       return body;
     }
+    if (method === LOOKUP_METHOD && this.#lies !== null) return this.#lies.lookup(body);
     if (role !== 'status' || taskId === undefined || !('result' in body)) return body;
     const memory = this.#memory(taskId);
     const status = this.#wire.answer(role, method, params, body.result).status;
@@ -602,7 +616,7 @@ export class SimNetwork {
     }
     if (status === 'input_required') memory.lastInputRequired = body;
     memory.last = body;
-    return out;
+    return this.#lies === null ? out : this.#lies.status(taskId, out);
   }
 
   #answerEvent(

@@ -281,6 +281,9 @@ export class SimServer {
       mcpReq: {
         envelope: { [CLIENT_CAPABILITIES_META_KEY]: { extensions: { [TASKS_EXTENSION]: {} } } },
         inputResponses: inputResponses as Record<string, unknown> | undefined,
+        // A request's own signal, as the SDK gives one: inline (`forbidden`) tools run bound to it and
+        // failed every call without it (C12's synchronous answers were never made).
+        signal: new AbortController().signal,
       },
       http: { authInfo: { clientId: principal, token: 'sim', scopes: [] } },
     };

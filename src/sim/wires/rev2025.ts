@@ -22,6 +22,7 @@ import { decoded, normalizeResult, resultFields } from './payload.js';
 import { canonicalJson } from '../../core/digest.js';
 import type { AnswerFields, Classified, Role } from './spec.js';
 import type { SimWire } from './wire.js';
+import { LIES_ON_TASKS_EXT_ONLY } from './lies.js';
 
 const ROLES: Readonly<Record<string, Role>> = {
   'tools/call': 'submit',
@@ -41,7 +42,7 @@ export const rev2025Sim: SimWire = {
   inputRounds: true,
   keyLookup: false,
   failedMatch: 'code+message',
-  notApplicable: {},
+  notApplicable: { ...LIES_ON_TASKS_EXT_ONLY },
   noDuplicate: {
     roles: ['submit'],
     reason:

@@ -31,7 +31,16 @@ export function decodeCreate(result: Record<string, unknown>): SubmitAnswer {
 }
 
 export function decodeStatus(result: Record<string, unknown>, taskId: string): TaskSnapshot {
-  return decodeSnapshot(result, MODERN_FIELDS, taskId);
+  const snapshot = decodeSnapshot(result, MODERN_FIELDS, taskId);
+  if (snapshot.status !== 'completed' && snapshot.status !== 'failed' && snapshot.status !== 'cancelled')
+    return snapshot;
+  // The terminal answer inlines the outcome: kept as the first read of the result (C13). An
+  // unreadable one is left out; the fetch that follows decides on it.
+  try {
+    return { ...snapshot, outcome: decodeOutcome(result, taskId) };
+  } catch {
+    return snapshot;
+  }
 }
 
 /** The terminal payload inlined in `tasks/get`; a non-terminal or incomplete answer is `malformed`. */
