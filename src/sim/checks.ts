@@ -453,8 +453,17 @@ function followedChange(
   if (first.status !== receipt.status) {
     return `first answered ${String(first.status)} at ${first.at}, then followed to a ${receipt.status} receipt`;
   }
-  if (receipt.status === 'completed' && first.payload !== canonicalJson(normalizeResult(receipt.payload))) {
-    return `accepted a result other than the one first answered at ${first.at} (it changed between reads)`;
+  // The first answer that carried the result: the status answer on the Tasks extension, a result
+  // read of its own on the wires that fetch it apart (2025-11-25, SEP-1391, AIP-151).
+  const firstResult = events.find(
+    (e) => e.kind === 'answer' && e.taskId === taskId && e.status === 'completed' && e.payload !== undefined,
+  );
+  if (
+    receipt.status === 'completed' &&
+    firstResult !== undefined &&
+    firstResult.payload !== canonicalJson(normalizeResult(receipt.payload))
+  ) {
+    return `accepted a result other than the one first answered at ${firstResult.at} (it changed between reads)`;
   }
   return null;
 }

@@ -11,3 +11,9 @@ export const LIES_ON_TASKS_EXT_ONLY: Readonly<Partial<Record<FaultClass, string>
     "not simulated on this wire yet: the server's lies (C13) are told on the Tasks-extension wire only",
   ]),
 );
+
+/** What only those lies reach: exempt from coverage where they are not told. */
+export const REACHED_BY_LIES_ONLY: Readonly<Record<string, string>> = {
+  EFFECT_RECONCILIATION_REQUIRED:
+    'a correct server never reports a completion after a cancelled one; the misbehaving server that does is simulated on the Tasks-extension wire only',
+};

@@ -22,7 +22,7 @@ import { decoded, normalizeResult, resultFields } from './payload.js';
 import { canonicalJson } from '../../core/digest.js';
 import type { AnswerFields, Classified, Role } from './spec.js';
 import type { SimWire } from './wire.js';
-import { LIES_ON_TASKS_EXT_ONLY } from './lies.js';
+import { LIES_ON_TASKS_EXT_ONLY, REACHED_BY_LIES_ONLY } from './lies.js';
 
 const ROLES: Readonly<Record<string, Role>> = {
   'tools/call': 'submit',
@@ -49,6 +49,7 @@ export const rev2025Sim: SimWire = {
       'a 2025-11-25 tools/call carries no idempotency key (the server ignores ours), so a create the transport delivered twice makes two tasks whatever the client does; HTTP and stdio never deliver a request twice by themselves',
   },
   unreachableStates: {
+    ...REACHED_BY_LIES_ONLY,
     NOT_FOUND_SAFE:
       'needs a key lookup proving a submission never arrived; this wire has none (lost submissions end UNKNOWN)',
     NEVER_CREATED:

@@ -16,7 +16,7 @@ import { canonicalJson } from '../../core/digest.js';
 import { decoded, normalizeResult, resultFields } from './payload.js';
 import type { AnswerFields, Classified, Role } from './spec.js';
 import type { SimWire } from './wire.js';
-import { LIES_ON_TASKS_EXT_ONLY } from './lies.js';
+import { LIES_ON_TASKS_EXT_ONLY, REACHED_BY_LIES_ONLY } from './lies.js';
 
 const ROLES: Readonly<Record<string, Role>> = {
   'tools/call': 'submit',
@@ -46,6 +46,7 @@ export const sep1391Sim: SimWire = {
       'the SEP-1391 client adapter answers no input rounds (server requests flushed while polling, L-20, are not supported), so the workload asks for none and there is no round to replay',
   },
   unreachableStates: {
+    ...REACHED_BY_LIES_ONLY,
     EXPIRED_WITH_RECEIPT:
       'SEP-1391 answers carry no expiry instant (keepAlive counts from a completion time the client never learns exactly), so a read answered not found after the retention cannot be told from a lost operation: it ends UNKNOWN, listed for an operator',
     INPUT_REQUIRED: 'the SEP-1391 client adapter answers no input rounds, so the workload asks for none',

@@ -13,6 +13,14 @@ export function applicableFaults(wire: SimWire, wanted: readonly FaultClass[]): 
  * asks for input (the draw is made and then dropped, so every other draw stays as it was).
  */
 export function forWire(wire: SimWire, ops: OperationPlan[]): OperationPlan[] {
-  if (wire.inputRounds) return ops;
-  return ops.map((op) => (op.args.ask ? { ...op, args: { ...op.args, ask: false } } : op));
+  // Re-runs by arguments (`terminus call` run again) only where the network tells a re-run's next
+  // generation from the first: on SEP-1391 and AIP-151 it maps both to the first node (by the
+  // arguments' `op` tag), which the checkers count as a second task (C5). Not yet separated.
+  const reruns = wire.name === 'mcp-tasks-ext' || wire.name === 'mcp-2025-11-25';
+  return ops.map((op) => {
+    let out = op;
+    if (!wire.inputRounds && out.args.ask) out = { ...out, args: { ...out.args, ask: false } };
+    if (!reruns && out.rerun != null) out = { ...out, rerun: null };
+    return out;
+  });
 }
