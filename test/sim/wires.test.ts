@@ -47,12 +47,13 @@ describe('every wire in the simulation', () => {
 
   it('fault classes that cannot apply are listed with their reason, never silently skipped', () => {
     expect(Object.keys(simWire('mcp-tasks-ext').notApplicable)).toEqual([]);
-    expect(Object.keys(simWire('sep-1391').notApplicable).sort()).toEqual([
-      'input_replay',
-      'not_found_before_expiry',
-      'task_id_misuse',
-    ]);
-    expect(Object.keys(simWire('aip-151').notApplicable)).toEqual(['input_replay']);
+    // The server's lies (C13) are told on the Tasks extension only: listed as not applied elsewhere.
+    const lies = ['late_completion_shown', 'result_changed', 'terminal_reverted', 'terminal_rewritten'];
+    expect(Object.keys(simWire('mcp-2025-11-25').notApplicable).sort()).toEqual(lies);
+    expect(Object.keys(simWire('sep-1391').notApplicable).sort()).toEqual(
+      [...lies, 'input_replay', 'not_found_before_expiry', 'task_id_misuse'].sort(),
+    );
+    expect(Object.keys(simWire('aip-151').notApplicable).sort()).toEqual([...lies, 'input_replay'].sort());
     for (const wire of SIM_WIRES) {
       for (const reason of Object.values(simWire(wire).notApplicable)) expect(reason.length).toBeGreaterThan(40);
     }
