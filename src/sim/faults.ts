@@ -7,6 +7,8 @@
  * is what coverage is measured on (a planned fault that never met its message does not count).
  */
 import { PUSH_FAULT_CLASSES, type PushFaultClass } from './push-faults.js';
+import type { SimRandom } from './random.js';
+import type { Trace } from './trace.js';
 
 export const FAULT_CLASSES = [
   /** The create request reached the server, the task was committed, the response was lost. */
@@ -70,6 +72,27 @@ export interface MessageRule {
   readonly p: number;
   /** Rule-specific number: Retry-After ms for throttles, partition length for expiry. */
   readonly arg: number;
+}
+
+/** What a firing rule draws from and reports to: the network's, or the push stream's own. */
+export interface RuleSink {
+  readonly rules: readonly MessageRule[];
+  readonly random: SimRandom;
+  readonly fired: Map<FaultClass, number>;
+  readonly trace: Trace;
+}
+
+/** The first live rule of `fault` for `op` that fires now (drawing its probability), counted and traced. */
+export function fireRule(sink: RuleSink, fault: FaultClass, op: string | null): MessageRule | null {
+  for (const rule of sink.rules) {
+    if (rule.fault !== fault || rule.remaining <= 0 || (rule.op !== null && rule.op !== op)) continue;
+    if (rule.p < 1 && !sink.random.chance(rule.p)) continue;
+    rule.remaining--;
+    sink.fired.set(fault, (sink.fired.get(fault) ?? 0) + 1);
+    sink.trace.add('fault', `${fault} on ${op ?? '-'}`);
+    return rule;
+  }
+  return null;
 }
 
 export interface ProcessFault {

@@ -20,7 +20,7 @@ import {
 import { RpcErrorFailure } from '../../executor/adapters/rpc-error.js';
 import { WireFailure, type RpcChannel } from '../../executor/wire-port.js';
 import type { ClockScope } from '../clock.js';
-import type { FaultClass, MessageRule } from '../faults.js';
+import { fireRule, type FaultClass, type MessageRule } from '../faults.js';
 import type { SimRandom } from '../random.js';
 import { ServerDown, type LegacyLink, type SimServer } from '../server/host.js';
 import type { ServerFacts } from '../server/facts.js';
@@ -225,15 +225,7 @@ export class SimNetwork {
 
   /** The first live rule of `fault` for `op` that fires now (drawing its probability). */
   #fire(fault: FaultClass, op: string | null): MessageRule | null {
-    for (const rule of this.#o.rules) {
-      if (rule.fault !== fault || rule.remaining <= 0 || (rule.op !== null && rule.op !== op)) continue;
-      if (rule.p < 1 && !this.#o.random.chance(rule.p)) continue;
-      rule.remaining--;
-      this.#o.fired.set(fault, (this.#o.fired.get(fault) ?? 0) + 1);
-      this.#o.trace.add('fault', `${fault} on ${op ?? '-'}`);
-      return rule;
-    }
-    return null;
+    return fireRule(this.#o, fault, op);
   }
 
   #latency(): number {

@@ -15,7 +15,7 @@ import type { NotificationListener } from '../../executor/adapters/connection.js
 import type { OpenedStream } from '../../executor/adapters/push-stream.js';
 import { TaskListener } from '../../executor/adapters/task-listener.js';
 import { WireFailure } from '../../executor/wire-port.js';
-import type { FaultClass, MessageRule } from '../faults.js';
+import { fireRule, type FaultClass, type MessageRule } from '../faults.js';
 import type { PushFaultClass } from '../push-faults.js';
 import type { SimRandom } from '../random.js';
 import { ServerDown, type SimServer } from '../server/host.js';
@@ -206,14 +206,6 @@ export class SimPush {
 
   /** The first live rule of `fault` for `op` that fires now (drawing its probability), as the network's. */
   #fire(fault: PushFaultClass, op: string | null): MessageRule | null {
-    for (const rule of this.#o.rules) {
-      if (rule.fault !== fault || rule.remaining <= 0 || (rule.op !== null && rule.op !== op)) continue;
-      if (rule.p < 1 && !this.#o.random.chance(rule.p)) continue;
-      rule.remaining--;
-      this.#o.fired.set(fault, (this.#o.fired.get(fault) ?? 0) + 1);
-      this.#o.trace.add('fault', `${fault} on ${op ?? '-'}`);
-      return rule;
-    }
-    return null;
+    return fireRule(this.#o, fault, op);
   }
 }
