@@ -398,6 +398,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   network.failServerRequests();
   await server.close();
   await ledger.close();
+  push?.dispose();
   clock.dispose();
 
   const faultsFired: Partial<Record<FaultClass, number>> = {};

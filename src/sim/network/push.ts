@@ -56,6 +56,8 @@ export interface PushCounts {
 export class SimPush {
   readonly #o: PushOptions;
   readonly #streams = new Set<Stream>();
+  /** Every client process's listener: closed by `dispose()` at the series end. */
+  readonly #listeners = new Set<TaskListener>();
   #n = 0;
   readonly counts: PushCounts = { streams: 0, sent: 0 };
 
@@ -90,7 +92,19 @@ export class SimPush {
       allTasks: false,
       open: (taskIds, signal) => this.#open(taskIds, signal, alive, send),
     });
+    this.#listeners.add(listener);
     return { onNotification, listener };
+  }
+
+  /**
+   * Closes the listeners of processes that died with a stream open. A dead process's listener still
+   * holds abort listeners on its `AbortSignal.any` signals, which Node keeps reachable while they
+   * have listeners: each series left about 140 KB alive (RSS 432 MB at 1,000 series, 1,616 MB at
+   * 10,000) until this ran at its end.
+   */
+  dispose(): void {
+    for (const listener of this.#listeners) listener.close();
+    this.#listeners.clear();
   }
 
   #open(
