@@ -13,11 +13,15 @@ import { FLOOR_FIGURES, openBenchEnv } from './lib/variants.js';
 import type { FigureContext, FigureResult } from './figures/context.js';
 import { runAcceptanceHttp } from './figures/acceptance-http.js';
 import { runAcceptance } from './figures/acceptance.js';
+import { runClaim } from './figures/claim.js';
+import { runCommits } from './figures/commits.js';
 import { runGetLatency } from './figures/get-latency.js';
+import { runHandlerThreads } from './figures/handler-threads.js';
 import { runMemory } from './figures/memory.js';
 import { runPolls } from './figures/polls.js';
 import { runRecovery } from './figures/recovery.js';
 import { runSubmissions } from './figures/submissions.js';
+import { runTaskGets } from './figures/task-get.js';
 
 type FigureRunner = (ctx: FigureContext) => Promise<FigureResult>;
 
@@ -30,6 +34,10 @@ const RUNNERS: readonly { readonly figures: readonly FigureId[]; readonly run: F
   { figures: [4], run: runPolls },
   { figures: [6], run: runMemory },
   { figures: [7], run: runRecovery },
+  { figures: [8], run: runTaskGets },
+  { figures: [9], run: runClaim },
+  { figures: [10], run: runHandlerThreads },
+  { figures: [11], run: runCommits },
 ];
 
 export async function runBench(config: BenchConfig, log: (line: string) => void): Promise<BenchReport> {
@@ -43,11 +51,16 @@ export async function runBench(config: BenchConfig, log: (line: string) => void)
     const ctx: FigureContext = { config, env, fsyncPerSecond: machine.fsyncPerSecond.median, log };
     const rows: Row[] = [];
     const targets: Target[] = [];
+    const figureSeconds: { figures: string; seconds: number }[] = [];
     for (const runner of RUNNERS) {
       if (!runner.figures.some((f) => config.figures.includes(f))) continue;
       const floored = runner.figures.every((f) => FLOOR_FIGURES.includes(f));
       const variants = floored ? env.variants : env.variants.filter((v) => v.id !== 'floor');
+      const figureStart = performance.now();
       const result = await runner.run({ ...ctx, env: { ...env, variants } });
+      const seconds = (performance.now() - figureStart) / 1000;
+      figureSeconds.push({ figures: runner.figures.join('+'), seconds });
+      ctx.log(`figure ${runner.figures.join('+')} took ${seconds.toFixed(0)} s`);
       rows.push(...result.rows.filter((r) => config.figures.includes(r.figure as FigureId)));
       targets.push(...result.targets);
     }
@@ -60,6 +73,7 @@ export async function runBench(config: BenchConfig, log: (line: string) => void)
       rows,
       targets,
       durationSeconds: (performance.now() - started) / 1000,
+      figureSeconds,
     };
   } finally {
     await env.close();

@@ -3,10 +3,15 @@
  * 10,000 / 100,000 open tasks in the store. Ours: the database is seeded once per size through the
  * store API and reused by every round; B0: `InMemoryTaskStore.createTask` in the server process
  * before it serves. The client then creates a few tasks of its own and reads them round-robin.
+ *
+ * Issue 14: at the largest size the same process then serves a client polling one task every
+ * `pollEveryMs` (5 ms) for `polledGets` reads, the shape of a real poller, whose p99 shows the
+ * event loop held by background work (the runner's claim every 250 ms, heartbeats, commits).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { getStatus, submitTask } from '../client/tasks.js';
 import { withServer } from '../lib/proc.js';
-import { fmt, type Row, type Target } from '../lib/report.js';
+import { fmt, ratioTarget, type Row, type Target } from '../lib/report.js';
 import { percentile, summarize } from '../lib/stats.js';
 import { openStore, seedOpenTasks } from '../lib/seed.js';
 import type { Database, VariantId } from '../lib/variants.js';
@@ -17,8 +22,9 @@ const OWN_TASKS = 16;
 export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
   const { config, env } = ctx;
   const runnable = env.variants.filter((v) => v.notRun === undefined);
-  const samples = new Map<string, { p50: number[]; p99: number[] }>();
+  const samples = new Map<string, { p50: number[]; p99: number[]; polledP99: number[] }>();
   const key = (variant: VariantId, size: number): string => `${variant}/${size}`;
+  const largest = Math.max(...config.openTasks);
 
   for (const size of config.openTasks) {
     const databases = new Map<VariantId, Database>();
@@ -37,7 +43,7 @@ export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
         ctx.log(`figure 2: ${size} open, round ${round + 1}/${config.rounds}, ${variant.id}`);
         const db = variant.id === 'floor' ? env.freshDb('floor', `open-${size}`) : databases.get(variant.id);
         const spec = env.spec(variant.id, { pollMs: config.pollMs, seed: size, ...(db === undefined ? {} : { db }) });
-        const latencies = await withServer(spec, 'stdio', async (server) => {
+        const { latencies, polled } = await withServer(spec, 'stdio', async (server) => {
           const client = await server.connect();
           // Open tasks of our own (a long sleep), read round-robin: the lookups walk the full store.
           const own: string[] = [];
@@ -50,12 +56,20 @@ export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
             await getStatus(client, own[i % own.length]!);
             if (i >= warmup) times.push(performance.now() - start);
           }
+          const polledTimes: number[] = [];
+          for (let i = 0; size === largest && i < config.polledGets; i += 1) {
+            await sleep(config.pollEveryMs);
+            const start = performance.now();
+            await getStatus(client, own[0]!);
+            polledTimes.push(performance.now() - start);
+          }
           await client.close();
-          return times;
+          return { latencies: times, polled: polledTimes };
         });
-        const entry = samples.get(key(variant.id, size)) ?? { p50: [], p99: [] };
+        const entry = samples.get(key(variant.id, size)) ?? { p50: [], p99: [], polledP99: [] };
         entry.p50.push(percentile(latencies, 50));
         entry.p99.push(percentile(latencies, 99));
+        if (polled.length > 0) entry.polledP99.push(percentile(polled, 99));
         samples.set(key(variant.id, size), entry);
       }
     }
@@ -63,7 +77,6 @@ export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
 
   const rows: Row[] = [];
   const targets: Target[] = [];
-  const largest = Math.max(...config.openTasks);
   for (const size of config.openTasks) {
     for (const quantile of ['p50', 'p99'] as const) {
       const b0 = summarize(samples.get(key('B0', size))?.[quantile] ?? []);
@@ -95,6 +108,44 @@ export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
           });
         }
       }
+    }
+  }
+  const polledMetric = `tasks/get p99, polled every ${config.pollEveryMs} ms (ms)`;
+  const polledSetting = `${largest.toLocaleString('en-US')} open, stdio, ${config.polledGets} reads`;
+  const b0 = summarize(samples.get(key('B0', largest))?.polledP99 ?? []);
+  for (const variant of env.variants) {
+    if (variant.notRun !== undefined) {
+      rows.push({
+        figure: 2,
+        metric: polledMetric,
+        variant: variant.label,
+        setting: polledSetting,
+        notRun: variant.notRun,
+      });
+    } else {
+      const value = summarize(samples.get(key(variant.id, largest))?.polledP99 ?? []);
+      rows.push({
+        figure: 2,
+        metric: polledMetric,
+        variant: variant.label,
+        setting: polledSetting,
+        value,
+        ...(variant.id === 'B0' ? {} : { ratio: { to: 'B0', value: value.median / b0.median } }),
+      });
+    }
+    if (variant.id === 'sqlite' || variant.id === 'postgres') {
+      const value = summarize(samples.get(key(variant.id, largest))?.polledP99 ?? []);
+      targets.push(
+        ratioTarget({
+          name: `tasks/get p99, polled every ${config.pollEveryMs} ms, ${largest.toLocaleString('en-US')} open (${variant.id === 'sqlite' ? 'SQLite' : 'PostgreSQL'}) vs B0`,
+          measured: value.median / b0.median,
+          bound: 1.5,
+          atLeast: false,
+          unit: 'x B0',
+          detail: `${fmt(value.median)} vs ${fmt(b0.median)} ms`,
+          ...(variant.notRun === undefined ? {} : { reason: variant.notRun }),
+        }),
+      );
     }
   }
   return { rows, targets };

@@ -8,7 +8,7 @@
 import { callSync, pool, submitTask, taskResult } from '../client/tasks.js';
 import type { RpcClient } from '../client/rpc.js';
 import { withServer, type RunningServer, type Transport } from '../lib/proc.js';
-import { fmt, type Row, type Target } from '../lib/report.js';
+import { fmt, ratioTarget, type Row, type Target } from '../lib/report.js';
 import { summarize } from '../lib/stats.js';
 import type { Variant, VariantId } from '../lib/variants.js';
 import type { FigureContext, FigureResult } from './context.js';
@@ -84,6 +84,7 @@ export async function runSubmissions(ctx: FigureContext): Promise<FigureResult> 
 
   const rows: Row[] = [];
   const targets: Target[] = [];
+  const width = Math.max(...config.concurrency);
   for (const transport of TRANSPORTS) {
     for (const concurrency of config.concurrency) {
       const b0 = summarize((results.get(key('B0', transport)) ?? []).map((r) => r.rates.get(concurrency) ?? NaN));
@@ -91,6 +92,18 @@ export async function runSubmissions(ctx: FigureContext): Promise<FigureResult> 
         const setting = `${transport}, ${concurrency} client${concurrency === 1 ? '' : 's'}`;
         if (variant.notRun !== undefined) {
           rows.push({ figure: 1, metric: 'submissions/s', variant: variant.label, setting, notRun: variant.notRun });
+          if (variant.id === 'postgres' && transport === 'http' && concurrency === width) {
+            targets.push(
+              ratioTarget({
+                name: `durable tools/call creating a task, HTTP, ${concurrency} clients (PostgreSQL) vs B0`,
+                measured: NaN,
+                bound: 1,
+                atLeast: true,
+                unit: 'x B0',
+                reason: variant.notRun,
+              }),
+            );
+          }
           continue;
         }
         const value = summarize(
@@ -108,6 +121,19 @@ export async function runSubmissions(ctx: FigureContext): Promise<FigureResult> 
             ? `${fmt(value.median / ctx.fsyncPerSecond)}x the fsync ceiling (${fmt(ctx.fsyncPerSecond)}/s)`
             : 'in memory: nothing is durable',
         });
+        // Issue 14: a durable tools/call creating a task over HTTP, at the widest concurrency, >= 1.0x B0.
+        if ((variant.id === 'sqlite' || variant.id === 'postgres') && transport === 'http' && concurrency === width) {
+          targets.push(
+            ratioTarget({
+              name: `durable tools/call creating a task, HTTP, ${concurrency} clients (${variant.id === 'sqlite' ? 'SQLite' : 'PostgreSQL'}) vs B0`,
+              measured: value.median / b0.median,
+              bound: 1,
+              atLeast: true,
+              unit: 'x B0',
+              detail: `${fmt(value.median)} vs ${fmt(b0.median)}/s`,
+            }),
+          );
+        }
         if (variant.id === 'sqlite' && transport === 'stdio') {
           const ratio = value.median / b0.median;
           targets.push({

@@ -1,10 +1,12 @@
 /**
- * Sizes of a run. `--quick` is the smoke run (a few seconds, tiny counts); the full run is sized to
- * take a few minutes on 2 cores. Every size can be overridden on the command line.
+ * Sizes of a run. `--quick` is the smoke run (tiny counts, one round: it checks structure, not
+ * speed); the full run is sized to finish within about 25 minutes on an idle 2-core machine
+ * (docs/benchmarks.md, "Running it", says how that was estimated). Every size can be overridden on
+ * the command line.
  */
 import { parseArgs } from 'node:util';
 
-export const FIGURES = [1, 2, 3, 4, 5, 6, 7] as const;
+export const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] as const;
 export type FigureId = (typeof FIGURES)[number];
 
 export interface BenchConfig {
@@ -22,6 +24,9 @@ export interface BenchConfig {
   /** Figure 2: open tasks in the store, and sequential `tasks/get` calls measured per run. */
   readonly openTasks: readonly number[];
   readonly gets: number;
+  /** Figure 2, issue 14: reads of a client polling every `pollEveryMs`, at the largest size only. */
+  readonly polledGets: number;
+  readonly pollEveryMs: number;
   /** Figure 3: tasks per run, their duration and the poll interval the servers advertise. */
   readonly acceptanceTasks: number;
   readonly acceptanceTaskMs: number;
@@ -40,6 +45,17 @@ export interface BenchConfig {
   readonly recovery: readonly number[];
   /** Rounds of figure 7 (each round submits every size again). */
   readonly recoveryRounds: number;
+  /** Figure 8: sequential `tasks/get` at 1 client (after a warm-up), and the 16-client burst. */
+  readonly taskGets: number;
+  readonly taskGetBurst: number;
+  /** Figure 9: open tasks the claim is timed at (the target compares the largest to the smallest), samples per size. */
+  readonly claimOpen: readonly number[];
+  readonly claimSamples: number;
+  /** Figure 10: another caller's reads per phase (idle, loaded), each phase bounded by `threadPhaseMs`. */
+  readonly threadReads: number;
+  readonly threadPhaseMs: number;
+  /** Figure 11: sequential 0 ms tasks, submit to terminal, per measurement. */
+  readonly commitTasks: number;
   /** The command line, for the report. */
   readonly command: string;
 }
@@ -47,10 +63,12 @@ export interface BenchConfig {
 const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'command'> = {
   rounds: 3,
   seed: 7,
-  submissions: 400,
+  submissions: 200,
   concurrency: [1, 16],
   openTasks: [1000, 10_000, 100_000],
   gets: 1000,
+  polledGets: 1000,
+  pollEveryMs: 5,
   acceptanceTasks: 100,
   acceptanceTaskMs: 50,
   pollMs: 250,
@@ -58,11 +76,18 @@ const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'com
   pollMedianMs: 400,
   pollSigma: 1,
   qps: 50,
-  overheadCalls: 100,
+  overheadCalls: 50,
   memoryOpen: 100_000,
   memoryLedger: 2000,
   recovery: [1000, 10_000],
   recoveryRounds: 3,
+  taskGets: 1000,
+  taskGetBurst: 4000,
+  claimOpen: [1000, 100_000],
+  claimSamples: 200,
+  threadReads: 300,
+  threadPhaseMs: 20_000,
+  commitTasks: 100,
 };
 
 const QUICK: typeof FULL = {
@@ -72,6 +97,8 @@ const QUICK: typeof FULL = {
   concurrency: [1, 16],
   openTasks: [200],
   gets: 50,
+  polledGets: 30,
+  pollEveryMs: 5,
   acceptanceTasks: 10,
   acceptanceTaskMs: 20,
   pollMs: 250,
@@ -84,6 +111,13 @@ const QUICK: typeof FULL = {
   memoryLedger: 200,
   recovery: [50],
   recoveryRounds: 1,
+  taskGets: 50,
+  taskGetBurst: 200,
+  claimOpen: [200, 2000],
+  claimSamples: 20,
+  threadReads: 20,
+  threadPhaseMs: 5000,
+  commitTasks: 10,
 };
 
 const list = (value: string): number[] => value.split(',').map((v) => Number(v.trim()));
@@ -109,6 +143,15 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       'memory-ledger': { type: 'string' },
       recovery: { type: 'string' },
       'recovery-rounds': { type: 'string' },
+      'polled-gets': { type: 'string' },
+      'poll-every-ms': { type: 'string' },
+      'task-gets': { type: 'string' },
+      'task-get-burst': { type: 'string' },
+      'claim-open': { type: 'string' },
+      'claim-samples': { type: 'string' },
+      'thread-reads': { type: 'string' },
+      'thread-phase-ms': { type: 'string' },
+      'commit-tasks': { type: 'string' },
     },
   });
   const base = values.quick === true ? QUICK : FULL;
@@ -120,7 +163,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
   };
   const figures = values.figures === undefined ? [...FIGURES] : list(values.figures);
   for (const f of figures) {
-    if (!(FIGURES as readonly number[]).includes(f)) throw new RangeError(`no figure ${f}; figures are 1..7`);
+    if (!(FIGURES as readonly number[]).includes(f)) throw new RangeError(`no figure ${f}; figures are 1..11`);
   }
   return {
     ...base,
@@ -141,6 +184,15 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     memoryLedger: num(values['memory-ledger'], base.memoryLedger),
     recovery: values.recovery === undefined ? base.recovery : list(values.recovery),
     recoveryRounds: num(values['recovery-rounds'], base.recoveryRounds),
+    polledGets: num(values['polled-gets'], base.polledGets),
+    pollEveryMs: num(values['poll-every-ms'], base.pollEveryMs),
+    taskGets: num(values['task-gets'], base.taskGets),
+    taskGetBurst: num(values['task-get-burst'], base.taskGetBurst),
+    claimOpen: values['claim-open'] === undefined ? base.claimOpen : list(values['claim-open']),
+    claimSamples: num(values['claim-samples'], base.claimSamples),
+    threadReads: num(values['thread-reads'], base.threadReads),
+    threadPhaseMs: num(values['thread-phase-ms'], base.threadPhaseMs),
+    commitTasks: num(values['commit-tasks'], base.commitTasks),
     command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
   };
 }

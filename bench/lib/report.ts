@@ -32,6 +32,42 @@ export interface Target {
   readonly note?: string;
 }
 
+/**
+ * A ratio target: `measured` against `bound` (`atLeast`: measured >= bound; else measured <= bound),
+ * `unit` naming what the ratio is of (`x B0`). `reason` set: not measured (PostgreSQL absent, a
+ * sample that came out empty), judged neither met nor missed.
+ */
+export function ratioTarget(spec: {
+  readonly name: string;
+  readonly measured: number;
+  readonly bound: number;
+  readonly atLeast: boolean;
+  readonly unit: string;
+  readonly detail?: string;
+  readonly reason?: string;
+}): Target {
+  const goal = `${spec.atLeast ? '>=' : '<='} ${fmt(spec.bound)}${spec.unit}`;
+  if (spec.reason !== undefined || !Number.isFinite(spec.measured)) {
+    return {
+      name: spec.name,
+      goal,
+      measured: undefined,
+      unit: spec.unit.trim(),
+      met: undefined,
+      margin: `not measured: ${spec.reason ?? 'no finite sample'}`,
+    };
+  }
+  const slack = spec.atLeast ? spec.measured - spec.bound : spec.bound - spec.measured;
+  return {
+    name: spec.name,
+    goal,
+    measured: spec.measured,
+    unit: spec.unit.trim(),
+    met: slack >= 0,
+    margin: `${slack >= 0 ? '+' : '-'}${fmt(Math.abs(slack))}x${spec.detail === undefined ? '' : ` (${spec.detail})`}`,
+  };
+}
+
 export interface Machine {
   readonly cores: number;
   readonly cpu: string;
@@ -55,6 +91,8 @@ export interface BenchReport {
   readonly rows: readonly Row[];
   readonly targets: readonly Target[];
   readonly durationSeconds: number;
+  /** Wall time of each figure runner, in run order: what sizes the full run's duration. */
+  readonly figureSeconds?: readonly { readonly figures: string; readonly seconds: number }[];
 }
 
 export const FIGURE_TITLES: Record<number, string> = {
@@ -65,6 +103,10 @@ export const FIGURE_TITLES: Record<number, string> = {
   5: 'Overhead of a 0 ms tool run as a task',
   6: 'Memory per open task and per ledger entry',
   7: 'Recovery after kill -9',
+  8: 'tasks/get throughput and latency, HTTP and stdio (issue 14)',
+  9: "The runner's claim against the backlog (issue 14)",
+  10: "Another caller's tasks/get while 16 CPU-bound handlers run (issue 14)",
+  11: 'Commits per task: created claimed (two) vs claimed by the loop (three) (issue 14)',
 };
 
 /** Three significant digits, no exponent for the sizes we print. */
@@ -98,6 +140,11 @@ export function renderMarkdown(report: BenchReport): string {
   lines.push(
     `- ${report.rounds} interleaved round(s) per figure; values are medians over rounds with [min-max]; ratios are of medians, measured in the same run (${report.durationSeconds.toFixed(0)} s)`,
   );
+  if (report.figureSeconds !== undefined && report.figureSeconds.length > 0) {
+    lines.push(
+      `- time per figure: ${report.figureSeconds.map((f) => `${f.figures} ${f.seconds.toFixed(0)} s`).join(', ')}`,
+    );
+  }
   lines.push('');
   lines.push('## Targets');
   lines.push('');

@@ -33,10 +33,10 @@ export const VARIANT_LABELS: Record<VariantId, string> = {
 };
 
 /**
- * The floor (bench/servers/floor.ts) answers only the request figures (1, 2, 5): it has no
+ * The floor (bench/servers/floor.ts) answers only the request figures (1, 2, 5, 8): it has no
  * notifications, cancel, executor or recovery to measure. The other figures skip it.
  */
-export const FLOOR_FIGURES: readonly number[] = [1, 2, 5];
+export const FLOOR_FIGURES: readonly number[] = [1, 2, 5, 8];
 
 export interface ServerOptions {
   readonly pollMs: number;
