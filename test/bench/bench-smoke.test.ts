@@ -1,7 +1,8 @@
 /**
  * Keeps the benchmark harness from rotting: a `--quick` run (tiny counts, one round, no PostgreSQL)
  * must produce every figure with finite numbers, every target, and a table that renders. Timings
- * are never asserted: this machine is shared and noisy.
+ * are never asserted: this machine is shared and noisy. Figure 10 runs the built CLI (`npm run
+ * build` first, as `.ci/run` does).
  */
 import { describe, expect, it } from 'vitest';
 import { runBench } from '../../bench/main.js';
@@ -15,7 +16,7 @@ describe('bench --quick', () => {
 
     expect(report.machine.cores).toBeGreaterThan(0);
     expect(Number.isFinite(report.machine.fsyncPerSecond.median)).toBe(true);
-    for (const figure of [1, 2, 3, 4, 5, 6, 7]) {
+    for (const figure of [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11]) {
       const rows = report.rows.filter((r) => r.figure === figure);
       expect(rows.length, `figure ${figure}`).toBeGreaterThan(0);
       expect(
@@ -40,7 +41,33 @@ describe('bench --quick', () => {
     const floorFigures = new Set(
       report.rows.filter((r) => r.variant.startsWith('floor') && r.value !== undefined).map((r) => r.figure),
     );
-    expect([...floorFigures].sort()).toEqual([1, 2, 5]);
+    expect([...floorFigures].sort((a, b) => a - b)).toEqual([1, 2, 5, 8]);
+    // Issue 14's "ours through the SDK" row beside the fast path, over HTTP.
+    expect(
+      report.rows.some((r) => r.figure === 8 && r.variant.includes('through the SDK') && r.value !== undefined),
+    ).toBe(true);
+    // Every issue-14 target, on SQLite judged with a finite ratio, on PostgreSQL present and (with
+    // --no-postgres) not measured, saying why.
+    for (const name of [
+      'tasks/get, HTTP, 16 clients, req/s (DB, fast path) vs B0',
+      'tasks/get, HTTP, 16 clients, req/s (DB, fast path) vs floor',
+      'tasks/get, HTTP, 1 client, p50 (DB, fast path) vs B0',
+      'tasks/get, stdio, 16 clients, req/s (DB) vs B0',
+      'durable tools/call creating a task, HTTP, 16 clients (DB) vs B0',
+      `tasks/get p99, polled every 5 ms, ${config.openTasks.at(-1)!.toLocaleString('en-US')} open (DB) vs B0`,
+      `claim at ${config.claimOpen.at(-1)!.toLocaleString('en-US')} open vs ${config.claimOpen[0]!.toLocaleString('en-US')} (DB)`,
+      "another caller's tasks/get p99 with 16 CPU-bound handlers, --workers 2 (DB) vs idle",
+    ]) {
+      const sqlite = report.targets.filter((t) => t.name === name.replace('DB', 'SQLite'));
+      expect(sqlite, name).toHaveLength(1);
+      expect(typeof sqlite[0]!.met, `${name}: ${sqlite[0]!.margin}`).toBe('boolean');
+      expect(Number.isFinite(sqlite[0]!.measured), name).toBe(true);
+      const postgres = report.targets.filter((t) => t.name === name.replace('DB', 'PostgreSQL'));
+      expect(postgres, name).toHaveLength(1);
+      expect(postgres[0]!.met, name).toBeUndefined();
+      expect(postgres[0]!.margin, name).toContain('not measured: disabled with --no-postgres');
+    }
+    expect(report.figureSeconds?.every((f) => Number.isFinite(f.seconds))).toBe(true);
     // Every target of issue 7 is judged (met, missed, or missed as not measurable with a reason).
     const names = report.targets.map((t) => t.name).join('\n');
     for (const name of [
@@ -57,7 +84,7 @@ describe('bench --quick', () => {
     );
 
     const table = renderMarkdown(report);
-    for (const heading of ['## Targets', '## 1.', '## 2.', '## 3.', '## 4.', '## 5.', '## 6.', '## 7.']) {
+    for (const heading of ['## Targets', ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((f) => `## ${f}.`)]) {
       expect(table).toContain(heading);
     }
     expect(table).not.toMatch(/NaN/);
