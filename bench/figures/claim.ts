@@ -181,6 +181,7 @@ export async function runClaim(ctx: FigureContext): Promise<FigureResult> {
     const b = summarize(values.get(key(variant.id, smallest)) ?? []).median;
     targets.push(
       ratioTarget({
+        issue: 14,
         name: `claim at ${largest.toLocaleString('en-US')} open vs ${smallest.toLocaleString('en-US')} (${variant.id === 'sqlite' ? 'SQLite' : 'PostgreSQL'})`,
         measured: a / b,
         bound: 2,

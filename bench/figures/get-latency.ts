@@ -137,6 +137,7 @@ export async function runGetLatency(ctx: FigureContext): Promise<FigureResult> {
       const value = summarize(samples.get(key(variant.id, largest))?.polledP99 ?? []);
       targets.push(
         ratioTarget({
+          issue: 14,
           name: `tasks/get p99, polled every ${config.pollEveryMs} ms, ${largest.toLocaleString('en-US')} open (${variant.id === 'sqlite' ? 'SQLite' : 'PostgreSQL'}) vs B0`,
           measured: value.median / b0.median,
           bound: 1.5,

@@ -95,6 +95,7 @@ export async function runSubmissions(ctx: FigureContext): Promise<FigureResult> 
           if (variant.id === 'postgres' && transport === 'http' && concurrency === width) {
             targets.push(
               ratioTarget({
+                issue: 14,
                 name: `durable tools/call creating a task, HTTP, ${concurrency} clients (PostgreSQL) vs B0`,
                 measured: NaN,
                 bound: 1,
@@ -125,6 +126,7 @@ export async function runSubmissions(ctx: FigureContext): Promise<FigureResult> 
         if ((variant.id === 'sqlite' || variant.id === 'postgres') && transport === 'http' && concurrency === width) {
           targets.push(
             ratioTarget({
+              issue: 14,
               name: `durable tools/call creating a task, HTTP, ${concurrency} clients (${variant.id === 'sqlite' ? 'SQLite' : 'PostgreSQL'}) vs B0`,
               measured: value.median / b0.median,
               bound: 1,

@@ -247,6 +247,7 @@ export async function runTaskGets(ctx: FigureContext): Promise<FigureResult> {
     const b = summary(t.to, t.metric).median;
     const to = t.to.endsWith('floor') ? 'floor' : 'B0';
     return ratioTarget({
+      issue: 14,
       name: t.name,
       measured: a / b,
       bound: t.bound,

@@ -65,7 +65,7 @@ const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'com
   seed: 7,
   submissions: 200,
   concurrency: [1, 16],
-  openTasks: [1000, 10_000, 100_000],
+  openTasks: [1000, 100_000],
   gets: 1000,
   polledGets: 1000,
   pollEveryMs: 5,
@@ -82,11 +82,11 @@ const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'com
   recovery: [1000, 10_000],
   recoveryRounds: 3,
   taskGets: 1000,
-  taskGetBurst: 4000,
+  taskGetBurst: 3000,
   claimOpen: [1000, 100_000],
   claimSamples: 200,
   threadReads: 300,
-  threadPhaseMs: 20_000,
+  threadPhaseMs: 10_000,
   commitTasks: 100,
 };
 

@@ -30,6 +30,8 @@ export interface Target {
   /** Signed distance to the goal, in the goal's terms: `+0.31x`, `-4.2 ms`. */
   readonly margin: string;
   readonly note?: string;
+  /** The issue that set the target; absent: issue 7 (the harness's first targets). */
+  readonly issue?: number;
 }
 
 /**
@@ -45,10 +47,13 @@ export function ratioTarget(spec: {
   readonly unit: string;
   readonly detail?: string;
   readonly reason?: string;
+  readonly issue?: number;
 }): Target {
   const goal = `${spec.atLeast ? '>=' : '<='} ${fmt(spec.bound)}${spec.unit}`;
+  const issue = spec.issue === undefined ? {} : { issue: spec.issue };
   if (spec.reason !== undefined || !Number.isFinite(spec.measured)) {
     return {
+      ...issue,
       name: spec.name,
       goal,
       measured: undefined,
@@ -59,6 +64,7 @@ export function ratioTarget(spec: {
   }
   const slack = spec.atLeast ? spec.measured - spec.bound : spec.bound - spec.measured;
   return {
+    ...issue,
     name: spec.name,
     goal,
     measured: spec.measured,
@@ -146,16 +152,21 @@ export function renderMarkdown(report: BenchReport): string {
     );
   }
   lines.push('');
-  lines.push('## Targets');
-  lines.push('');
-  lines.push('| target | goal | measured | result | margin |');
-  lines.push('| --- | --- | --- | --- | --- |');
-  for (const t of report.targets) {
-    const result = t.met === undefined ? 'not measured' : t.met ? 'met' : 'MISSED';
-    const measured = t.measured === undefined ? 'n/a' : `${fmt(t.measured)} ${t.unit}`;
-    lines.push(
-      `| ${cell(t.name)} | ${cell(t.goal)} | ${cell(measured)} | ${result} | ${cell(t.margin + (t.note === undefined ? '' : ` (${t.note})`))} |`,
-    );
+  const issues = [...new Set(report.targets.map((t) => t.issue ?? 7))].sort((a, b) => a - b);
+  for (const [index, issue] of issues.entries()) {
+    const targets = report.targets.filter((t) => (t.issue ?? 7) === issue);
+    if (index > 0) lines.push('');
+    lines.push(`## Targets of issue ${issue}`);
+    lines.push('');
+    lines.push('| target | goal | measured | result | margin |');
+    lines.push('| --- | --- | --- | --- | --- |');
+    for (const t of targets) {
+      const result = t.met === undefined ? 'not measured' : t.met ? 'met' : 'MISSED';
+      const measured = t.measured === undefined ? 'n/a' : `${fmt(t.measured)} ${t.unit}`;
+      lines.push(
+        `| ${cell(t.name)} | ${cell(t.goal)} | ${cell(measured)} | ${result} | ${cell(t.margin + (t.note === undefined ? '' : ` (${t.note})`))} |`,
+      );
+    }
   }
   const figures = [...new Set(report.rows.map((r) => r.figure))].sort((a, b) => a - b);
   for (const figure of figures) {

@@ -61,6 +61,7 @@ describe('bench --quick', () => {
       const sqlite = report.targets.filter((t) => t.name === name.replace('DB', 'SQLite'));
       expect(sqlite, name).toHaveLength(1);
       expect(typeof sqlite[0]!.met, `${name}: ${sqlite[0]!.margin}`).toBe('boolean');
+      expect(sqlite[0]!.issue, name).toBe(14);
       expect(Number.isFinite(sqlite[0]!.measured), name).toBe(true);
       const postgres = report.targets.filter((t) => t.name === name.replace('DB', 'PostgreSQL'));
       expect(postgres, name).toHaveLength(1);
@@ -84,7 +85,11 @@ describe('bench --quick', () => {
     );
 
     const table = renderMarkdown(report);
-    for (const heading of ['## Targets', ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((f) => `## ${f}.`)]) {
+    for (const heading of [
+      '## Targets of issue 7',
+      '## Targets of issue 14',
+      ...[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map((f) => `## ${f}.`),
+    ]) {
       expect(table).toContain(heading);
     }
     expect(table).not.toMatch(/NaN/);
