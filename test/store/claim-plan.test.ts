@@ -8,7 +8,7 @@ import { adminPool, dropSchema, failWithoutDatabase, freshSchema, openStore, PG_
 
 // Issue 14 item 3: the claim's cost must not grow with the number of open tasks. A plan that scans
 // `tasks` or sorts every candidate grows with the backlog; an ordered index read stops at `limit`.
-// bench/claim-scaling.ts measures the same claim at 1,000 and 100,000 open tasks.
+// Figure 9 of `npm run bench` (bench/figures/claim.ts) measures the same claim at 1,000 and 100,000 open tasks.
 const OPEN = 5_000;
 
 describe('claim query plan: SQLite', () => {

@@ -8,7 +8,7 @@ import { LIVE, statement, toRecord, type TaskRow } from './row.js';
  *   SEARCH tasks USING INDEX tasks_claim_order (tool=?)
  * no `SCAN tasks`, no `USE TEMP B-TREE FOR ORDER BY`: the read stops after `limit` rows that pass
  * the lease test, so its cost is the limit plus the leased rows it skips (at most the handlers
- * running), not the backlog. Measured by bench/claim-scaling.ts: 1,000 vs 100,000 open tasks.
+ * running), not the backlog. Measured by figure 9 of `npm run bench` (bench/figures/claim.ts): 1,000 vs 100,000 open tasks.
  */
 export const CLAIM_CANDIDATES = `
 SELECT id, created_at, lease_owner FROM tasks
