@@ -15,7 +15,7 @@
 import type { RpcClient } from '../client/rpc.js';
 import { pool, submitTask } from '../client/tasks.js';
 import { tasksExtClient } from '../client/tasks-ext.js';
-import { BENCH_HEADERS, withServer, type RunningServer, type ServerSpec, type Transport } from '../lib/proc.js';
+import { BENCH_TOKEN, withServer, type RunningServer, type ServerSpec, type Transport } from '../lib/proc.js';
 import { fmt, ratioTarget, type Row, type Target } from '../lib/report.js';
 import { percentile, summarize } from '../lib/stats.js';
 import type { BenchEnv, VariantId } from '../lib/variants.js';
@@ -74,7 +74,7 @@ export async function taskGetLanes(server: RunningServer, entry: TaskGetEntry, c
   if (entry.wire === 'tasks-ext') {
     return Promise.all(
       Array.from({ length: count }, async () => {
-        const client = tasksExtClient(server.url!, BENCH_HEADERS);
+        const client = tasksExtClient(server.url!, BENCH_TOKEN);
         const created = await client.call('tools/call', { name: 'bench_sleep', arguments: { ms: 3_600_000 } });
         if (created.resultType !== 'task') throw new Error(`no task: ${JSON.stringify(created)}`);
         const get: Get = async (taskId) => String((await client.call('tasks/get', { taskId })).status);

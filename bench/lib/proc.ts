@@ -42,7 +42,8 @@ process.on('exit', () => {
 });
 
 /** Everything the bench client sends over HTTP (our bench server binds tasks to this principal). */
-export const BENCH_HEADERS = { authorization: 'Bearer bench' } as const;
+export const BENCH_TOKEN = 'bench';
+export const BENCH_HEADERS = { authorization: `Bearer ${BENCH_TOKEN}` } as const;
 
 export async function startServer(spec: ServerSpec, transport: Transport): Promise<RunningServer> {
   const child = spawn(
