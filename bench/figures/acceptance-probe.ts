@@ -7,6 +7,11 @@
  * step begun and committed (with its state), and `result()` resolved.
  *
  *   npx tsx bench/figures/acceptance-probe.ts [--tasks 5] [--ms 50] [--poll-ms 250] [--no-listen]
+ *        [--width 1] [--ledger file|memory]
+ *
+ * With `--width N` (N > 1, as figure 3's 4 in flight) it prints no timeline but the p50 of commit ->
+ * receipt and how long the ledger held the event loop (better-sqlite3 commits synchronously, fsync
+ * included), as a share of the run's wall time; `--ledger memory` takes the disk out of the path.
  */
 import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -27,6 +32,8 @@ const { values } = parseArgs({
     ms: { type: 'string', default: '50' },
     'poll-ms': { type: 'string', default: '250' },
     'no-listen': { type: 'boolean', default: false },
+    width: { type: 'string', default: '1' },
+    ledger: { type: 'string', default: 'file' },
   },
 });
 const listen = values['no-listen'] !== true;
@@ -52,7 +59,10 @@ const timedFetch: typeof fetch = async (input, init) => {
       const { done, value } = await reader.read();
       if (done) return controller.close();
       const text = new TextDecoder().decode(value);
-      mark(`push frame ${/"status":"([^"]+)"/.exec(text)?.[1] ?? '?'}`);
+      for (const frame of text.split('\n\n')) {
+        const status = /"status":"([^"]+)"/.exec(frame)?.[1];
+        if (status !== undefined) mark(`push frame ${status} ${/"taskId":"([^"]+)"/.exec(frame)?.[1] ?? '?'}`);
+      }
       controller.enqueue(value);
     },
     cancel: (reason) => reader.cancel(reason),
@@ -109,7 +119,10 @@ const server = await startServer(
   },
   'http',
 );
-const ledger = timedLedger(openSqliteLedger({ path: join(dir, 'ledger.db') }));
+const ledger = timedLedger(
+  openSqliteLedger({ path: values.ledger === 'memory' ? ':memory:' : join(dir, 'ledger.db') }),
+);
+const width = Number(values.width);
 const executor = await createExecutor({
   ledger,
   connect: async () =>
@@ -126,7 +139,61 @@ const executor = await createExecutor({
 });
 const out: string[] = [];
 try {
-  for (let i = 0; i < Number(values.tasks); i += 1) {
+  if (width > 1) {
+    const accepted = new Map<string, number>();
+    let next = 0;
+    const started = wallMs();
+    await Promise.all(
+      Array.from({ length: width }, async () => {
+        while (next < Number(values.tasks)) {
+          const i = next++;
+          const handle = await executor.submit({
+            callNodeId: `probe-${i}`,
+            server: 'bench',
+            tool: 'bench_sleep',
+            args: { ms: Number(values.ms) },
+          });
+          const receipt = await handle.result();
+          accepted.set(receipt.taskId, wallMs());
+        }
+      }),
+    );
+    const wall = wallMs() - started;
+    const commits = new Map(
+      readFileSync(commitLog, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { id: string; t: number })
+        .map((c) => [c.id, c.t] as const),
+    );
+    const latencies = [...accepted].map(([id, t]) => t - (commits.get(id) ?? t)).sort((a, b) => a - b);
+    let busy = 0;
+    const open = new Map<string, number>();
+    for (const m of marks) {
+      const key = m.what.replace(/ (begun|committed)$/, '');
+      if (m.what.endsWith('begun')) open.set(key, m.t);
+      else if (m.what.endsWith('committed')) busy += m.t - (open.get(key) ?? m.t);
+    }
+    const pushed = new Map<string, number>();
+    for (const m of marks) {
+      const hit = /^push frame completed (\S+)$/.exec(m.what);
+      if (hit !== null && !pushed.has(hit[1]!)) pushed.set(hit[1]!, m.t);
+    }
+    const toPush = [...accepted.keys()]
+      .flatMap((id) => (pushed.has(id) && commits.has(id) ? [pushed.get(id)! - commits.get(id)!] : []))
+      .sort((a, b) => a - b);
+    const streams = marks.filter((m) => m.what === 'http subscriptions/listen sent').length;
+    out.push(
+      `commit -> completed push p50 ${toPush[Math.floor(toPush.length / 2)]?.toFixed(1)} ms (${toPush.length} pushed), ` +
+        `${streams} listen streams opened`,
+    );
+    out.push(
+      `${accepted.size} tasks, ${width} in flight, ledger ${values.ledger}, load ${loadavg()[0]?.toFixed(2)}: ` +
+        `commit -> receipt p50 ${latencies[Math.floor(latencies.length / 2)]?.toFixed(1)} ms; ` +
+        `ledger held the loop ${busy.toFixed(0)} ms of ${wall.toFixed(0)} ms (${((100 * busy) / wall).toFixed(0)} %)`,
+    );
+  }
+  for (let i = 0; i < (width > 1 ? 0 : Number(values.tasks)); i += 1) {
     marks.length = 0;
     const handle = await executor.submit({
       callNodeId: `probe-${i}`,
