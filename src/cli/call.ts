@@ -43,7 +43,7 @@ import { openLedgerOrExit } from './open-ledger.js';
 import { redact } from './open-store.js';
 import { defaultLedgerPath } from './paths.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
-import { statusView } from './follow.js';
+import { progressView, stateView } from './follow.js';
 import { LogMarks } from './log-lines.js';
 import { formatElapsed, ProgressDisplay } from './render.js';
 import { headersOf, serverOptions, type ServerFlags } from './server-flags.js';
@@ -228,11 +228,9 @@ class CallSession {
         wire: this.flags.wire,
         headers: this.request.headers,
         stderr: this.flags.verbose ? 'inherit' : 'ignore',
-        onSnapshot: (s) =>
-          this.display.update({
-            ...(s.statusMessage === undefined ? {} : { message: s.statusMessage }),
-            ...(s.progress === undefined ? {} : { progress: s.progress }),
-          }),
+        // What the server said in one answer is the one source of the bar and its message; the
+        // executor's statuses (`watch`) carry the state only, their progress is the record's last.
+        onSnapshot: (s) => this.display.update(progressView(s.progress, s.statusMessage)),
       }),
       clock: systemClock,
       random: systemRandom,
@@ -317,7 +315,7 @@ class CallSession {
   private async watch(handle: OperationHandle): Promise<void> {
     for await (const s of handle.statuses()) {
       this.last = s;
-      this.display.update(statusView(s));
+      this.display.update(stateView(s));
     }
   }
 
@@ -501,7 +499,8 @@ class CallSession {
   private completeProgress(): void {
     const total = this.display.current.progress?.total;
     if (total === undefined || !(total > 0)) return;
-    this.display.update({ progress: { done: total, total } });
+    // The finished task's count, with no running task's message beside it.
+    this.display.update(progressView({ done: total, total }));
     this.display.keep();
   }
 

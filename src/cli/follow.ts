@@ -7,17 +7,40 @@ import type { ToolOperation } from '../executor/operation.js';
 import type { DisplayStream, ProgressView } from './render.js';
 import { describeView } from './render.js';
 
-/** The display's view of one status: local state, server status, the executor's activity, cancel, progress. */
+/**
+ * The display's view of one status: local state, server status, the executor's activity, cancel,
+ * progress with its message.
+ */
 export function statusView(status: OperationStatus): ProgressView {
-  const detail = status;
+  return { ...stateView(status), ...progressView(status.progress) };
+}
+
+/** The executor's side of a status only (state, server status, activity, cancel): no progress. */
+export function stateView(status: OperationStatus): ProgressView {
   return {
     state: status.state,
     serverStatus: status.serverStatus,
     taskId: status.taskId,
-    activity: detail.activity ?? { kind: 'polling' },
-    ...(detail.cancel === undefined ? {} : { cancel: detail.cancel }),
-    ...(detail.progress === undefined ? {} : { progress: detail.progress }),
-    ...(detail.progress?.message === undefined ? {} : { message: detail.progress.message }),
+    activity: status.activity ?? { kind: 'polling' },
+    ...(status.cancel === undefined ? {} : { cancel: status.cancel }),
+  };
+}
+
+/**
+ * A progress report and the message that goes with it, always together: a report without a message
+ * clears the one shown, so a bar never carries an older report's message (`100% (12/12) test_011 of
+ * 12` was the count of the last report beside the message of an earlier one). `statusMessage` is the
+ * server's own line for the task, shown before the progress message when both came in one answer.
+ */
+export function progressView(
+  progress: { readonly done: number; readonly total?: number; readonly message?: string } | undefined,
+  statusMessage?: string,
+): ProgressView {
+  return {
+    ...(progress === undefined
+      ? {}
+      : { progress: { done: progress.done, ...(progress.total === undefined ? {} : { total: progress.total }) } }),
+    message: statusMessage ?? progress?.message ?? '',
   };
 }
 

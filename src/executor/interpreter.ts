@@ -8,6 +8,7 @@
  */
 import { digestOf } from '../core/digest.js';
 import { isTerminusError } from '../core/errors.js';
+import { mustBeDurable } from './durability.js';
 import type { Clock, Ids, Logger, Random } from '../core/ports.js';
 import type { Effect } from './effects.js';
 import type { OperationEvent } from './events.js';
@@ -210,7 +211,11 @@ export class OperationDriver {
   private async persist(base: ToolOperation, result: StepResult & { outcome: 'applied' }): Promise<boolean> {
     const accept = result.effects.find((e) => e.type === 'accept_terminal');
     if (accept === undefined) {
-      this.record = await this.ctx.ledger.apply({ record: result.record, expectedRevision: base.revision });
+      this.record = await this.ctx.ledger.apply({
+        record: result.record,
+        expectedRevision: base.revision,
+        durable: mustBeDurable(base, result.record, result.effects),
+      });
       return true;
     }
     const outcome = await this.ctx.ledger.acceptTerminal({

@@ -101,6 +101,14 @@ export interface AppliedStep {
   /** The record `next()` returned. Its `revision` is ignored; the ledger sets it. */
   readonly record: ToolOperation;
   readonly expectedRevision: number;
+  /**
+   * False for a bookkeeping step (`mustBeDurable`: only a read or a timer follows it): the ledger
+   * may commit it without waiting for the disk (SQLite WAL `synchronous=NORMAL`, PostgreSQL
+   * `synchronous_commit = off`). It survives a crash of the process; a power loss may roll back
+   * such steps, never a durable one nor past one (the log is sequential: the next durable commit
+   * flushes them in order). Default true.
+   */
+  readonly durable?: boolean;
 }
 
 export interface AcceptTerminalInput {

@@ -10,6 +10,7 @@
  * up after 3 failed attempts and throws the last failure.
  */
 import type { Clock } from '../core/ports.js';
+import { isTerminal } from '../core/task.js';
 import { ExecutorError } from './executor-types.js';
 import type { Ledger } from './ledger-port.js';
 import type { ToolOperation } from './operation.js';
@@ -118,22 +119,55 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
   const interval = options.intervalMs ?? LOG_POLL_MS;
   const state = { next: options.after ?? 0, dropped: 0, status: null as WireStatusAnswer | null, done: false };
 
-  /** Sleeps `ms`, ended early by a pushed hint about `taskId` (lines or status) or by the caller's signal. */
-  async function pause(ms: number, wire: ClientWire | null, taskId: string | null): Promise<void> {
+  /**
+   * While following a named task: the wire's push listeners for it, held from the first read to the
+   * end (a push between two reads is kept, not lost between two pauses), and the wire's log watch
+   * (`watchLogs`: on the Tasks extension the listen stream asks for log pushes, X-67). A push only
+   * marks the next read due; the read by cursor is what yields lines.
+   */
+  let pushes: { readonly taskId: string; pending: boolean; wake: AbortController; stop(): void } | null = null;
+  function listen(wire: ClientWire, taskId: string): void {
+    if (pushes !== null) return;
+    const held = { taskId, pending: false, wake: new AbortController(), stop: () => undefined as void };
+    // New lines, or a terminal status (the log is complete: the read says `done`): read now. A
+    // `working` push (each new listen stream sends the task's state) brings no line.
+    const mine = (id: string): void => {
+      if (id !== taskId) return;
+      held.pending = true;
+      held.wake.abort();
+    };
+    const stops = [
+      wire.onLogsHint?.(mine),
+      wire.onStatusHint?.((id, status) => {
+        if (isTerminal(status)) mine(id);
+      }),
+      wire.watchLogs?.(taskId),
+    ];
+    held.stop = () => {
+      for (const stop of stops) stop?.();
+    };
+    pushes = held;
+  }
+
+  /** Sleeps `ms`, ended early by a push about the followed task (since the last read) or the caller's signal. */
+  async function pause(ms: number, followed: boolean): Promise<void> {
+    const held = followed ? pushes : null;
+    if (held !== null && held.pending) {
+      held.pending = false;
+      return;
+    }
     const wake = new AbortController();
     const onAbort = (): void => wake.abort();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    // New lines, or a status change (a terminal one means the log is complete): read now.
-    const mine = (id: string): void => {
-      if (id === taskId) wake.abort();
-    };
-    const unhints =
-      wire === null || taskId === null ? [] : [wire.onLogsHint?.(mine), wire.onStatusHint?.((id) => mine(id))];
+    if (held !== null) {
+      held.wake = new AbortController();
+      held.wake.signal.addEventListener('abort', onAbort, { once: true });
+    }
     try {
       await clock.sleep(ms, wake.signal).catch(() => undefined);
     } finally {
-      for (const unhint of unhints) unhint?.();
       options.signal?.removeEventListener('abort', onAbort);
+      if (held !== null) held.pending = false;
     }
   }
 
@@ -147,7 +181,7 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
         // Not named yet (SUBMITTING): a task that will exist is waited for, a call without one ends.
         if (isSettled(record.state) || !follow) throw noTask(record);
         // A local ledger read, not a request: looked at every 200 ms at most, whatever the interval.
-        await pause(Math.min(interval, TASK_ID_POLL_MS), null, null);
+        await pause(Math.min(interval, TASK_ID_POLL_MS), false);
         continue;
       }
       let page: LogPage;
@@ -163,7 +197,7 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
         const backOff = Math.min(RETRY_MAX_MS, 1_000 * 2 ** (failures - 1));
         const delay = Math.max(backOff, error.retryAfterMs ?? 0);
         options.onRetry?.(error, delay);
-        await pause(delay, null, null);
+        await pause(delay, false);
         continue;
       }
       for (const line of page.lines) {
@@ -179,7 +213,17 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
       }
       if (page.lines.length >= LOG_PAGE_LIMIT) continue; // catching up: read the rest now
       if (!follow) return;
-      await pause(interval, await deps.wireOf(record), record.taskId);
+      listen(await deps.wireOf(record), record.taskId);
+      await pause(interval, true);
+    }
+  }
+
+  async function* following(): AsyncGenerator<LogLine> {
+    try {
+      yield* lines();
+    } finally {
+      pushes?.stop();
+      pushes = null;
     }
   }
 
@@ -196,6 +240,6 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
     get done() {
       return state.done;
     },
-    [Symbol.asyncIterator]: () => lines(),
+    [Symbol.asyncIterator]: () => following(),
   };
 }

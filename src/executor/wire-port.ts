@@ -191,6 +191,12 @@ export interface ClientWire {
    * cannot listen (stdio, AIP-151, SEP-1391): polling alone then.
    */
   watchTask?(taskId: string): () => void;
+  /**
+   * A log follower reads `taskId`'s log: the wire may listen for its log pushes (`onLogsHint`) on
+   * the connection's one stream, asking for them where the stream needs that (the Tasks extension,
+   * X-67); the returned function stops. Absent where the wire has no stream.
+   */
+  watchLogs?(taskId: string): () => void;
   close(): Promise<void>;
 }
 

@@ -85,6 +85,33 @@ describe('terminus call --follow-logs', () => {
   );
 
   it(
+    'in a terminal: the kept 100 % status line pairs the progress with its own message, never an older one',
+    async () => {
+      const { code, text } = await inTerminal([
+        'call',
+        '--url',
+        served.url,
+        'run_tests',
+        '--args',
+        suite(6, 100),
+        '--follow-logs',
+        '--ledger',
+        ledger(),
+      ]);
+      expect(code, text).toBe(0);
+      const summary = text.indexOf('> 6 tests: 4 passed, 2 failed');
+      // The line redrawn last (the kept one): earlier draws of it are overwritten on screen.
+      const at = text.lastIndexOf('ACCEPTED (server: completed)');
+      expect(at).toBeGreaterThan(summary);
+      const kept = text.slice(at).split(/\r|\n/)[0] ?? '';
+      // The last message the task reported while running (`test_006 of 6`, or an older one when a
+      // read missed it) belongs to 5/6, not to the finished task's 6/6: nothing follows the count.
+      expect(kept).toMatch(/100% \(6\/6\)\s*$/);
+    },
+    SLOW,
+  );
+
+  it(
     'without a terminal, with --json: the lines are JSON objects on stderr; stdout holds one object',
     async () => {
       const ran = await built(

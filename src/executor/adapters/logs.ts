@@ -13,6 +13,12 @@ import { isWireStatus } from './snapshot.js';
 export const LOGS_METHOD = 'terminus/tasks/logs';
 /** What a server pushes to listeners when lines are appended (a hint: the cursor read is the truth). */
 export const LOGS_NOTIFICATION = 'notifications/terminus/tasks/logs';
+/**
+ * The key a Tasks-extension `subscriptions/listen` sets to `true` in `params.notifications` to get
+ * `LOGS_NOTIFICATION` on the stream: the server sends no notification type the client did not ask
+ * for (X-67). Our server echoes it in the acknowledgement (`src/server/task-logs.ts`).
+ */
+export const LISTEN_LOGS_KEY = 'terminus/taskLogs';
 
 const count = (value: unknown): value is number => typeof value === 'number' && Number.isInteger(value) && value >= 0;
 

@@ -28,6 +28,7 @@ import { createSep1391Wire, SEP_1391_CAPABILITY } from './sep-1391/index.js';
 import { createAip151Wire } from './aip-151/index.js';
 import { createAipHttp } from './aip-151/http.js';
 import { TaskListener } from './task-listener.js';
+import { LISTEN_LOGS_KEY } from './logs.js';
 
 /** The wires this client speaks: every wire the server side has. */
 export type ClientWireName = WireName;
@@ -69,10 +70,16 @@ function listenerOf(
   const listener = new TaskListener({
     clock: options.clock,
     allTasks: kind === 'session',
-    open: (taskIds, signal) =>
+    open: (taskIds, signal, logs) =>
       kind === 'session'
         ? open({ kind: 'session' }, signal)
-        : open({ kind: 'listen', params: { notifications: { taskIds: [...taskIds] } } }, signal),
+        : open(
+            {
+              kind: 'listen',
+              params: { notifications: { taskIds: [...taskIds], ...(logs ? { [LISTEN_LOGS_KEY]: true } : {}) } },
+            },
+            signal,
+          ),
   });
   return { listener };
 }

@@ -13,6 +13,9 @@
  *   lived 30 s), or after the server's Retry-After on 429/503.
  * - A refusal (HTTP 4xx, a JSON-RPC error: the server has no such stream) ends listening on this
  *   connection for good: polling is the baseline (reference 2.7).
+ * - A log follower watches with `{ logs: true }`: the stream then also asks for our log pushes
+ *   (`notifications["terminus/taskLogs"]`, X-67: never sent unasked), which only bring the
+ *   follower's next cursor read forward. The first log watch on a stream without them replaces it.
  */
 import type { Clock } from '../../core/ports.js';
 import { WireFailure } from '../wire-port.js';
@@ -22,8 +25,8 @@ export type ListenerState = 'idle' | 'opening' | 'open' | 'retrying' | 'unsuppor
 
 export interface TaskListenerOptions {
   readonly clock: Clock;
-  /** Opens the stream for these ids (a session stream ignores them). */
-  readonly open: (taskIds: readonly string[], signal: AbortSignal) => Promise<OpenedStream>;
+  /** Opens the stream for these ids (a session stream ignores them), asking for log pushes when `logs`. */
+  readonly open: (taskIds: readonly string[], signal: AbortSignal, logs: boolean) => Promise<OpenedStream>;
   /** The stream carries every task of the connection: a new id needs no new stream. */
   readonly allTasks: boolean;
   /** Told of every state change (tests, status lines). */
@@ -38,6 +41,10 @@ const HEALTHY_MS = 30_000;
 export class TaskListener {
   readonly #o: TaskListenerOptions;
   readonly #watched = new Map<string, number>();
+  /** Watches by log followers, per id (also counted in `#watched`). */
+  readonly #logWatched = new Map<string, number>();
+  /** The open (or opening) stream asked for log pushes. */
+  #coveredLogs = false;
   readonly #closing = new AbortController();
   #state: ListenerState = 'idle';
   /** Ids the open (or opening) stream names. */
@@ -57,10 +64,16 @@ export class TaskListener {
     return this.#state;
   }
 
-  /** Listen for `taskId` until the returned function is called (counted: watch twice, stop twice). */
-  watch(taskId: string): () => void {
+  /**
+   * Listen for `taskId` until the returned function is called (counted: watch twice, stop twice);
+   * `logs`: for a log follower, whose stream must also carry the task's log pushes.
+   */
+  watch(taskId: string, options: { readonly logs?: boolean } = {}): () => void {
+    const logs = options.logs === true;
     this.#watched.set(taskId, (this.#watched.get(taskId) ?? 0) + 1);
-    if (!this.#o.allTasks && !this.#covered.has(taskId)) this.#changed?.();
+    if (logs) this.#logWatched.set(taskId, (this.#logWatched.get(taskId) ?? 0) + 1);
+    const uncovered = !this.#o.allTasks && !this.#covered.has(taskId);
+    if (uncovered || (logs && !this.#coveredLogs)) this.#changed?.();
     this.#start();
     let stopped = false;
     return () => {
@@ -69,6 +82,11 @@ export class TaskListener {
       const left = (this.#watched.get(taskId) ?? 1) - 1;
       if (left > 0) this.#watched.set(taskId, left);
       else this.#watched.delete(taskId);
+      if (logs) {
+        const logsLeft = (this.#logWatched.get(taskId) ?? 1) - 1;
+        if (logsLeft > 0) this.#logWatched.set(taskId, logsLeft);
+        else this.#logWatched.delete(taskId);
+      }
       if (this.#watched.size === 0) this.#changed?.();
     };
   }
@@ -103,14 +121,16 @@ export class TaskListener {
     await Promise.resolve();
     while (!closing.aborted && this.#watched.size > 0) {
       const ids = [...this.#watched.keys()];
+      const logs = this.#logWatched.size > 0;
       const abort = new AbortController();
       this.#current = abort;
       this.#covered = new Set(ids);
+      this.#coveredLogs = logs;
       const changed = new Promise<'changed'>((resolve) => (this.#changed = () => resolve('changed')));
       this.#set('opening', `${ids.length} task(s)`);
       let stream: OpenedStream;
       try {
-        stream = await this.#o.open(ids, AbortSignal.any([abort.signal, closing]));
+        stream = await this.#o.open(ids, AbortSignal.any([abort.signal, closing]), logs);
       } catch (error) {
         if (closing.aborted) return;
         if (error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found')) {
@@ -144,6 +164,7 @@ export class TaskListener {
     }
     this.#current = null;
     this.#covered = new Set();
+    this.#coveredLogs = false;
     this.#changed = null;
     this.#set('idle', 'nothing to listen for');
   }

@@ -48,6 +48,19 @@ export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
     }
   };
   const write = <T>(op: () => T): Promise<T> => run(() => db.transaction(op).immediate());
+  // A bookkeeping step (`AppliedStep.durable === false`) commits without the WAL fsync; the next
+  // FULL commit flushes it with its own frames, in order.
+  const relaxed = db.prepare('PRAGMA synchronous = NORMAL');
+  const full = db.prepare('PRAGMA synchronous = FULL');
+  const writeRelaxed = <T>(op: () => T): Promise<T> =>
+    run(() => {
+      relaxed.run();
+      try {
+        return db.transaction(op).immediate();
+      } finally {
+        full.run();
+      }
+    });
   const claimKey = (key: string, operationId: string): void => {
     const owner = sql.selectKeyOwner(db, key);
     if (owner !== null && owner !== operationId) throw keyConflict(key, owner);
@@ -75,7 +88,7 @@ export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
     loadByCallNode: (callNodeId) => run(() => sql.selectByCallNode(db, callNodeId)),
     listByState: (states, limit) => run(() => sql.selectByState(db, states, limit)),
     apply: (step) =>
-      write(() => {
+      (step.durable === false ? writeRelaxed : write)(() => {
         const stored = checkApply(sql.selectOperation(db, step.record.id), step, sql.selectEpoch(db));
         claimKey(stored.submissionKey, stored.id);
         sql.updateOperation(db, stored, step.expectedRevision);

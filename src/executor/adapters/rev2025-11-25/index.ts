@@ -218,7 +218,13 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
           },
         }),
 
-    ...(options.listener === undefined ? {} : { watchTask: (taskId: string) => options.listener!.watch(taskId) }),
+    ...(options.listener === undefined
+      ? {}
+      : {
+          watchTask: (taskId: string) => options.listener!.watch(taskId),
+          // The session's GET stream carries every task's log pushes unasked.
+          watchLogs: (taskId: string) => options.listener!.watch(taskId, { logs: true }),
+        }),
 
     close: async () => {
       options.listener?.close();

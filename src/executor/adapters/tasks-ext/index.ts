@@ -3,7 +3,8 @@
  * `tools/call` carrying our submission key in `_meta`, `tasks/get` (status and, once terminal, the
  * inlined result), `tasks/update` for input, `tasks/cancel` (an empty, eventually consistent ack),
  * and our `terminus/tasks/lookup` for keys (`-32601` from a server without it: `unsupported`), and
- * our `terminus/tasks/logs` for a task's own log (`-32601`: the server keeps none).
+ * our `terminus/tasks/logs` for a task's own log (`-32601`: the server keeps none), whose pushes a
+ * log follower asks for on the listen stream (`watchLogs`).
  */
 import type { ClientWire, RpcChannel, WireStatusAnswer } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
@@ -11,7 +12,7 @@ import type { NotificationListener } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
 import { decodeSnapshot, MODERN_FIELDS } from '../snapshot.js';
 import type { TaskListener } from '../task-listener.js';
-import { rpcLogs } from '../logs.js';
+import { LOGS_NOTIFICATION, rpcLogs } from '../logs.js';
 import { isRpcError, RPC_CODES } from '../rpc-error.js';
 import { decodeCreate, decodeLookup, decodeOutcome, decodeStatus } from './codec.js';
 
@@ -30,7 +31,7 @@ export interface TasksExtWireOptions {
   readonly listener?: TaskListener;
 }
 
-/** `notifications/tasks` (reference 2.7): a full `DetailedTask`; other methods (logs, say) are not ours. */
+/** `notifications/tasks` (reference 2.7): a full `DetailedTask`; other methods (logs, say) are not status. */
 export function taskNotification(
   method: string,
   params: Record<string, unknown>,
@@ -118,9 +119,19 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
               const pushed = taskNotification(method, params);
               if (pushed !== null) listener(pushed.taskId, pushed.status);
             }),
+          // Our log push on a listen stream that asked for it (`watchLogs`): a hint to read by cursor.
+          onLogsHint: (listener: (taskId: string) => void) =>
+            options.onNotification!((method, params) => {
+              if (method === LOGS_NOTIFICATION && typeof params.taskId === 'string') listener(params.taskId);
+            }),
         }),
 
-    ...(options.listener === undefined ? {} : { watchTask: (taskId: string) => options.listener!.watch(taskId) }),
+    ...(options.listener === undefined
+      ? {}
+      : {
+          watchTask: (taskId: string) => options.listener!.watch(taskId),
+          watchLogs: (taskId: string) => options.listener!.watch(taskId, { logs: true }),
+        }),
     logs: (taskId, request, signal) => rpcLogs(channel, taskId, request, signal),
 
     close: async () => {
