@@ -3,8 +3,9 @@
  * `tasks/get` on the fast path (issue 14), read from `/proc/PID/stat` (user + system ticks) around
  * a 16-client burst on the bench server (`bench/servers/terminus.ts`, SQLite, 2026-07-28 Tasks
  * extension), and the same for the floor (`bench/servers/floor.ts`). CPU time is what a loaded
- * machine distorts least; the clients run in this process, so their CPU is not counted. Medians of
- * `--rounds`, the load average at start and end printed.
+ * machine distorts least. The clients run in this process; their CPU per request is printed apart
+ * (`process.cpuUsage`), as it competes with the server's on 2 cores. Medians of `--rounds`, the
+ * load average at start and end printed.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -62,8 +63,8 @@ async function call(url: string, id: number, method: string, params: Record<stri
   return message.result;
 }
 
-/** Server CPU us per `tasks/get` over one 16-client burst (after a warm-up burst). */
-async function measure(server: RunningServer, modern: boolean): Promise<number> {
+/** Server and client (this process) CPU us per `tasks/get` over one 16-client burst (after a warm-up burst). */
+async function measure(server: RunningServer, modern: boolean): Promise<{ server: number; client: number }> {
   let gets: (() => Promise<unknown>)[];
   if (modern) {
     gets = await Promise.all(
@@ -89,8 +90,10 @@ async function measure(server: RunningServer, modern: boolean): Promise<number> 
   };
   await burst(2_000);
   const before = cpuUs(server.child.pid!);
+  const client = process.cpuUsage();
   await burst(REQUESTS);
-  return (cpuUs(server.child.pid!) - before) / REQUESTS;
+  const used = process.cpuUsage(client);
+  return { server: (cpuUs(server.child.pid!) - before) / REQUESTS, client: (used.user + used.system) / REQUESTS };
 }
 
 async function main(): Promise<void> {
@@ -99,12 +102,17 @@ async function main(): Promise<void> {
   await prepareEntries(log);
   const env = await openBenchEnv({ noPostgres: true, log });
   const runs = { fast: [] as number[], floor: [] as number[] };
+  const clients = { fast: [] as number[], floor: [] as number[] };
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
       const fastSpec = env.spec('sqlite', { pollMs: 1000, db: env.freshDb('sqlite', `cpu${round}`) });
-      runs.fast.push(await withServer(fastSpec, 'http', (server) => measure(server, true)));
+      const fast = await withServer(fastSpec, 'http', (server) => measure(server, true));
+      runs.fast.push(fast.server);
+      clients.fast.push(fast.client);
       const floorSpec = env.spec('floor', { pollMs: 1000, db: env.freshDb('floor', `cpu${round}`) });
-      runs.floor.push(await withServer(floorSpec, 'http', (server) => measure(server, false)));
+      const floor = await withServer(floorSpec, 'http', (server) => measure(server, false));
+      runs.floor.push(floor.server);
+      clients.floor.push(floor.client);
       log(
         `round ${round + 1}/${ROUNDS}: fast ${runs.fast.at(-1)!.toFixed(0)} us, floor ${runs.floor.at(-1)!.toFixed(0)} us`,
       );
@@ -119,7 +127,8 @@ async function main(): Promise<void> {
       `load average ${fmt(loadStart)} at start, ${fmt(loadavg())} at end\n` +
       `fast path: ${median(runs.fast).toFixed(0)} us (${runs.fast.map((x) => x.toFixed(0)).join(', ')})\n` +
       `floor:     ${median(runs.floor).toFixed(0)} us (${runs.floor.map((x) => x.toFixed(0)).join(', ')})\n` +
-      `fast / floor CPU: ${(median(runs.fast) / median(runs.floor)).toFixed(2)}x\n`,
+      `fast / floor CPU: ${(median(runs.fast) / median(runs.floor)).toFixed(2)}x\n` +
+      `client CPU per request (the bench's fetch clients): fast path ${median(clients.fast).toFixed(0)} us, floor ${median(clients.floor).toFixed(0)} us\n`,
   );
 }
 
