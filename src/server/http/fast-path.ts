@@ -2,7 +2,6 @@ import type { IncomingMessage } from 'node:http';
 import {
   CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
-  classifyInboundRequest,
   isJsonContentType,
   LOG_LEVEL_META_KEY,
   PROTOCOL_VERSION_META_KEY,
@@ -11,6 +10,7 @@ import {
   type Implementation,
 } from '@modelcontextprotocol/server';
 import { UNAVAILABLE_RETRY_AFTER_MS, UNAVAILABLE_RPC_CODE } from '../wire/retryable.js';
+import { modernRequestRevision } from './modern-request.js';
 
 /**
  * The task-method fast path (issue 14 item 1): a 2026-07-28 `tasks/get` and its siblings answered
@@ -86,17 +86,9 @@ export async function fastAnswer(
   const protocolVersionHeader = header(req, 'mcp-protocol-version');
   const mcpMethodHeader = header(req, 'mcp-method');
   const mcpNameHeader = header(req, 'mcp-name');
-  // The SDK's own classifier (exported for compositions like this one), so the era decision, the
-  // JSON-RPC shape checks, the envelope schema and the header/body cross-checks are its own.
-  const route = classifyInboundRequest({
-    httpMethod: 'POST',
-    body: message,
-    ...(protocolVersionHeader === undefined ? {} : { protocolVersionHeader }),
-    ...(mcpMethodHeader === undefined ? {} : { mcpMethodHeader }),
-    ...(mcpNameHeader === undefined ? {} : { mcpNameHeader }),
-  });
-  if (route.kind !== 'modern' || route.messageKind !== 'request') return undefined;
-  const revision = route.classification.revision;
+  // The SDK classifier's decision (`classifyInboundRequest`: the era, the JSON-RPC shape, the
+  // envelope schema, the header/body cross-checks) in plain code, checked against it differentially.
+  const revision = modernRequestRevision(message, protocolVersionHeader, mcpMethodHeader);
   if (revision === undefined || !MODERN_REVISIONS.includes(revision)) return undefined;
   // validateStandardRequestHeaders (not exported): both headers present and, for the task methods,
   // Mcp-Name equal to params.taskId as sent. Any other spelling (OWS, a base64 sentinel, a
