@@ -65,6 +65,8 @@ export interface Evidence {
   readonly at: number;
   readonly kind:
     | 'submit_lost'
+    // C12: a plain call (no submission key) got no answer: it may have run, and no lookup can tell.
+    | 'plain_call_lost'
     | 'key_lookup_unsupported'
     | 'not_found'
     | 'result_unverifiable'
