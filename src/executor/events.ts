@@ -30,6 +30,8 @@ export type OperationEvent =
   | ({ readonly type: 'submit_sent' } & Stamped)
   | ({ readonly type: 'submit_acked' } & TaskSighting)
   /** Timeout or connection drop before any answer: the task may or may not exist. */
+  /** The adapter is about to call the tool plainly, without the submission key (C12). */
+  | ({ readonly type: 'submit_unkeyed' } & Stamped)
   | ({
       readonly type: 'submit_lost';
       readonly reason: string;

@@ -159,6 +159,12 @@ export interface SubmitRequest {
   readonly inputResponses?: Readonly<Record<string, unknown>>;
   /** MRTR retry: the server's `requestState`, echoed as received. */
   readonly requestState?: string;
+  /**
+   * Called before the adapter sends the call without `submissionKey` (a tool that makes no task): the
+   * adapter MUST await it and send nothing if it rejects. The executor records the fallback first, so
+   * a restart while the plain call is on the wire knows its key proves nothing (C12).
+   */
+  readonly beforeUnkeyed?: () => Promise<void>;
 }
 
 /** One client wire adapter. Every method takes a signal; aborting it is a local stop, never a cancel (C9). */

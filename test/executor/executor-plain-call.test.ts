@@ -93,4 +93,57 @@ describe('C12: the answer to a plain call is lost', () => {
       await proxy.close();
     }
   }, 60_000);
+
+  it('the executor dies while the plain call is on the wire: the restart does not look the unused key up nor resubmit', async () => {
+    const path = join(dir, 'died.db');
+    const node = 'n-plain-died';
+    const base = openSqliteLedger({ path });
+    // The process dies the moment the plain call reaches the server: nothing it does after is written.
+    let dead = false;
+    const ledger = new Proxy(base, {
+      get(target, name, receiver) {
+        const value = Reflect.get(target, name, receiver) as unknown;
+        if (typeof value !== 'function') return value;
+        return (...args: unknown[]) =>
+          dead && (name === 'apply' || name === 'acceptTerminal')
+            ? Promise.reject(new Error('the process died'))
+            : (value as (...a: unknown[]) => unknown).apply(target, args);
+      },
+    });
+    const proxy = await startProxy(server.url, (request) => {
+      if (request.method !== 'tools/call' || keyed(request)) return { kind: 'forward' };
+      dead = true;
+      return { kind: 'drop_response' };
+    });
+    try {
+      const { executor } = await openExecutor(proxy.url, { ledger, wire: 'mcp-tasks-ext' });
+      const handle = await executor.submit({ callNodeId: node, server: 's', tool: 'greet', args: { name: 'y' } });
+      handle.result().catch(() => {});
+      await waitFor(() => dead, 'the plain call to reach the server');
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await executor.close().catch(() => {});
+      await base.close();
+
+      const again = openSqliteLedger({ path });
+      const { executor: second } = await openExecutor(proxy.url, { ledger: again, wire: 'mcp-tasks-ext' });
+      try {
+        for (const h of await second.resume()) h.result().catch(() => {});
+        await waitFor(async () => {
+          const r = await again.loadByCallNode(node);
+          return r !== null && (r.state === 'UNKNOWN' || r.state === 'NEVER_CREATED' || plainCalls(proxy.seen) > 1);
+        }, 'the restarted executor to settle the call');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const record = (await again.loadByCallNode(node))!;
+        expect(plainCalls(proxy.seen), JSON.stringify(record.history)).toBe(1);
+        expect(record.state).toBe('UNKNOWN');
+        expect(record.evidence.map((e) => e.kind)).toEqual(['plain_call_sent', 'plain_call_lost']);
+        expect(proxy.seen.filter((r) => r.method === 'terminus/tasks/lookup')).toHaveLength(0);
+      } finally {
+        await second.close();
+        await again.close();
+      }
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
 });

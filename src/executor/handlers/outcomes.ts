@@ -173,5 +173,7 @@ export function isCompletion(status: WireStatus | undefined): boolean {
  * not verify, or a plain call whose answer was lost. No lookup of the key can settle it.
  */
 export function keyNeverNamedTheCall(record: ToolOperation): boolean {
-  return record.evidence.some((e) => e.kind === 'result_unverifiable' || e.kind === 'plain_call_lost');
+  return record.evidence.some(
+    (e) => e.kind === 'result_unverifiable' || e.kind === 'plain_call_lost' || e.kind === 'plain_call_sent',
+  );
 }

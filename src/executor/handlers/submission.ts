@@ -111,6 +111,13 @@ export function onSubmitLost(d: Draft, ev: EventOf<'submit_lost'>): StepResult {
   return lookUpKey(d.moveTo('SUBMISSION_UNKNOWN'));
 }
 
+/** Recorded before the plain call leaves (C12): a restart while it is on the wire must not look the key up. */
+export function onSubmitUnkeyed(d: Draft, _ev: EventOf<'submit_unkeyed'>): StepResult {
+  if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
+  d.addEvidence('plain_call_sent', 'the tool makes no task: called plainly, without the submission key');
+  return d.done();
+}
+
 export function onSubmitRejected(d: Draft, ev: EventOf<'submit_rejected'>): StepResult {
   if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
   d.addEvidence('submit_rejected', `${ev.code}: ${ev.message}`);

@@ -97,6 +97,7 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
         // refusal proves nothing ran, and the tool is then called plainly, its answer the result (C12).
         if (!isRpcError(error, RPC_CODES.invalidParams) || error.reason !== KEY_NEEDS_TASK) throw error;
         const { _meta: _key, ...plain } = params;
+        await request.beforeUnkeyed?.();
         try {
           return decodeCreate(await channel('tools/call', plain, { signal }));
         } catch (failure) {
