@@ -125,7 +125,7 @@ export function gateReportOf(tally: GateTally, wallMs: number, wireName: SimWire
     // may send can settle it: an expired task's key, a plain call sent without one) is timed to the
     // hand-over; the raw row times it to the series end.
     row(
-      'UNKNOWN reconciliation p99, to settled or handed over',
+      'UNKNOWN reconciliation p99, executor share',
       '< 60 s (our target)',
       `${(p99(unknownOwn) / 1000).toFixed(2)} s (n=${unknownOwn.count}, ${tally.unknownHandedOver} handed to an operator)`,
       p99(unknownOwn) < 60_000,

@@ -1,5 +1,5 @@
 /**
- * The gate's "UNKNOWN reconciliation p99, to settled or handed over" row beside the raw one. The raw
+ * The gate's "UNKNOWN reconciliation p99, executor share" row beside the raw one. The raw
  * row times an UNKNOWN that stays UNKNOWN to the series end; at 10,000 series its p99 (106-170 s) was
  * made of operations the executor handed to an operator on purpose: a task that expired while cut
  * off (its key answers `-32602`, `key_lookup_unsupported`) and a plain call whose answer was lost
@@ -17,7 +17,7 @@ import { summarize, type SeriesSummary } from '../../src/sim/summary.js';
 const SEEDS = Array.from({ length: 100 }, (_, i) => 2_000 + i);
 const FAULTS = ['submit_response_lost', 'not_found_after_expiry', 'drop'] as const;
 const RAW = 'UNKNOWN reconciliation p99';
-const OWN = 'UNKNOWN reconciliation p99, to settled or handed over';
+const OWN = 'UNKNOWN reconciliation p99, executor share';
 
 /** A lost submission is looked up 70 s late: the first lookup waits on a timer instead of going out. */
 const slowLookup: NextFn = (record, event, now, random) => {
@@ -44,7 +44,7 @@ async function run(next?: NextFn): Promise<SeriesSummary[]> {
   return out;
 }
 
-describe('UNKNOWN reconciliation, to settled or handed over', () => {
+describe('UNKNOWN reconciliation, executor share', () => {
   let real: SeriesSummary[];
   beforeAll(async () => {
     real = await run();
