@@ -30,7 +30,14 @@ export type OperationEvent =
   | ({ readonly type: 'submit_sent' } & Stamped)
   | ({ readonly type: 'submit_acked' } & TaskSighting)
   /** Timeout or connection drop before any answer: the task may or may not exist. */
-  | ({ readonly type: 'submit_lost'; readonly reason: string } & Stamped)
+  /** The adapter is about to call the tool plainly, without the submission key (C12). */
+  | ({ readonly type: 'submit_unkeyed' } & Stamped)
+  | ({
+      readonly type: 'submit_lost';
+      readonly reason: string;
+      /** The lost request was a plain call without the submission key: a key lookup proves nothing (C12). */
+      readonly unkeyed?: boolean;
+    } & Stamped)
   /**
    * C12: the server answered the create request with the call's own result (no task). `digest` is
    * `digestOf(payload)` as received, recomputed by `next()`; `valid: false` when `validateResult`

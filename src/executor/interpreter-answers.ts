@@ -58,7 +58,12 @@ export function submitFailed(error: unknown, epoch: number): OperationEvent {
       message: error.message,
     };
   }
-  return { type: 'submit_lost', epoch, reason: error instanceof Error ? error.message : String(error) };
+  return {
+    type: 'submit_lost',
+    epoch,
+    reason: error instanceof Error ? error.message : String(error),
+    ...(error instanceof WireFailure && error.unkeyed ? { unkeyed: true } : {}),
+  };
 }
 
 export function lookupAnswered(answer: KeyLookupAnswer, epoch: number): OperationEvent {

@@ -31,7 +31,7 @@ import { next, type StepResult } from './machine.js';
 import type { ToolOperation } from './operation.js';
 import type { TokenBucket } from './token-bucket.js';
 import { isReceipted } from './transitions.js';
-import type { ClientWire } from './wire-port.js';
+import { WireFailure, type ClientWire } from './wire-port.js';
 
 export interface DriverContext {
   readonly ledger: Ledger;
@@ -390,6 +390,12 @@ export class OperationDriver {
       submissionKey: effect.submissionKey,
       ...(effect.inputResponses === undefined ? {} : { inputResponses: effect.inputResponses }),
       ...(effect.requestState === undefined ? {} : { requestState: effect.requestState }),
+      // C12: recorded before the plain call leaves; if it cannot be, the plain call is not sent.
+      beforeUnkeyed: async () => {
+        const step = await this.dispatch({ type: 'submit_unkeyed', epoch });
+        if (step?.outcome !== 'applied')
+          throw new WireFailure('rejected', 'the plain call could not be recorded first');
+      },
     };
     await this.request(
       (signal) => this.wire.submit(request, signal),

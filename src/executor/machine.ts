@@ -43,6 +43,7 @@ import {
   onSubmitCompleted,
   onSubmitInputRequired,
   onSubmitLost,
+  onSubmitUnkeyed,
   onSubmitRejected,
   onSubmitSent,
 } from './handlers/submission.js';
@@ -80,6 +81,8 @@ export function next(record: ToolOperation, event: OperationEvent, now: number, 
       return onSubmitCompleted(d, event);
     case 'submit_lost':
       return onSubmitLost(d, event);
+    case 'submit_unkeyed':
+      return onSubmitUnkeyed(d, event);
     case 'submit_rejected':
       return onSubmitRejected(d, event);
     case 'key_lookup_found':

@@ -65,6 +65,10 @@ export interface Evidence {
   readonly at: number;
   readonly kind:
     | 'submit_lost'
+    // C12: a plain call (no submission key) got no answer: it may have run, and no lookup can tell.
+    | 'plain_call_lost'
+    // C12: the tool makes no task and is being called plainly: from here on its key names nothing.
+    | 'plain_call_sent'
     | 'key_lookup_unsupported'
     | 'not_found'
     | 'result_unverifiable'

@@ -24,7 +24,9 @@ export type IgnoreReason =
   | 'no_news'
   | 'read_in_flight'
   | 'polling_paused'
-  | 'lookups_exhausted';
+  | 'lookups_exhausted'
+  // C12: the key never named the call (a plain call, a synchronous answer): its lookup settles nothing.
+  | 'key_proves_nothing';
 
 /** Why an event is not valid for the record at all (a caller or interpreter error). */
 export type RejectReason =

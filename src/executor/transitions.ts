@@ -21,7 +21,9 @@ export const TRANSITIONS = {
     // CallToolResult to a call that offered a task): that answer, verified, is the receipt.
     'ACCEPTED',
     // Added (C12): a synchronous answer that fails verification (`validateResult`) cannot be fetched
-    // again (there is no task) and the tool ran: never NEVER_CREATED, left to an operator.
+    // again (there is no task) and the tool ran: never NEVER_CREATED, left to an operator. Also a plain
+    // call (no submission key) whose answer was lost, or on the wire when the executor died: it may
+    // have run and its key names nothing, so no lookup may settle it (`plain_call_lost`).
     'UNKNOWN',
   ],
   WORKING: [

@@ -129,11 +129,16 @@ export class WireFailure extends Error {
   readonly retryAfterMs: number | undefined;
   readonly rpcCode: number | undefined;
   readonly httpStatus: number | undefined;
+  /**
+   * The request went out without the operation's submission key (a plain `tools/call` to a tool that
+   * makes no task): a key lookup cannot tell whether it ran, so a lost answer may be a call that ran (C12).
+   */
+  readonly unkeyed: boolean;
 
   constructor(
     kind: WireFailureKind,
     message: string,
-    options: { retryAfterMs?: number; rpcCode?: number; httpStatus?: number; cause?: unknown } = {},
+    options: { retryAfterMs?: number; rpcCode?: number; httpStatus?: number; cause?: unknown; unkeyed?: boolean } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'WireFailure';
@@ -141,6 +146,7 @@ export class WireFailure extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.rpcCode = options.rpcCode;
     this.httpStatus = options.httpStatus;
+    this.unkeyed = options.unkeyed ?? false;
   }
 }
 
@@ -153,6 +159,12 @@ export interface SubmitRequest {
   readonly inputResponses?: Readonly<Record<string, unknown>>;
   /** MRTR retry: the server's `requestState`, echoed as received. */
   readonly requestState?: string;
+  /**
+   * Called before the adapter sends the call without `submissionKey` (a tool that makes no task): the
+   * adapter MUST await it and send nothing if it rejects. The executor records the fallback first, so
+   * a restart while the plain call is on the wire knows its key proves nothing (C12).
+   */
+  readonly beforeUnkeyed?: () => Promise<void>;
 }
 
 /** One client wire adapter. Every method takes a signal; aborting it is a local stop, never a cancel (C9). */

@@ -89,6 +89,15 @@ export interface SeriesMetrics {
   readonly cancelConfirmOwnMs: readonly number[];
   readonly unknownReconcileMs: readonly number[];
   /**
+   * The same stretches, except that one still UNKNOWN at the series end because the executor handed
+   * it to an operator (`handedOver`: nothing it may send can settle it) is timed to that hand-over,
+   * its last step, instead of to the series end (which only says how long the series ran after it).
+   * A stretch still in doubt that was not handed over is timed to the end as in the raw figure.
+   */
+  readonly unknownReconcileOwnMs?: readonly number[];
+  /** Stretches of `unknownReconcileOwnMs` that ended with the hand-over. */
+  readonly unknownHandedOver?: number;
+  /**
    * On a wire without key lookup: lost submissions the executor listed as UNKNOWN, which only an
    * operator can settle (their time to the listing is in `unknownReconcileMs`).
    */
@@ -140,6 +149,8 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
     .filter((p) => p.fault !== 'stale_epoch')
     .map((p) => ({ from: input.start + p.at, until: input.start + p.at + p.duration }));
   const unknownReconcileMs: number[] = [];
+  const unknownReconcileOwnMs: number[] = [];
+  let unknownHandedOver = 0;
   let unknownByHand = 0;
   const wire = input.wire ?? tasksExtSim;
   const byOp = groupByOp(log.events);
@@ -314,8 +325,16 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       unknownByHand++;
       const doubt = record.history.find((h) => DOUBT.has(h.to));
       const listed = record.history.find((h) => h.to === 'UNKNOWN');
-      if (doubt !== undefined && listed !== undefined) unknownReconcileMs.push(listed.at - doubt.at);
-    } else unknownReconcileMs.push(...doubtTimes(record, now));
+      if (doubt !== undefined && listed !== undefined) {
+        unknownReconcileMs.push(listed.at - doubt.at);
+        unknownReconcileOwnMs.push(listed.at - doubt.at);
+      }
+    } else {
+      unknownReconcileMs.push(...doubtTimes(record, now));
+      const handed = handedOver(record);
+      if (handed) unknownHandedOver++;
+      unknownReconcileOwnMs.push(...doubtTimes(record, handed ? Math.min(now, record.updatedAt) : now));
+    }
   }
 
   // C7: every outbox row traces to the node's one receipt.
@@ -343,6 +362,8 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       cancelConfirmMs,
       cancelConfirmOwnMs,
       unknownReconcileMs,
+      unknownReconcileOwnMs,
+      unknownHandedOver,
       ...(wire.keyLookup ? {} : { unknownByHand }),
       outboxRows: rows.length,
       outboxTraced: traced,
@@ -583,6 +604,31 @@ function coveredWithin(spans: readonly Span[], window: Span): number {
  * entered because the server contradicted itself (C13) is not a doubt to reconcile: it is left for
  * an operator by design, so it is not timed here.
  */
+/**
+ * Evidence after which no request the executor may send settles an UNKNOWN: the server cannot look
+ * the key up (or the task under it is gone: an expired task's key answers `-32602`), the call went out
+ * without its key (C12), the key denies a task the server acknowledged, or a synchronous answer did
+ * not verify. Each is listed for an operator on purpose (README "Executor state machine and ledger").
+ */
+const FOR_AN_OPERATOR = new Set<string>([
+  'key_lookup_unsupported',
+  'plain_call_lost',
+  'never_created_after_ack',
+  'result_unverifiable',
+]);
+
+/**
+ * An operation left UNKNOWN for an operator at the series end: its last evidence is one of
+ * `FOR_AN_OPERATOR`, or it used every reconciling lookup its policy allows. Its last step
+ * (`updatedAt`, never earlier than the hand-over) is when it was handed over.
+ */
+function handedOver(record: ToolOperation): boolean {
+  if (record.state !== 'UNKNOWN') return false;
+  const last = record.evidence.at(-1);
+  if (last !== undefined && FOR_AN_OPERATOR.has(last.kind)) return true;
+  return record.attempts.reconcile >= record.policy.maxReconcileLookups;
+}
+
 function doubtTimes(record: ToolOperation, now: number): number[] {
   const out: number[] = [];
   let since: number | null = null;

@@ -81,6 +81,7 @@ export function gateReportOf(tally: GateTally, wallMs: number, wireName: SimWire
   const cancel = tally.cancel;
   const cancelOwn = tally.cancelOwn;
   const unknown = tally.unknown;
+  const unknownOwn = tally.unknownOwn;
   const series = tally.series;
   const ratio = ideal === 0 ? 1 : polls / ideal;
   const out: GateRow[] = [
@@ -120,6 +121,15 @@ export function gateReportOf(tally: GateTally, wallMs: number, wireName: SimWire
       ),
       target: { threshold: '< 60 s', met: p99(unknown) < 60_000 },
     },
+    // Our target on what the executor controls: an UNKNOWN it handed to an operator (no request it
+    // may send can settle it: an expired task's key, a plain call sent without one) is timed to the
+    // hand-over; the raw row times it to the series end.
+    row(
+      'UNKNOWN reconciliation p99, executor share',
+      '< 60 s (our target)',
+      `${(p99(unknownOwn) / 1000).toFixed(2)} s (n=${unknownOwn.count}, ${tally.unknownHandedOver} handed to an operator)`,
+      p99(unknownOwn) < 60_000,
+    ),
     row(
       'downstream advances traceable to a receipt',
       '100%',

@@ -41,6 +41,12 @@ export const PRINCIPAL = 'alice';
 export interface SeriesHooks {
   readonly next?: NextFn;
   readonly store?: (store: TaskStore, facts: ServerFacts) => TaskStore;
+  /**
+   * Called once with the series' virtual clock, which every part of the series reaches (scopes,
+   * timers, the server, the clients): a test holds it weakly to prove the series is unreachable
+   * after its end (flat gate memory, `test/sim/memory.test.ts`).
+   */
+  readonly held?: (clock: object) => void;
 }
 
 export interface SeriesOptions {
@@ -74,6 +80,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   const { seed } = options;
   const random = seriesRandom(seed);
   const clock = new VirtualClock();
+  options.hooks?.held?.(clock);
   const start = clock.now();
   const trace = new Trace(() => clock.now(), options.keepTrace ?? false);
   const facts = newServerFacts();

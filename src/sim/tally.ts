@@ -63,6 +63,9 @@ export class GateTally {
   readonly cancel = new MsHistogram();
   readonly cancelOwn = new MsHistogram();
   readonly unknown = new MsHistogram();
+  /** UNKNOWN stretches with a hand-over to an operator timed to the hand-over (`unknownReconcileOwnMs`). */
+  readonly unknownOwn = new MsHistogram();
+  unknownHandedOver = 0;
   readonly byInvariant = new Map<string, number>();
   readonly faults = new Map<string, number>();
   readonly states = new Map<string, number>();
@@ -92,6 +95,8 @@ export class GateTally {
     for (const ms of m.cancelConfirmMs) this.cancel.add(ms);
     for (const ms of m.cancelConfirmOwnMs) this.cancelOwn.add(ms);
     for (const ms of m.unknownReconcileMs) this.unknown.add(ms);
+    for (const ms of m.unknownReconcileOwnMs ?? []) this.unknownOwn.add(ms);
+    this.unknownHandedOver += m.unknownHandedOver ?? 0;
     this.unknownByHand += m.unknownByHand ?? 0;
     for (const [f, n] of Object.entries(s.faultsFired)) bump(this.faults, f, n ?? 0);
     for (const [st, n] of Object.entries(s.statesReached)) bump(this.states, st, n);

@@ -98,6 +98,8 @@ export function toUnknown(
 /** Issues a key lookup from UNKNOWN if the policy allows another; returns whether it did. */
 export function reconcileByKey(d: Draft): boolean {
   if (d.record.attempts.reconcile >= d.record.policy.maxReconcileLookups) return false;
+  // C12: a call that ran (or may have) without its key: the lookup could only say "never created".
+  if (d.record.taskId === null && keyNeverNamedTheCall(d.record)) return false;
   d.countAttempt('reconcile').countAttempt('lookup');
   d.emit({ type: 'lookup_key', submissionKey: d.record.submissionKey });
   return true;
@@ -164,4 +166,14 @@ export function isStaleServerEpoch(record: ToolOperation, seen: number | undefin
 
 export function isCompletion(status: WireStatus | undefined): boolean {
   return status === 'completed' || status === 'failed';
+}
+
+/**
+ * The call ran, or may have run, without its key ever naming it (C12): a synchronous answer that did
+ * not verify, or a plain call whose answer was lost. No lookup of the key can settle it.
+ */
+export function keyNeverNamedTheCall(record: ToolOperation): boolean {
+  return record.evidence.some(
+    (e) => e.kind === 'result_unverifiable' || e.kind === 'plain_call_lost' || e.kind === 'plain_call_sent',
+  );
 }

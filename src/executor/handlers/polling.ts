@@ -24,6 +24,7 @@ import {
   closeRound,
   isCompletion,
   isStaleServerEpoch,
+  keyNeverNamedTheCall,
   lateEffect,
   maxEpoch,
   observeTerminal,
@@ -311,6 +312,15 @@ function resume(d: Draft): StepResult {
   switch (r.state) {
     case 'SUBMITTING':
       if (r.attempts.submit === 0) return d.emit({ type: 'send_submit', submissionKey: r.submissionKey }).done();
+      // C12: the call went out plainly, without the key: it may have run and no lookup can tell.
+      if (r.taskId === null && keyNeverNamedTheCall(r)) {
+        return toUnknown(
+          d,
+          'plain_call_lost',
+          'restarted while a plain call (no submission key) was on the wire: it may have run; not resubmitted',
+          false,
+        );
+      }
       // The submission may have reached the server: only the key can tell (C5).
       d.addEvidence('submit_lost', 'restarted after the submission was sent');
       d.moveTo('SUBMISSION_UNKNOWN').clearWake();

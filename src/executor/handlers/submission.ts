@@ -8,7 +8,7 @@ import { isSettled } from '../transitions.js';
 import { ignored, rejected, type Draft, type StepResult } from '../step.js';
 import { digestOf } from '../../core/digest.js';
 import { awaitDeadline } from './input.js';
-import { acceptanceOf, rediscovered, toUnknown } from './outcomes.js';
+import { acceptanceOf, keyNeverNamedTheCall, rediscovered, toUnknown } from './outcomes.js';
 
 export function onSubmitSent(d: Draft, _ev: EventOf<'submit_sent'>): StepResult {
   if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
@@ -101,8 +101,21 @@ function retryWithReplies(d: Draft): StepResult {
 
 export function onSubmitLost(d: Draft, ev: EventOf<'submit_lost'>): StepResult {
   if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
+  if (ev.unkeyed === true) {
+    // C12: the key was never sent with this call, so its lookup would say "never created" for a call
+    // that may have run; sending it again may run it twice. Only an operator can settle it.
+    const detail = `the tool was called plainly, without a submission key, and its answer was lost (${ev.reason}): it may have run; not resubmitted`;
+    return toUnknown(d, 'plain_call_lost', detail, false);
+  }
   d.addEvidence('submit_lost', ev.reason);
   return lookUpKey(d.moveTo('SUBMISSION_UNKNOWN'));
+}
+
+/** Recorded before the plain call leaves (C12): a restart while it is on the wire must not look the key up. */
+export function onSubmitUnkeyed(d: Draft, _ev: EventOf<'submit_unkeyed'>): StepResult {
+  if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
+  d.addEvidence('plain_call_sent', 'the tool makes no task: called plainly, without the submission key');
+  return d.done();
 }
 
 export function onSubmitRejected(d: Draft, ev: EventOf<'submit_rejected'>): StepResult {
@@ -127,9 +140,10 @@ export function onKeyLookupNeverCreated(d: Draft, _ev: EventOf<'key_lookup_never
     return d.moveTo('NOT_FOUND_SAFE').emit({ type: 'offer_resubmit', priorSubmissionKey: submissionKey }).done();
   }
   if (state !== 'UNKNOWN') return lateAnswer(d);
-  // A synchronous answer that did not verify (C12) proves the call ran, whatever the key says.
-  const ran = d.base.evidence.some((e) => e.kind === 'result_unverifiable');
-  if (taskId === null && !ran) return d.moveTo('NEVER_CREATED').done();
+  // A synchronous answer that did not verify (C12) proves the call ran, whatever the key says; a lost
+  // plain call may have run without the key: "never created" proves nothing about either.
+  if (taskId === null && keyNeverNamedTheCall(d.base)) return ignored(d.base, 'key_proves_nothing');
+  if (taskId === null) return d.moveTo('NEVER_CREATED').done();
   // The server once acknowledged a task under this key: "never created" contradicts it (lost server
   // state?). Resubmitting could run the call twice, so the doubt stays with the operator.
   const evidence = d.addEvidence('never_created_after_ack', `key lookup denies acknowledged task ${taskId}`);

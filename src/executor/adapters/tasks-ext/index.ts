@@ -58,6 +58,24 @@ async function onTask<T>(call: () => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * A failed plain call (no submission key): a definitive refusal stays one (nothing ran); any other
+ * failure is marked `unkeyed`, since the key the executor would look up was never sent with it (C12).
+ */
+function unkeyed(failure: unknown): unknown {
+  if (failure instanceof WireFailure && (failure.kind === 'rejected' || failure.kind === 'not_found')) return failure;
+  const kind = failure instanceof WireFailure ? failure.kind : 'lost';
+  const message = failure instanceof Error ? failure.message : String(failure);
+  return new WireFailure(kind, message, {
+    cause: failure,
+    unkeyed: true,
+    ...(failure instanceof WireFailure && failure.retryAfterMs !== undefined
+      ? { retryAfterMs: failure.retryAfterMs }
+      : {}),
+    ...(failure instanceof WireFailure && failure.httpStatus !== undefined ? { httpStatus: failure.httpStatus } : {}),
+  });
+}
+
 /** @example const wire = createTasksExtWire({ channel: connection.request }); */
 export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
   const { channel } = options;
@@ -80,7 +98,12 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
         // refusal proves nothing ran, and the tool is then called plainly, its answer the result (C12).
         if (!isRpcError(error, RPC_CODES.invalidParams) || error.reason !== KEY_NEEDS_TASK) throw error;
         const { _meta: _key, ...plain } = params;
-        return decodeCreate(await channel('tools/call', plain, { signal }));
+        await request.beforeUnkeyed?.();
+        try {
+          return decodeCreate(await channel('tools/call', plain, { signal }));
+        } catch (failure) {
+          throw unkeyed(failure);
+        }
       }
     },
 
