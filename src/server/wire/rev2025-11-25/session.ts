@@ -7,8 +7,10 @@ import {
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../../../core/ports.js';
+import type { FastMethod } from '../../http/fast-path.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
 import { DEFAULT_LIMITS, limitResponse } from '../../limits.js';
+import type { LegacyFastLeg } from '../adapter.js';
 import { isRecord } from './decode.js';
 import { createStatusNotifier } from './notifier.js';
 import { attachSession } from './session-hooks.js';
@@ -35,6 +37,8 @@ export interface LegacySessionLeg {
   close(): Promise<void>;
   /** Open sessions, for operators and tests. */
   readonly size: number;
+  /** Set when the leg was given `fastMethods`: what the HTTP fast path may answer on its sessions. */
+  readonly fast?: LegacyFastLeg;
 }
 
 export interface LegacySessionLegOptions {
@@ -51,6 +55,8 @@ export interface LegacySessionLegOptions {
   readonly idleMs?: number;
   /** Sessions open at once; one more `initialize` is answered 503 with Retry-After. 1000. */
   readonly maxSessions?: number;
+  /** The handlers the HTTP fast path may run on a session (`legacyFastMethods`); none: no fast path. */
+  readonly fastMethods?: ReadonlyMap<string, FastMethod>;
 }
 
 const DEFAULT_IDLE_MS = 3_600_000;
@@ -62,6 +68,8 @@ interface Session {
   readonly server: Server;
   readonly principal: string | undefined;
   readonly close: () => void;
+  /** Request ids the transport has dispatched and not answered (`trackInFlight`). */
+  readonly inFlight: Map<string | number, number>;
   lastSeen: number;
 }
 
@@ -118,6 +126,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
         notifier.close();
         if (id !== undefined) sessions.delete(id);
       },
+      inFlight: new Map(),
       lastSeen: Date.now(),
     };
     session.transport.onclose = session.close;
@@ -132,6 +141,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     try {
       await server.connect(session.transport);
       cancels.intercept(session.transport);
+      trackInFlight(session.transport, session.inFlight);
       return await session.transport.handleRequest(request, {
         parsedBody,
         ...(authInfo === undefined ? {} : { authInfo }),
@@ -182,6 +192,55 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     get size() {
       return sessions.size;
     },
+    ...(options.fastMethods === undefined
+      ? {}
+      : {
+          fast: {
+            methods: options.fastMethods,
+            claim(sessionId, clientId, requestId) {
+              const session = sessions.get(sessionId);
+              if (session === undefined || session.principal !== clientId || session.inFlight.has(requestId))
+                return false;
+              session.lastSeen = Date.now();
+              return true;
+            },
+          },
+        }),
+  };
+}
+
+/**
+ * Counts the requests `transport` dispatched and has not answered, by id. A request whose id is
+ * still in flight makes the SDK transport re-map that id to the new stream (the first one is then
+ * never answered); the fast path must not answer around that, so it leaves such a request to the
+ * SDK. An id leaves when its response is sent, or when `notifications/cancelled` names it (the
+ * SDK aborts that handler and never answers it), so the map holds only live requests.
+ */
+function trackInFlight(
+  transport: WebStandardStreamableHTTPServerTransport,
+  inFlight: Map<string | number, number>,
+): void {
+  const done = (id: unknown): void => {
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    const count = inFlight.get(id) ?? 0;
+    if (count <= 1) inFlight.delete(id);
+    else inFlight.set(id, count - 1);
+  };
+  const inner = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+    if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) {
+      inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
+    } else if (method === 'notifications/cancelled') {
+      done(params?.requestId);
+    }
+    inner?.(message, extra);
+  };
+  const send = transport.send.bind(transport);
+  transport.send = (message, options) => {
+    const { id, method } = message as { id?: unknown; method?: unknown };
+    if (method === undefined) done(id);
+    return send(message, options);
   };
 }
 
