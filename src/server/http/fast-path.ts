@@ -236,6 +236,67 @@ export async function fastSessionAnswer(
 }
 
 /**
+ * The JSON-RPC answer to `message` on a connection pinned to `era` (stdio: `stdio-fast.ts`), if
+ * the fast path may give it, else `undefined` (deliver it to the SDK). The same rungs as over
+ * HTTP without the headers: one ordinary request (the four members, an integer or string id) of a
+ * fast method; on the modern era the SDK's classifier must route the body to revision 2026-07-28
+ * (the JSON-RPC shape and the envelope `checkInboundEnvelope` reads again), and the result is
+ * encoded as the 2026 codec does; on the legacy era params must be absent or an object, and the
+ * result goes out as the handler made it. Errors as `Protocol._onrequest` sends them.
+ */
+export function fastRpcAnswer(
+  message: unknown,
+  methods: ReadonlyMap<string, FastMethod>,
+  era: 'modern' | 'legacy',
+  serverInfo: Implementation,
+): Promise<Record<string, unknown>> | undefined {
+  if (!isRecord(message) || typeof message.method !== 'string') return undefined;
+  const method = methods.get(message.method);
+  if (method === undefined) return undefined;
+  const { id, params } = message;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  if (message.jsonrpc !== '2.0' || Object.keys(message).some((key) => !REQUEST_MEMBERS.has(key))) return undefined;
+  const rpcId = id as string | number;
+  if (era === 'legacy') {
+    if (params !== undefined && !isRecord(params)) return undefined;
+    return rpcCall(method, params ?? {}, { mcpReq: {} }, rpcId, (result) => result);
+  }
+  if (!isRecord(params)) return undefined;
+  const route = classifyInboundRequest({ httpMethod: 'POST', body: message });
+  if (route.kind !== 'modern' || route.messageKind !== 'request') return undefined;
+  const revision = route.classification.revision;
+  if (revision === undefined || !MODERN_REVISIONS.includes(revision)) return undefined;
+  const { handlerParams, context } = lift(params, undefined);
+  return rpcCall(method, handlerParams, context, rpcId, (result) => encodeResult(result, serverInfo));
+}
+
+/** Runs one handler; its result or error as the JSON-RPC response `Protocol._onrequest` sends. */
+async function rpcCall(
+  method: FastMethod,
+  params: Record<string, unknown>,
+  context: FastContext,
+  id: string | number,
+  encode: (result: Record<string, unknown>) => Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  try {
+    return { result: encode(await method(params, context)), jsonrpc: '2.0', id };
+  } catch (error) {
+    const thrown = error as { code?: unknown; message?: unknown; data?: unknown };
+    const raw = Number.isSafeInteger(thrown.code) ? (thrown.code as number) : -32603;
+    return {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        // Both codecs' encodeErrorCode: the retired -32002 travels as -32602.
+        code: raw === -32002 ? -32602 : raw,
+        message: (thrown.message as string | undefined) ?? 'Internal error',
+        ...(thrown.data !== undefined ? { data: thrown.data } : {}),
+      },
+    };
+  }
+}
+
+/**
  * `liftWireOnlyMaterial` + the context `Protocol._onrequest` builds: the envelope keys leave
  * `_meta` (which goes when empty), `inputResponses` and `requestState` leave `params`.
  */

@@ -49,6 +49,8 @@ export interface RawRpcMessage {
  * - `fastMethods` are methods the HTTP fast path may answer without the SDK (`http/fast-path.ts`),
  *   by name, each the very handler `install` registers; the fast path sends to the SDK whatever it
  *   cannot vouch for.
+ * - `legacyFastMethods` are the same for the legacy era, where the era is a property of the
+ *   connection (a 2025-11-25 HTTP session, a stdio connection pinned to the legacy era).
  * - `legacyHttp` serves 2025-era HTTP traffic instead of the SDK's stateless leg (the server routes
  *   it with the SDK's `isLegacyRequest`); the 2025-11-25 wire uses it for a sessionful leg (side
  *   channel, status notifications). At most one wire provides it.
@@ -61,6 +63,7 @@ export interface WireAdapter {
   precheck?(message: RawRpcMessage, context: PrecheckContext): Response | undefined | Promise<Response | undefined>;
   routes?(deps: WireDeps): readonly HttpRoute[];
   fastMethods?(deps: WireDeps): ReadonlyMap<string, FastMethod>;
+  legacyFastMethods?(deps: WireDeps): ReadonlyMap<string, FastMethod>;
   legacyHttp?(factory: McpServerFactory, deps: WireDeps): LegacyHttpLeg;
 }
 

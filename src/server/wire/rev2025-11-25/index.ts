@@ -62,6 +62,7 @@ export function createRev20251125Wire(options: Rev20251125Options = {}): WireAda
       };
       installTaskMethods(server, deps);
     },
+    legacyFastMethods,
     legacyHttp: (factory, deps) =>
       createLegacySessionLeg({
         factory,
