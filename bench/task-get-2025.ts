@@ -104,7 +104,8 @@ async function main(): Promise<void> {
     const med = (key: string, field: keyof Sample): number => median((samples.get(key) ?? []).map((s) => s[field]));
     const range = (key: string, field: keyof Sample): string => {
       const xs = (samples.get(key) ?? []).map((s) => s[field]);
-      return `${fmt(Math.min(...xs), 3)}-${fmt(Math.max(...xs), 3)}`;
+      const digits = field === 'p50Ms' ? 3 : 0;
+      return `${fmt(Math.min(...xs), digits)}-${fmt(Math.max(...xs), digits)}`;
     };
     const out = [
       `tasks/get on the 2025-11-25 wire, ${ROUNDS} rounds interleaved, medians (range); ${GETS} sequential gets, ${BURST} at ${WIDTH} in flight`,
