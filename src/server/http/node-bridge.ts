@@ -182,9 +182,9 @@ export function writeEventAnswer(
   headers: Readonly<Record<string, string>>,
   body: string,
 ): void {
+  // Corked so the head, the chunk and the terminating chunk leave together; end() uncorks.
   res.cork();
   res.writeHead(status, '', headers);
   res.write(body);
   res.end();
-  process.nextTick(() => res.uncork());
 }
