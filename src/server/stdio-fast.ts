@@ -1,5 +1,6 @@
 import { McpServer, Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
 import { fastRpcAnswer, type FastMethod } from './http/fast-path.js';
+import { trackInFlight, type InFlight } from './in-flight.js';
 import type { Era, WireAdapter, WireDeps } from './wire/adapter.js';
 
 /**
@@ -68,36 +69,16 @@ function hookConnect(
 type Answerer = (message: unknown, classified: boolean) => Promise<Record<string, unknown>> | undefined;
 
 /**
- * Wraps the channel's `onmessage` (set by `Protocol.connect`) and `send`. A request whose id is
- * still in flight on the connection goes to the SDK: its dispatch re-maps that id (its abort
- * controller), which an answer around it would not reproduce. Ids leave when answered, or when
- * `notifications/cancelled` names them (the SDK aborts that handler and never answers it).
+ * Wraps the channel's `onmessage` (set by `Protocol.connect`): an answerable request is answered
+ * through the channel's `send`, anything else goes on to the SDK. The in-flight count wraps this
+ * in turn, so it has counted the request being dispatched: a count over 1 is an id still in
+ * flight, which goes to the SDK (`trackInFlight`).
  */
 function intercept(transport: Transport, answer: Answerer): void {
-  const inFlight = new Map<string | number, number>();
-  const done = (id: unknown): void => {
-    if (typeof id !== 'string' && typeof id !== 'number') return;
-    const count = inFlight.get(id) ?? 0;
-    if (count <= 1) inFlight.delete(id);
-    else inFlight.set(id, count - 1);
-  };
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    const { id, method } = message as { id?: unknown; method?: unknown };
-    if (method === undefined) done(id);
-    return send(message, options);
-  };
   const inner = transport.onmessage;
   transport.onmessage = (message, extra) => {
-    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
-    const isRequest = typeof method === 'string' && (typeof id === 'string' || typeof id === 'number');
-    if (!isRequest) {
-      if (method === 'notifications/cancelled') done(params?.requestId);
-      inner?.(message, extra);
-      return;
-    }
-    const free = !inFlight.has(id);
-    inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
+    const { id } = message as { id?: unknown };
+    const free = (typeof id === 'string' || typeof id === 'number') && inFlight.count(id) === 1;
     const quick = free ? answer(message, extra?.classification !== undefined) : undefined;
     if (quick === undefined) {
       inner?.(message, extra);
@@ -108,4 +89,6 @@ function intercept(transport: Transport, answer: Answerer): void {
       (error: unknown) => transport.onerror?.(error instanceof Error ? error : new Error(String(error))),
     );
   };
+  // Installed over the interceptor, so it has counted a request before the interceptor sees it.
+  const inFlight: InFlight = trackInFlight(transport);
 }

@@ -9,6 +9,7 @@ import {
 import type { Logger } from '../../../core/ports.js';
 import type { FastMethod } from '../../http/fast-path.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
+import { trackInFlight, type InFlight } from '../../in-flight.js';
 import { DEFAULT_LIMITS, limitResponse } from '../../limits.js';
 import type { LegacyFastLeg } from '../adapter.js';
 import { isRecord } from './decode.js';
@@ -68,8 +69,8 @@ interface Session {
   readonly server: Server;
   readonly principal: string | undefined;
   readonly close: () => void;
-  /** Request ids the transport has dispatched and not answered (`trackInFlight`). */
-  readonly inFlight: Map<string | number, number>;
+  /** Requests the transport has dispatched and not answered (set once connected). */
+  inFlight: InFlight | undefined;
   lastSeen: number;
 }
 
@@ -126,7 +127,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
         notifier.close();
         if (id !== undefined) sessions.delete(id);
       },
-      inFlight: new Map(),
+      inFlight: undefined,
       lastSeen: Date.now(),
     };
     session.transport.onclose = session.close;
@@ -141,7 +142,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     try {
       await server.connect(session.transport);
       cancels.intercept(session.transport);
-      trackInFlight(session.transport, session.inFlight);
+      session.inFlight = trackInFlight(session.transport);
       return await session.transport.handleRequest(request, {
         parsedBody,
         ...(authInfo === undefined ? {} : { authInfo }),
@@ -199,48 +200,13 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
             methods: options.fastMethods,
             claim(sessionId, clientId, requestId) {
               const session = sessions.get(sessionId);
-              if (session === undefined || session.principal !== clientId || session.inFlight.has(requestId))
-                return false;
+              if (session === undefined || session.principal !== clientId) return false;
+              if (session.inFlight === undefined || session.inFlight.count(requestId) > 0) return false;
               session.lastSeen = Date.now();
               return true;
             },
           },
         }),
-  };
-}
-
-/**
- * Counts the requests `transport` dispatched and has not answered, by id. A request whose id is
- * still in flight makes the SDK transport re-map that id to the new stream (the first one is then
- * never answered); the fast path must not answer around that, so it leaves such a request to the
- * SDK. An id leaves when its response is sent, or when `notifications/cancelled` names it (the
- * SDK aborts that handler and never answers it), so the map holds only live requests.
- */
-function trackInFlight(
-  transport: WebStandardStreamableHTTPServerTransport,
-  inFlight: Map<string | number, number>,
-): void {
-  const done = (id: unknown): void => {
-    if (typeof id !== 'string' && typeof id !== 'number') return;
-    const count = inFlight.get(id) ?? 0;
-    if (count <= 1) inFlight.delete(id);
-    else inFlight.set(id, count - 1);
-  };
-  const inner = transport.onmessage;
-  transport.onmessage = (message, extra) => {
-    const { id, method, params } = message as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
-    if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) {
-      inFlight.set(id, (inFlight.get(id) ?? 0) + 1);
-    } else if (method === 'notifications/cancelled') {
-      done(params?.requestId);
-    }
-    inner?.(message, extra);
-  };
-  const send = transport.send.bind(transport);
-  transport.send = (message, options) => {
-    const { id, method } = message as { id?: unknown; method?: unknown };
-    if (method === undefined) done(id);
-    return send(message, options);
   };
 }
 
