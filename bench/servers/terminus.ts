@@ -94,7 +94,7 @@ const server = createTerminusServer({ engine: registry.guard(engine), wires: reg
 
 let close: () => Promise<void>;
 if (values.transport === 'stdio') {
-  const stdio = server.serveStdio({ limits: NO_RATE_LIMITS });
+  const stdio = server.serveStdio({ limits: NO_RATE_LIMITS, fastPath: values['no-fast-path'] !== true });
   close = () => stdio.close();
 } else {
   const http = await server.serveHttp({

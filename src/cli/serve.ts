@@ -40,6 +40,8 @@ interface ServeFlags extends AuthFlags {
   readonly allowedOrigin: string[];
   /** false with --no-runner: serve only; `terminus worker` processes run the tools. */
   readonly runner: boolean;
+  /** false with --no-fast-path: every task-method request through the SDK (issue 14 differential tests). */
+  readonly fastPath: boolean;
   readonly fullIntegrityCheck: boolean;
   readonly maxSessions: number;
   readonly maxListenStreams: number;
@@ -108,6 +110,10 @@ export function registerServe(program: Command): void {
       [],
     )
     .option('--no-runner', 'serve only: run no tools here (start `terminus worker` processes on the same --db)')
+    .option(
+      '--no-fast-path',
+      'send every task-method request through the SDK (no fast path; to compare answers and costs)',
+    )
     .option('--full-integrity-check', 'SQLite: run integrity_check at start instead of quick_check (slower)', false)
     .option('--max-sessions <n>', 'open 2025-11-25 HTTP sessions at once', count, DEFAULT_LIMITS.maxSessions)
     .option('--max-listen-streams <n>', 'open task listen streams, all callers', count, DEFAULT_LIMITS.maxListenStreams)
@@ -326,6 +332,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   if (flags.stdio) {
     const stdio = server.serveStdio({
       limits: { createsPerMinute: flags.createsPerMinute, pollsPerMinute: flags.pollsPerMinute },
+      fastPath: flags.fastPath,
     });
     close = () => stdio.close();
     logger.info(`terminus serving stdio (db ${opened.label})`);
@@ -334,6 +341,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       .serveHttp({
         host: flags.host,
         port: flags.port,
+        fastPath: flags.fastPath,
         ...(authenticate === undefined ? {} : { authenticate }),
         ...(flags.allowedOrigin.length === 0 ? {} : { allowedOrigins: flags.allowedOrigin }),
         routes: [

@@ -16,6 +16,7 @@ import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
 import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
+import { stdioFastMethods, withStdioFastPath } from './stdio-fast.js';
 
 export interface TerminusServerOptions {
   /** The task engine (`createEngine`): tools, durable tasks, runners. */
@@ -47,6 +48,12 @@ export interface ServeStdioOptions {
   readonly transport?: Transport;
   /** Rate limits of the stdio client (-32029 with `data.retryAfterMs`); default `DEFAULT_LIMITS`. */
   readonly limits?: Partial<Pick<ServerLimits, 'createsPerMinute' | 'pollsPerMinute'>>;
+  /**
+   * Answer the task methods of both eras (the Tasks extension's on a 2026-07-28 connection, the
+   * 2025-11-25 `tasks/get`/`tasks/cancel` on a legacy one) ahead of the SDK's dispatch when every
+   * check it would make is known to pass (`stdio-fast.ts`). Default true; false: all to the SDK.
+   */
+  readonly fastPath?: boolean;
 }
 
 /** An MCP server over a task engine, servable over HTTP and stdio at once. */
@@ -103,6 +110,9 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
     };
 
   const httpDeps: WireDeps = { engine, transport: 'http', preflights, logger };
+  const stdioDeps: WireDeps = { engine, transport: 'stdio', preflights, logger };
+  const stdioFast = (inner: McpServerFactory): McpServerFactory =>
+    withStdioFastPath(inner, stdioFastMethods(wires, stdioDeps), { name, version });
   return {
     engine: options.engine,
     factory,
@@ -128,7 +138,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
         },
       ),
     serveStdio: (stdioOptions = {}) =>
-      sdkServeStdio(factory('stdio'), {
+      sdkServeStdio(stdioOptions.fastPath === false ? factory('stdio') : stdioFast(factory('stdio')), {
         transport: new CallerRates(resolveLimits(stdioOptions.limits)).gateTransport(
           stdioOptions.transport ?? new StdioServerTransport(),
         ),

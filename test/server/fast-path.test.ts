@@ -146,7 +146,11 @@ async function send(url: string, raw: Raw): Promise<Answer> {
  * Only the SDK path builds one (the bridge hands the SDK a `Request`; the fast path answers from
  * the node request), so 0 means the fast path answered and more means the SDK did.
  */
-async function both(raw: Raw, pair: readonly [Side, Side] = [fast, slow]): Promise<[Answer, Answer, number]> {
+async function both(
+  raw: Raw,
+  pair: readonly [Side, Side] = [fast, slow],
+  rawSlow: Raw = raw,
+): Promise<[Answer, Answer, number]> {
   const Original = globalThis.Request;
   let built = 0;
   globalThis.Request = class Counted extends Original {
@@ -158,7 +162,7 @@ async function both(raw: Raw, pair: readonly [Side, Side] = [fast, slow]): Promi
   try {
     const onFast = await send(pair[0].url, raw);
     const sdkOnFast = built;
-    const onSlow = await send(pair[1].url, raw);
+    const onSlow = await send(pair[1].url, rawSlow);
     expect(built, 'the SDK side must have served through the SDK').toBeGreaterThan(sdkOnFast);
     return [onFast, onSlow, sdkOnFast];
   } finally {
@@ -460,5 +464,352 @@ describe('task-method fast path = SDK path (issue 14 item 1)', () => {
       answers.push([onFast.status, onSlow.status]);
     }
     expect(answers.map(([s]) => s)).toEqual([200, 200, 200, 429, 429]);
+  });
+});
+
+// The 2025-11-25 wire is sessionful over HTTP: each side has its own sessions (its own legs), so
+// each request is sent on the side's own session and the answers are compared with each side's
+// session id written as <session> (it is the Mcp-Session-Id header and, unauthenticated, the owner).
+describe('2025-11-25 tasks/get and tasks/cancel on a session: fast path = SDK path (issue 14 item 1)', () => {
+  const LEGACY = '2025-11-25';
+  const ACCEPT = 'application/json, text/event-stream';
+
+  interface Session {
+    readonly side: Side;
+    readonly id: string;
+    readonly token: string | undefined;
+  }
+  /** One session per side for each caller: [fast, slow]. */
+  type Pair = readonly [Session, Session];
+
+  function sessionHeaders(session: Session): Record<string, string> {
+    return {
+      'content-type': 'application/json',
+      accept: ACCEPT,
+      'mcp-protocol-version': LEGACY,
+      'mcp-session-id': session.id,
+      ...(session.token === undefined ? {} : { authorization: `Bearer ${session.token}` }),
+    };
+  }
+
+  async function open(side: Side, token?: string): Promise<Session> {
+    const auth: Record<string, string> = token === undefined ? {} : { authorization: `Bearer ${token}` };
+    const init = await fetch(side.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: ACCEPT, ...auth },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: LEGACY, capabilities: {}, clientInfo: { name: 'fast-path-test', version: '1' } },
+      }),
+    });
+    await init.text();
+    const id = init.headers.get('mcp-session-id');
+    if (init.status !== 200 || id === null) throw new Error(`initialize failed: ${init.status}`);
+    const session = { side, id, token };
+    const initialized = await fetch(side.url, {
+      method: 'POST',
+      headers: sessionHeaders(session),
+      body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+    });
+    await initialized.text();
+    return session;
+  }
+
+  async function pair(token?: string): Promise<Pair> {
+    return [await open(fast, token), await open(slow, token)];
+  }
+
+  /** A 2025-11-25 request on `session`; `change` edits the headers (null removes one). */
+  function legacyRequest(
+    session: Session,
+    method: string,
+    params: unknown,
+    options: { id?: unknown; change?: Record<string, string | null> } = {},
+  ): Raw {
+    const headers = sessionHeaders(session);
+    for (const [k, v] of Object.entries(options.change ?? {})) {
+      if (v === null) delete headers[k];
+      else headers[k] = v;
+    }
+    const body: Record<string, unknown> = { jsonrpc: '2.0', id: 'id' in options ? options.id : 7, method };
+    if (params !== undefined) body.params = params;
+    return { body, headers };
+  }
+
+  function scrub(answer: Answer, session: Session): Answer {
+    const headers = { ...answer.headers };
+    if (headers['mcp-session-id'] === session.id) headers['mcp-session-id'] = '<session>';
+    return { ...answer, headers, body: answer.body.replaceAll(session.id, '<session>') };
+  }
+
+  /** Sends `build(session)` on each side's own session; the answers must match but for the session id. */
+  async function sameOn(sessions: Pair, build: (s: Session) => Raw, expected: Expect): Promise<Answer> {
+    const [onFast, onSlow, sdkOnFast] = await both(build(sessions[0]), [fast, slow], build(sessions[1]));
+    const answer = scrub(onFast, sessions[0]);
+    expect(answer).toEqual(scrub(onSlow, sessions[1]));
+    if (expected === 'fast') expect(sdkOnFast, 'the fast path must answer this without the SDK').toBe(0);
+    else expect(sdkOnFast, 'the fast path must hand this to the SDK').toBeGreaterThan(0);
+    return answer;
+  }
+
+  function events(answer: Answer): Record<string, unknown>[] {
+    return [...answer.body.matchAll(/^data: (.*)$/gm)].map(
+      (m) => JSON.parse(m[1] as string) as Record<string, unknown>,
+    );
+  }
+
+  async function call(
+    session: Session,
+    method: string,
+    params: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const answer = await send(session.side.url, legacyRequest(session, method, params));
+    const message = events(answer)[0] as { result?: Record<string, unknown> } | undefined;
+    if (message?.result === undefined) throw new Error(`no result: ${answer.status} ${answer.body}`);
+    return message.result;
+  }
+
+  async function createLegacyTask(session: Session, tool: string, args: Record<string, unknown>): Promise<string> {
+    const result = await call(session, 'tools/call', { name: tool, arguments: args, task: { ttl: 600_000 } });
+    return (result.task as { taskId: string }).taskId;
+  }
+
+  async function waitLegacy(session: Session, taskId: string, status: string): Promise<void> {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const result = await call(session, 'tasks/get', { taskId });
+      if (result.status === status) return;
+      if (Date.now() > until) throw new Error(`task ${taskId} never ${status}: ${JSON.stringify(result)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  let alice: Pair;
+  let bob: Pair;
+  let anonymous: Pair;
+  let completed: string;
+  let failed: string;
+  let working: string;
+  let parked: string;
+
+  beforeAll(async () => {
+    [alice, bob, anonymous] = [await pair('alice'), await pair('bob'), await pair()];
+    // Owned by auth:alice: the same task is alice's on either side.
+    const [a] = alice;
+    completed = await createLegacyTask(a, 'slow_compute', { seconds: 0 });
+    failed = await createLegacyTask(a, 'protocol_error_job', {});
+    working = await createLegacyTask(a, 'slow_compute', { seconds: 3600 });
+    parked = await createLegacyTask(a, 'confirm_delete', { filename: 'b.txt' });
+    await Promise.all([
+      waitLegacy(a, completed, 'completed'),
+      waitLegacy(a, failed, 'failed'),
+      waitLegacy(a, working, 'working'),
+      waitLegacy(a, parked, 'input_required'),
+    ]);
+  });
+
+  it('tasks/get of every status, any id type the schema takes, unknown params: answered fast, the same SSE event (T-25, T-44)', async () => {
+    for (const taskId of [completed, failed, working, parked]) {
+      const answer = await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId }), 'fast');
+      expect(answer.status).toBe(200);
+      expect(answer.headers['content-type']).toBe('text/event-stream');
+      expect(answer.headers['mcp-session-id']).toBe('<session>');
+      expect(events(answer)).toMatchObject([{ jsonrpc: '2.0', id: 7, result: { taskId } }]);
+    }
+    await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId: completed }, { id: 'a string id' }), 'fast');
+    await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId: completed }, { id: 0 }), 'fast');
+    await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId: completed, unknownField: [1, 2] }), 'fast');
+    await sameOn(
+      alice,
+      (s) =>
+        legacyRequest(s, 'tasks/get', {
+          taskId: completed,
+          _meta: { progressToken: 5, 'io.modelcontextprotocol/related-task': { taskId: 'other' } },
+        }),
+      'fast',
+    );
+    await sameOn(
+      alice,
+      (s) =>
+        legacyRequest(
+          s,
+          'tasks/get',
+          { taskId: completed },
+          { change: { 'content-type': 'application/json; charset=utf-8' } },
+        ),
+      'fast',
+    );
+  });
+
+  it('unknown, foreign, malformed ids and bad params: the same -32602 (S8, T-68, T-73)', async () => {
+    for (const params of [
+      { taskId: 'no-such-task' },
+      { taskId: '' },
+      { taskId: 'x'.repeat(300) },
+      {},
+      { taskId: 7 },
+      { taskId: null },
+    ]) {
+      const answer = await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', params), 'fast');
+      expect(events(answer)).toMatchObject([{ error: { code: -32602 } }]);
+      await sameOn(alice, (s) => legacyRequest(s, 'tasks/cancel', params), 'fast');
+    }
+    await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', undefined), 'fast');
+    // Another principal's task, and an unauthenticated session's view of it: "not found", as unknown.
+    for (const other of [bob, anonymous]) {
+      const answer = await sameOn(other, (s) => legacyRequest(s, 'tasks/get', { taskId: working }), 'fast');
+      expect(events(answer)).toMatchObject([{ error: { code: -32602, data: { reason: 'task_not_found' } } }]);
+      await sameOn(other, (s) => legacyRequest(s, 'tasks/cancel', { taskId: working }), 'fast');
+    }
+    // Params that are not an object, and ids the JSON-RPC schema refuses or we leave to it.
+    await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', 'not an object'), 'sdk');
+    await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', [completed]), 'sdk');
+    for (const id of [null, true, { n: 1 }, 1.5]) {
+      await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId: completed }, { id }), 'sdk');
+    }
+  });
+
+  it("a session-owned task: the session's own scope, on either path", async () => {
+    const tasks = [
+      await createLegacyTask(anonymous[0], 'slow_compute', { seconds: 0 }),
+      await createLegacyTask(anonymous[1], 'slow_compute', { seconds: 0 }),
+    ] as const;
+    await Promise.all([
+      waitLegacy(anonymous[0], tasks[0], 'completed'),
+      waitLegacy(anonymous[1], tasks[1], 'completed'),
+    ]);
+    const [onFast, onSlow, sdkOnFast] = await both(
+      legacyRequest(anonymous[0], 'tasks/get', { taskId: tasks[0] }),
+      [fast, slow],
+      legacyRequest(anonymous[1], 'tasks/get', { taskId: tasks[1] }),
+    );
+    expect(sdkOnFast).toBe(0);
+    const strip = (answer: Answer, session: Session, taskId: string): unknown => {
+      const scrubbed = scrub(answer, session);
+      const [message] = events({ ...scrubbed, body: scrubbed.body.replaceAll(taskId, '<task>') }) as [
+        { result: Record<string, unknown> },
+      ];
+      const { createdAt: _c, lastUpdatedAt: _u, ...rest } = message.result;
+      return { ...scrubbed, body: undefined, result: rest };
+    };
+    expect(strip(onFast, anonymous[0], tasks[0])).toEqual(strip(onSlow, anonymous[1], tasks[1]));
+    // Another unauthenticated session, and alice, cannot see it (the owner is the session).
+    const [other] = await pair();
+    await sameOn([other, anonymous[1]], (s) => legacyRequest(s, 'tasks/get', { taskId: tasks[0] }), 'fast');
+    await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId: tasks[1] }), 'fast');
+  });
+
+  it('tasks/cancel: a live task is cancelled the same way; a terminal one gets the same -32602 (T-62, T-64)', async () => {
+    const [a, b] = [
+      await createLegacyTask(alice[0], 'slow_compute', { seconds: 3600 }),
+      await createLegacyTask(alice[0], 'slow_compute', { seconds: 3600 }),
+    ];
+    await Promise.all([waitLegacy(alice[0], a, 'working'), waitLegacy(alice[0], b, 'working')]);
+    const [onFast, onSlow, sdkOnFast] = await both(
+      legacyRequest(alice[0], 'tasks/cancel', { taskId: a }),
+      [fast, slow],
+      legacyRequest(alice[1], 'tasks/cancel', { taskId: b }),
+    );
+    expect(sdkOnFast).toBe(0);
+    const norm = (answer: Answer, session: Session, taskId: string): unknown => {
+      const scrubbed = scrub(answer, session);
+      const [message] = events({ ...scrubbed, body: scrubbed.body.replaceAll(taskId, '<task>') }) as [
+        { result: Record<string, unknown> },
+      ];
+      const { createdAt: _c, lastUpdatedAt: _u, ...rest } = message.result;
+      return { ...scrubbed, body: undefined, result: rest };
+    };
+    expect(norm(onFast, alice[0], a)).toEqual(norm(onSlow, alice[1], b));
+    expect(events(onFast)).toMatchObject([{ result: { status: 'cancelled' } }]);
+    for (const taskId of [a, completed, failed]) {
+      const answer = await sameOn(alice, (s) => legacyRequest(s, 'tasks/cancel', { taskId }), 'fast');
+      expect(events(answer)).toMatchObject([{ error: { code: -32602, data: { reason: 'already_terminal' } } }]);
+    }
+  });
+
+  it('a store that is unavailable: the same 503 with Retry-After and the same SSE event', async () => {
+    for (const method of ['tasks/get', 'tasks/cancel']) {
+      const answer = await sameOn(alice, (s) => legacyRequest(s, method, { taskId: UNAVAILABLE_ID }), 'fast');
+      expect(answer.status).toBe(503);
+      expect(answer.headers['retry-after']).toBe('1');
+    }
+  });
+
+  it('session and header rungs the SDK owns: unknown, missing, foreign session, version, Accept', async () => {
+    const get = (s: Session, change: Record<string, string | null>): Raw =>
+      legacyRequest(s, 'tasks/get', { taskId: completed }, { change });
+    const unknown = await sameOn(alice, (s) => get(s, { 'mcp-session-id': 'no-such-session' }), 'sdk');
+    expect(unknown.status).toBe(404);
+    await sameOn(alice, (s) => get(s, { 'mcp-session-id': '' }), 'sdk');
+    // No session header: the SDK's stateless leg answers it.
+    await sameOn(alice, (s) => get(s, { 'mcp-session-id': null }), 'sdk');
+    // Alice's session named by bob, and by an anonymous caller: 404, as for an unknown one.
+    const foreign = await sameOn(alice, (s) => get(s, { authorization: 'Bearer bob' }), 'sdk');
+    expect(foreign.status).toBe(404);
+    await sameOn(alice, (s) => get(s, { authorization: null }), 'sdk');
+    // A session that was ended (DELETE): 404.
+    const ended = await pair('alice');
+    for (const s of ended) {
+      const deleted = await fetch(s.side.url, { method: 'DELETE', headers: sessionHeaders(s) });
+      expect(deleted.status).toBe(200);
+    }
+    expect((await sameOn(ended, (s) => get(s, {}), 'sdk')).status).toBe(404);
+    const wrong = await sameOn(alice, (s) => get(s, { 'mcp-protocol-version': '2024-01-01' }), 'sdk');
+    expect(wrong.status).toBe(400);
+    await sameOn(alice, (s) => get(s, { 'mcp-protocol-version': '2026-07-28' }), 'sdk');
+    await sameOn(alice, (s) => get(s, { 'mcp-protocol-version': '2025-06-18' }), 'sdk');
+    await sameOn(alice, (s) => get(s, { 'mcp-protocol-version': null }), 'sdk');
+    expect((await sameOn(alice, (s) => get(s, { accept: 'application/json' }), 'sdk')).status).toBe(406);
+    await sameOn(alice, (s) => get(s, { accept: 'text/event-stream' }), 'sdk');
+  });
+
+  it('an id still in flight on the session (a blocking tasks/result) goes to the SDK, a free one is fast again', async () => {
+    const held = alice.map((s) => {
+      const abort = new AbortController();
+      const raw = legacyRequest(s, 'tasks/result', { taskId: working }, { id: 99 });
+      // Resolves once the SDK has dispatched it (the 200 stream's headers are out); it never ends.
+      const response = fetch(s.side.url, {
+        method: 'POST',
+        headers: raw.headers,
+        body: JSON.stringify(raw.body),
+        signal: abort.signal,
+      });
+      return { abort, response };
+    });
+    try {
+      for (const { response } of held) expect((await response).status).toBe(200);
+      await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId: completed }, { id: 99 }), 'sdk');
+      await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId: completed }, { id: 100 }), 'fast');
+    } finally {
+      for (const { abort } of held) abort.abort();
+    }
+    // The SDK answered that tasks/get on its own stream: the id is free again afterwards.
+    await sameOn(alice, (s) => legacyRequest(s, 'tasks/get', { taskId: completed }, { id: 7 }), 'fast');
+  });
+
+  it('not one ordinary request: notifications, responses, batches, extra members, initialize go to the SDK', async () => {
+    const base = (s: Session): Record<string, unknown> =>
+      legacyRequest(s, 'tasks/get', { taskId: completed }).body as Record<string, unknown>;
+    const on = (s: Session, body: unknown): Raw => ({ body, headers: sessionHeaders(s) });
+    const notification = await sameOn(
+      alice,
+      (s) => {
+        const { id: _id, ...rest } = base(s);
+        return on(s, rest);
+      },
+      'sdk',
+    );
+    expect(notification.status).toBe(202);
+    await sameOn(alice, (s) => on(s, { jsonrpc: '2.0', id: 7, result: {} }), 'sdk');
+    await sameOn(alice, (s) => on(s, { ...base(s), extra: true }), 'sdk');
+    await sameOn(alice, (s) => on(s, { ...base(s), jsonrpc: '1.0' }), 'sdk');
+    await sameOn(alice, (s) => on(s, { ...base(s), method: 'tasks/list' }), 'sdk');
+    await sameOn(alice, (s) => on(s, { ...base(s), method: 'tasks/result', params: { taskId: completed } }), 'sdk');
+    await sameOn(alice, (s) => on(s, '{"jsonrpc":"2.0",'), 'sdk');
+    // Batches are refused at the endpoint before either path (400 on both).
+    const batch = await sameOn(alice, (s) => on(s, [base(s)]), 'sdk');
+    expect(batch.status).toBe(400);
   });
 });

@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  classifyInboundRequest,
   CLIENT_INFO_META_KEY,
   isJsonContentType,
   LOG_LEVEL_META_KEY,
@@ -9,6 +10,7 @@ import {
   type AuthInfo,
   type Implementation,
 } from '@modelcontextprotocol/server';
+import type { LegacyFastLeg } from '../wire/adapter.js';
 import { UNAVAILABLE_RETRY_AFTER_MS, UNAVAILABLE_RPC_CODE } from '../wire/retryable.js';
 import { modernRequestRevision } from './modern-request.js';
 
@@ -47,6 +49,8 @@ export interface FastAnswer {
   readonly status: number;
   readonly headers: Readonly<Record<string, string>>;
   readonly body: string;
+  /** An SSE answer: written chunked, as the SDK path streams it (no `content-length`). */
+  readonly eventStream?: boolean;
 }
 
 /** The revisions `createMcpHandler` serves on its modern leg (SDK 2.4: `SUPPORTED_MODERN_PROTOCOL_VERSIONS`). */
@@ -127,6 +131,161 @@ export async function fastAnswer(
       return json(503, body, { 'retry-after': String(Math.ceil(UNAVAILABLE_RETRY_AFTER_MS / 1000)) });
     }
     return json(code === MISSING_CAPABILITY ? 400 : 200, body);
+  }
+}
+
+/** The legacy revision whose session requests the fast path answers (the sessionful leg's transport accepts it). */
+const SESSION_REVISIONS: readonly string[] = ['2025-11-25'];
+
+/** The top-level members of a JSON-RPC request; any other is left to the SDK's schema. */
+const REQUEST_MEMBERS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/**
+ * The answer to a 2025-11-25 `tasks/get` or `tasks/cancel` on a session of the sessionful leg
+ * (`rev2025-11-25/session.ts`), if the fast path may give it, else `undefined` (send it to the
+ * SDK). It takes a request ONLY when every rung the SDK path climbs is known to pass: the SDK's
+ * classifier routes it to the legacy era as an ordinary request (no `initialize`); the leg knows
+ * the `Mcp-Session-Id`, the caller is the session's principal, and no request of the same id is in
+ * flight there (`LegacyFastLeg.claim`); and the session transport's `handlePostRequest` would pass
+ * it: `Accept` naming both types, a JSON content type, the JSON-RPC schema (only the four members,
+ * an integer or string id, object params), and an `MCP-Protocol-Version` it supports (named
+ * exactly; a request without one is left to the SDK). The answer is what `Protocol._onrequest`
+ * sends through that transport: the 2025 codec leaves the result as the handler made it, the
+ * error code through `encodeErrorCode`, one SSE event on a 200 stream with the transport's headers,
+ * and `asRetryableHttp`'s 503 with `Retry-After` when that event is the unavailable error.
+ */
+export async function fastSessionAnswer(
+  req: IncomingMessage,
+  message: unknown,
+  leg: LegacyFastLeg,
+  authInfo: AuthInfo | undefined,
+): Promise<FastAnswer | undefined> {
+  if (req.method !== 'POST' || !isRecord(message) || typeof message.method !== 'string') return undefined;
+  const method = leg.methods.get(message.method);
+  if (method === undefined) return undefined;
+  const sessionId = header(req, 'mcp-session-id');
+  if (sessionId === undefined || sessionId.length === 0) return undefined;
+  const { id, params } = message;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  if (params !== undefined && !isRecord(params)) return undefined;
+  if (message.jsonrpc !== '2.0' || Object.keys(message).some((key) => !REQUEST_MEMBERS.has(key))) return undefined;
+  const accept = header(req, 'accept');
+  if (accept === undefined || !accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return undefined;
+  }
+  if (!isJsonContentType(req.headers['content-type'])) return undefined;
+  const protocolVersionHeader = header(req, 'mcp-protocol-version');
+  if (protocolVersionHeader === undefined || !SESSION_REVISIONS.includes(protocolVersionHeader)) return undefined;
+  const mcpMethodHeader = header(req, 'mcp-method');
+  const mcpNameHeader = header(req, 'mcp-name');
+  // isLegacyRequest, which routes the request to the leg, is this classifier on the same headers.
+  const route = classifyInboundRequest({
+    httpMethod: 'POST',
+    body: message,
+    protocolVersionHeader,
+    ...(mcpMethodHeader === undefined ? {} : { mcpMethodHeader }),
+    ...(mcpNameHeader === undefined ? {} : { mcpNameHeader }),
+  });
+  if (route.kind !== 'legacy' || route.reason !== 'no-claim') return undefined;
+  if (!leg.claim(sessionId, authInfo?.clientId, id as string | number)) return undefined;
+  let event: Record<string, unknown>;
+  try {
+    const result = await method(params ?? {}, {
+      mcpReq: {},
+      sessionId,
+      ...(authInfo === undefined ? {} : { http: { authInfo } }),
+    });
+    event = { result, jsonrpc: '2.0', id };
+  } catch (error) {
+    const thrown = error as { code?: unknown; message?: unknown; data?: unknown };
+    const raw = Number.isSafeInteger(thrown.code) ? (thrown.code as number) : -32603;
+    event = {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        // The 2025 codec's encodeErrorCode: the retired -32002 travels as -32602.
+        code: raw === -32002 ? -32602 : raw,
+        message: (thrown.message as string | undefined) ?? 'Internal error',
+        ...(thrown.data !== undefined ? { data: thrown.data } : {}),
+      },
+    };
+  }
+  const unavailable = (event.error as { code?: unknown } | undefined)?.code === UNAVAILABLE_RPC_CODE;
+  // The transport's SSE headers, in the order a web `Headers` writes them (sorted by name).
+  const headers: Record<string, string> = {
+    'cache-control': 'no-cache, no-transform',
+    connection: 'keep-alive',
+    'content-type': 'text/event-stream',
+    'mcp-session-id': sessionId,
+    ...(unavailable ? { 'retry-after': String(Math.ceil(UNAVAILABLE_RETRY_AFTER_MS / 1000)) } : {}),
+    'x-accel-buffering': 'no',
+  };
+  return {
+    status: unavailable ? 503 : 200,
+    headers,
+    body: `event: message\ndata: ${JSON.stringify(event)}\n\n`,
+    eventStream: true,
+  };
+}
+
+/**
+ * The JSON-RPC answer to `message` on a connection pinned to `era` (stdio: `stdio-fast.ts`), if
+ * the fast path may give it, else `undefined` (deliver it to the SDK). The same rungs as over
+ * HTTP without the headers: one ordinary request (the four members, an integer or string id) of a
+ * fast method; on the modern era the SDK's classifier must route the body to revision 2026-07-28
+ * (the JSON-RPC shape and the envelope `checkInboundEnvelope` reads again), and the result is
+ * encoded as the 2026 codec does; on the legacy era params must be absent or an object, and the
+ * result goes out as the handler made it. Errors as `Protocol._onrequest` sends them.
+ */
+export function fastRpcAnswer(
+  message: unknown,
+  methods: ReadonlyMap<string, FastMethod>,
+  era: 'modern' | 'legacy',
+  serverInfo: Implementation,
+): Promise<Record<string, unknown>> | undefined {
+  if (!isRecord(message) || typeof message.method !== 'string') return undefined;
+  const method = methods.get(message.method);
+  if (method === undefined) return undefined;
+  const { id, params } = message;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
+  if (message.jsonrpc !== '2.0' || Object.keys(message).some((key) => !REQUEST_MEMBERS.has(key))) return undefined;
+  const rpcId = id as string | number;
+  if (era === 'legacy') {
+    if (params !== undefined && !isRecord(params)) return undefined;
+    return rpcCall(method, params ?? {}, { mcpReq: {} }, rpcId, (result) => result);
+  }
+  if (!isRecord(params)) return undefined;
+  const route = classifyInboundRequest({ httpMethod: 'POST', body: message });
+  if (route.kind !== 'modern' || route.messageKind !== 'request') return undefined;
+  const revision = route.classification.revision;
+  if (revision === undefined || !MODERN_REVISIONS.includes(revision)) return undefined;
+  const { handlerParams, context } = lift(params, undefined);
+  return rpcCall(method, handlerParams, context, rpcId, (result) => encodeResult(result, serverInfo));
+}
+
+/** Runs one handler; its result or error as the JSON-RPC response `Protocol._onrequest` sends. */
+async function rpcCall(
+  method: FastMethod,
+  params: Record<string, unknown>,
+  context: FastContext,
+  id: string | number,
+  encode: (result: Record<string, unknown>) => Record<string, unknown>,
+): Promise<Record<string, unknown>> {
+  try {
+    return { result: encode(await method(params, context)), jsonrpc: '2.0', id };
+  } catch (error) {
+    const thrown = error as { code?: unknown; message?: unknown; data?: unknown };
+    const raw = Number.isSafeInteger(thrown.code) ? (thrown.code as number) : -32603;
+    return {
+      jsonrpc: '2.0',
+      id,
+      error: {
+        // Both codecs' encodeErrorCode: the retired -32002 travels as -32602.
+        code: raw === -32002 ? -32602 : raw,
+        message: (thrown.message as string | undefined) ?? 'Internal error',
+        ...(thrown.data !== undefined ? { data: thrown.data } : {}),
+      },
+    };
   }
 }
 

@@ -203,3 +203,21 @@ export function writeAnswer(
   res.writeHead(status, '', { ...headers, 'content-length': String(bytes.length) });
   res.end(bytes);
 }
+
+/**
+ * Writes a complete SSE answer as `writeWebResponse` streams an event-stream `Response` of one
+ * event: the same headers, chunked (no `content-length`), the event and the end corked into one
+ * socket write.
+ */
+export function writeEventAnswer(
+  res: ServerResponse,
+  status: number,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+): void {
+  // Corked so the head, the chunk and the terminating chunk leave together; end() uncorks.
+  res.cork();
+  res.writeHead(status, '', headers);
+  res.write(body);
+  res.end();
+}

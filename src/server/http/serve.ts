@@ -14,7 +14,7 @@ import type { RequestFacts } from '../../telemetry/http.js';
 import { checkBody, checkHead, defaultAllowedOrigins, refusalResponse, type EdgeRefusal } from './edge.js';
 import type { LegacyHttpLeg, RawRpcMessage } from '../wire/adapter.js';
 import { asRetryableHttp } from '../wire/retryable.js';
-import { fastAnswer, type FastMethod } from './fast-path.js';
+import { fastAnswer, fastSessionAnswer, type FastMethod } from './fast-path.js';
 import {
   abortWhenUnfinished,
   BodyTooLargeError,
@@ -22,6 +22,7 @@ import {
   sendJson,
   webRequestOf,
   writeAnswer,
+  writeEventAnswer,
   writeWebResponse,
   type ReadBody,
 } from './node-bridge.js';
@@ -71,7 +72,8 @@ export interface ServeHttpOptions {
   /**
    * Answer the task methods (`tasks/get`, `tasks/update`, `tasks/cancel`, `terminus/tasks/lookup`
    * of the 2026-07-28 Tasks extension) without the SDK when every check the SDK would make is known
-   * to pass (see `http/fast-path.ts`); anything else still goes to the SDK. Default true; false
+   * to pass (see `http/fast-path.ts`), and the 2025-11-25 `tasks/get` and `tasks/cancel` on a
+   * session of the sessionful leg; anything else still goes to the SDK. Default true; false
    * sends every request to the SDK (the differential test compares the two).
    */
   readonly fastPath?: boolean;
@@ -230,6 +232,14 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
         if (quick !== undefined) {
           writeAnswer(res, quick.status, quick.headers, quick.body);
           return quick.status;
+        }
+        const session =
+          fast === undefined || legacy?.fast === undefined
+            ? undefined
+            : await fastSessionAnswer(req, parsedBody, legacy.fast, authInfo);
+        if (session !== undefined) {
+          writeEventAnswer(res, session.status, session.headers, session.body);
+          return session.status;
         }
       }
       const request = webRequestOf(req, body, signal);

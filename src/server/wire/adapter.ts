@@ -49,6 +49,8 @@ export interface RawRpcMessage {
  * - `fastMethods` are methods the HTTP fast path may answer without the SDK (`http/fast-path.ts`),
  *   by name, each the very handler `install` registers; the fast path sends to the SDK whatever it
  *   cannot vouch for.
+ * - `legacyFastMethods` are the same for the legacy era, where the era is a property of the
+ *   connection (a 2025-11-25 HTTP session, a stdio connection pinned to the legacy era).
  * - `legacyHttp` serves 2025-era HTTP traffic instead of the SDK's stateless leg (the server routes
  *   it with the SDK's `isLegacyRequest`); the 2025-11-25 wire uses it for a sessionful leg (side
  *   channel, status notifications). At most one wire provides it.
@@ -61,6 +63,7 @@ export interface WireAdapter {
   precheck?(message: RawRpcMessage, context: PrecheckContext): Response | undefined | Promise<Response | undefined>;
   routes?(deps: WireDeps): readonly HttpRoute[];
   fastMethods?(deps: WireDeps): ReadonlyMap<string, FastMethod>;
+  legacyFastMethods?(deps: WireDeps): ReadonlyMap<string, FastMethod>;
   legacyHttp?(factory: McpServerFactory, deps: WireDeps): LegacyHttpLeg;
 }
 
@@ -70,4 +73,21 @@ export interface LegacyHttpLeg {
   close(): Promise<void>;
   /** Sessions open now (metrics). */
   readonly size?: number;
+  /** What the HTTP fast path may answer on this leg's sessions (`http/fast-path.ts`, `fastSessionAnswer`). */
+  readonly fast?: LegacyFastLeg;
+}
+
+/**
+ * The sessionful leg as the HTTP fast path sees it: the handlers its sessions' servers run, and the
+ * session state those servers' transports check before they dispatch a request.
+ */
+export interface LegacyFastLeg {
+  /** `tasks/get` and `tasks/cancel`: the very handlers the leg's SDK servers have registered. */
+  readonly methods: ReadonlyMap<string, FastMethod>;
+  /**
+   * True when session `sessionId` would dispatch request `requestId` now: open, opened by
+   * `clientId` (the principal `handle` compares), and no request with that id in flight on it (the
+   * SDK transport would re-map that id's stream). It is then marked seen, as `handle` does.
+   */
+  claim(sessionId: string, clientId: string | undefined, requestId: string | number): boolean;
 }

@@ -1,7 +1,7 @@
 import { ProtocolError, type Server } from '@modelcontextprotocol/server';
 import type { WireAdapter, WireDeps } from '../adapter.js';
 import type { LegacyToolExtension } from './extension.js';
-import { installTaskMethods } from './methods.js';
+import { installTaskMethods, legacyFastMethods } from './methods.js';
 import { createLegacySessionLeg } from './session.js';
 import { callToolLegacy } from './tool-call.js';
 import { listLegacyTools } from './tools-list.js';
@@ -62,12 +62,14 @@ export function createRev20251125Wire(options: Rev20251125Options = {}): WireAda
       };
       installTaskMethods(server, deps);
     },
+    legacyFastMethods,
     legacyHttp: (factory, deps) =>
       createLegacySessionLeg({
         factory,
         engine: deps.engine,
         logger: deps.logger,
         canList: (authInfo) => typeof authInfo?.clientId === 'string' && authInfo.clientId.length > 0,
+        fastMethods: legacyFastMethods(deps),
         ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
         ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
       }),

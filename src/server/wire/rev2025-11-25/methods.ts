@@ -2,7 +2,7 @@ import { ProtocolError, type Server, type ServerContext } from '@modelcontextpro
 import { z } from 'zod';
 import { isTerminusError } from '../../../core/errors.js';
 import { isTerminal } from '../../../core/task.js';
-import { ownerOf } from '../../owner.js';
+import { ownerOf, type OwnerFacts } from '../../owner.js';
 import { decodeLogQuery, encodeLogPage, LOGS_METHOD } from '../../task-logs.js';
 import type { WireDeps } from '../adapter.js';
 import { LIST_PAGE_SIZE, REASONS, RESULT_WAIT_SLICE_MS } from './constants.js';
@@ -21,9 +21,9 @@ import { deliverInputRequests } from './input.js';
 const LOOSE = z.looseObject({});
 const SCHEMAS = { params: LOOSE, result: LOOSE };
 
-type Handler = (params: Record<string, unknown>, ctx: ServerContext) => Promise<Record<string, unknown>>;
+type Handler<C = ServerContext> = (params: Record<string, unknown>, ctx: C) => Promise<Record<string, unknown>>;
 
-function guarded(body: Handler): Handler {
+function guarded<C>(body: Handler<C>): Handler<C> {
   return async (params, ctx) => {
     try {
       return await body(params, ctx);
@@ -44,18 +44,41 @@ export function canList(ctx: Pick<ServerContext, 'http'>, deps: Pick<WireDeps, '
   return typeof clientId === 'string' && clientId.length > 0;
 }
 
+/** What `tasks/get` and `tasks/cancel` read of a request: the owner facts (the SDK context, or the fast path's). */
+type OwnedHandler = Handler<OwnerFacts>;
+
+const getTask = (deps: WireDeps): OwnedHandler =>
+  guarded(async (params, ctx) => {
+    const { taskId } = decodeTaskRef(params);
+    return { ...encodeTask(await deps.engine.get(ownerOf(ctx, deps.transport), taskId)) };
+  });
+
+const cancelTask = (deps: WireDeps): OwnedHandler =>
+  guarded(async (params, ctx) => {
+    const { taskId } = decodeTaskRef(params);
+    const { outcome, task } = await deps.engine.cancel(ownerOf(ctx, deps.transport), taskId);
+    // T-62: a terminal task is refused and keeps its status; T-64: the answer already shows `cancelled`.
+    if (outcome === 'already_terminal') throw alreadyTerminalError(projectStatus(task));
+    return { ...encodeTask(task) };
+  });
+
+/**
+ * `tasks/get` and `tasks/cancel` for the fast paths (HTTP sessions, stdio): the very handlers
+ * `installTaskMethods` registers, so one code path decides every answer whichever path delivered
+ * the request. Each reads only `params.taskId` and the owner facts (`ownerOf`).
+ */
+export function legacyFastMethods(deps: WireDeps): ReadonlyMap<string, OwnedHandler> {
+  return new Map([
+    ['tasks/get', getTask(deps)],
+    ['tasks/cancel', cancelTask(deps)],
+  ]);
+}
+
 /** Registers `tasks/get`, `tasks/result`, `tasks/list`, `tasks/cancel` and `terminus/tasks/logs` on one legacy-era `Server`. */
 export function installTaskMethods(server: Server, deps: WireDeps): void {
   const { engine } = deps;
 
-  server.setRequestHandler(
-    'tasks/get',
-    SCHEMAS,
-    guarded(async (params, ctx) => {
-      const { taskId } = decodeTaskRef(params);
-      return { ...encodeTask(await engine.get(ownerOf(ctx, deps.transport), taskId)) };
-    }),
-  );
+  server.setRequestHandler('tasks/get', SCHEMAS, getTask(deps));
 
   server.setRequestHandler(
     'tasks/result',
@@ -112,15 +135,5 @@ export function installTaskMethods(server: Server, deps: WireDeps): void {
     }),
   );
 
-  server.setRequestHandler(
-    'tasks/cancel',
-    SCHEMAS,
-    guarded(async (params, ctx) => {
-      const { taskId } = decodeTaskRef(params);
-      const { outcome, task } = await engine.cancel(ownerOf(ctx, deps.transport), taskId);
-      // T-62: a terminal task is refused and keeps its status; T-64: the answer already shows `cancelled`.
-      if (outcome === 'already_terminal') throw alreadyTerminalError(projectStatus(task));
-      return { ...encodeTask(task) };
-    }),
-  );
+  server.setRequestHandler('tasks/cancel', SCHEMAS, cancelTask(deps));
 }

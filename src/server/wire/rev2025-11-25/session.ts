@@ -7,8 +7,11 @@ import {
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../../../core/ports.js';
+import type { FastMethod } from '../../http/fast-path.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
+import { trackInFlight, type InFlight } from '../../in-flight.js';
 import { DEFAULT_LIMITS, limitResponse } from '../../limits.js';
+import type { LegacyFastLeg } from '../adapter.js';
 import { isRecord } from './decode.js';
 import { createStatusNotifier } from './notifier.js';
 import { attachSession } from './session-hooks.js';
@@ -35,6 +38,8 @@ export interface LegacySessionLeg {
   close(): Promise<void>;
   /** Open sessions, for operators and tests. */
   readonly size: number;
+  /** Set when the leg was given `fastMethods`: what the HTTP fast path may answer on its sessions. */
+  readonly fast?: LegacyFastLeg;
 }
 
 export interface LegacySessionLegOptions {
@@ -51,6 +56,8 @@ export interface LegacySessionLegOptions {
   readonly idleMs?: number;
   /** Sessions open at once; one more `initialize` is answered 503 with Retry-After. 1000. */
   readonly maxSessions?: number;
+  /** The handlers the HTTP fast path may run on a session (`legacyFastMethods`); none: no fast path. */
+  readonly fastMethods?: ReadonlyMap<string, FastMethod>;
 }
 
 const DEFAULT_IDLE_MS = 3_600_000;
@@ -62,6 +69,8 @@ interface Session {
   readonly server: Server;
   readonly principal: string | undefined;
   readonly close: () => void;
+  /** Requests the transport has dispatched and not answered (set once connected). */
+  inFlight: InFlight | undefined;
   lastSeen: number;
 }
 
@@ -118,6 +127,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
         notifier.close();
         if (id !== undefined) sessions.delete(id);
       },
+      inFlight: undefined,
       lastSeen: Date.now(),
     };
     session.transport.onclose = session.close;
@@ -132,6 +142,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     try {
       await server.connect(session.transport);
       cancels.intercept(session.transport);
+      session.inFlight = trackInFlight(session.transport);
       return await session.transport.handleRequest(request, {
         parsedBody,
         ...(authInfo === undefined ? {} : { authInfo }),
@@ -182,6 +193,20 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     get size() {
       return sessions.size;
     },
+    ...(options.fastMethods === undefined
+      ? {}
+      : {
+          fast: {
+            methods: options.fastMethods,
+            claim(sessionId, clientId, requestId) {
+              const session = sessions.get(sessionId);
+              if (session === undefined || session.principal !== clientId) return false;
+              if (session.inFlight === undefined || session.inFlight.count(requestId) > 0) return false;
+              session.lastSeen = Date.now();
+              return true;
+            },
+          },
+        }),
   };
 }
 
