@@ -232,7 +232,7 @@ export async function fastSessionAnswer(
  * The JSON-RPC answer to `message` on a connection pinned to `era` (stdio: `stdio-fast.ts`), if
  * the fast path may give it, else `undefined` (deliver it to the SDK). The same rungs as over
  * HTTP without the headers: one ordinary request (the four members, an integer or string id) of a
- * fast method; on the modern era the SDK's classifier must route the body to revision 2026-07-28
+ * fast method; on the modern era the SDK classifier's decision (`modernRequestRevision`) must be revision 2026-07-28
  * (the JSON-RPC shape and the envelope `checkInboundEnvelope` reads again), and the result is
  * encoded as the 2026 codec does; on the legacy era params must be absent or an object, and the
  * result goes out as the handler made it. Errors as `Protocol._onrequest` sends them.
@@ -255,9 +255,8 @@ export function fastRpcAnswer(
     return rpcCall(method, params ?? {}, { mcpReq: {} }, rpcId, (result) => result);
   }
   if (!isRecord(params)) return undefined;
-  const route = classifyInboundRequest({ httpMethod: 'POST', body: message });
-  if (route.kind !== 'modern' || route.messageKind !== 'request') return undefined;
-  const revision = route.classification.revision;
+  // No headers on stdio: the SDK classifier's decision without them (modern-request.ts).
+  const revision = modernRequestRevision(message, undefined, undefined);
   if (revision === undefined || !MODERN_REVISIONS.includes(revision)) return undefined;
   const { handlerParams, context } = lift(params, undefined);
   return rpcCall(method, handlerParams, context, rpcId, (result) => encodeResult(result, serverInfo));
