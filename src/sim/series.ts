@@ -41,6 +41,8 @@ export const PRINCIPAL = 'alice';
 export interface SeriesHooks {
   readonly next?: NextFn;
   readonly store?: (store: TaskStore, facts: ServerFacts) => TaskStore;
+  /** The simulated `terminus call` re-run's node choice (default `rerun`, the CLI's own). */
+  readonly rerun?: typeof rerun;
 }
 
 export interface SeriesOptions {
@@ -278,6 +280,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   client = await makeClient();
 
   // ---- the workload -----------------------------------------------------------------------------
+  const rerunOf = options.hooks?.rerun ?? rerun;
   for (const op of ops) {
     const budget = op.giveUp?.budgetMs;
     root.at(start + op.startAt, () => void withClient((c) => c.submit(op.callNodeId, op.tool, { ...op.args }, budget)));
@@ -292,7 +295,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     if (op.rerun != null) {
       // The same `terminus call` again while it runs: the CLI's node choice, then an attach (C5).
       root.at(start + op.startAt + op.rerun.after, () => {
-        void rerun(ledger, op).then(async (r) => {
+        void rerunOf(ledger, op).then(async (r) => {
           if (r.violation !== undefined) sendViolations.push(r.violation);
           if (r.submit !== null) await withClient((c) => c.submit(r.submit as string, op.tool, { ...op.args }));
         });
@@ -380,7 +383,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   trace.add('sim', `end after ${endAt - start}ms`);
   // The same command once more, now that it settled: the CLI must start the next generation.
   for (const op of ops.filter((o) => o.rerun != null)) {
-    const r = await rerun(ledger, op);
+    const r = await rerunOf(ledger, op);
     if (r.violation !== undefined) sendViolations.push(r.violation);
   }
 
