@@ -129,11 +129,22 @@ export class WireFailure extends Error {
   readonly retryAfterMs: number | undefined;
   readonly rpcCode: number | undefined;
   readonly httpStatus: number | undefined;
+  /**
+   * `not_found` only: the server said the task existed and its retention ended (SEP-1391's
+   * `operation_expired`), where the record's own `expiresAt` cannot tell (that wire sends none).
+   */
+  readonly afterExpiry: boolean | undefined;
 
   constructor(
     kind: WireFailureKind,
     message: string,
-    options: { retryAfterMs?: number; rpcCode?: number; httpStatus?: number; cause?: unknown } = {},
+    options: {
+      retryAfterMs?: number;
+      rpcCode?: number;
+      httpStatus?: number;
+      cause?: unknown;
+      afterExpiry?: boolean;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'WireFailure';
@@ -141,6 +152,7 @@ export class WireFailure extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.rpcCode = options.rpcCode;
     this.httpStatus = options.httpStatus;
+    this.afterExpiry = options.afterExpiry;
   }
 }
 

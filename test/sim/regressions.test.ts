@@ -57,4 +57,14 @@ describe('gate seeds from the 10,000-series runs of SEP-1391 and AIP-151', () =>
     expect(outcome.violations).toEqual([]);
     expect(outcome.virtualMs).toBeLessThan(LIVENESS_BOUND_MS);
   }, 60_000);
+
+  it('sep-1391 seed 161: a result read answered operation_expired after an expiry partition is the expired receipt, not UNKNOWN', async () => {
+    // The operation failed at 4.5 s, the client was cut off for 75 s, and its keepAlive (60 s) ended
+    // meanwhile. Before, the read answered `operation_expired` was taken as "not found before
+    // expiry" and the operation stayed UNKNOWN until the series ended (175 s of doubt).
+    const outcome = await runSeries({ seed: 161, wire: 'sep-1391' });
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.statesReached.EXPIRED_WITH_RECEIPT).toBe(1);
+    expect(outcome.metrics.unknownReconcileMs.every((ms) => ms < 60_000)).toBe(true);
+  }, 60_000);
 });
