@@ -146,7 +146,9 @@ export function cancelAnswered(answer: CancelAnswer, generation: number, epoch: 
 export function requestFailed(request: RetriedRequest, error: unknown, epoch: number): OperationEvent {
   const reason = error instanceof Error ? error.message : String(error);
   if (error instanceof WireFailure) {
-    if (error.kind === 'not_found') return { type: 'not_found', epoch, request };
+    if (error.kind === 'not_found') {
+      return { type: 'not_found', epoch, request, ...(error.afterExpiry === true ? { afterExpiry: true } : {}) };
+    }
     if (error.kind === 'throttled') {
       return {
         type: 'request_failed',

@@ -98,7 +98,7 @@ export const TRANSITIONS = {
     'CANCEL_REQUESTED',
     // Added: the key lookup proves the task was never created (only when no task id was ever acked).
     'NEVER_CREATED',
-    // Added: found again already terminal (no cancel requested): its result is fetched at once.
+    // Added: found again already terminal (a completion, or no cancel requested): its result is fetched at once.
     'TERMINAL_OBSERVED',
   ],
   EFFECT_RECONCILIATION_REQUIRED: [],

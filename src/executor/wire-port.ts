@@ -134,11 +134,23 @@ export class WireFailure extends Error {
    * makes no task): a key lookup cannot tell whether it ran, so a lost answer may be a call that ran (C12).
    */
   readonly unkeyed: boolean;
+  /**
+   * `not_found` only: the server said the task existed and its retention ended (SEP-1391's
+   * `operation_expired`), where the record's own `expiresAt` cannot tell (that wire sends none).
+   */
+  readonly afterExpiry: boolean | undefined;
 
   constructor(
     kind: WireFailureKind,
     message: string,
-    options: { retryAfterMs?: number; rpcCode?: number; httpStatus?: number; cause?: unknown; unkeyed?: boolean } = {},
+    options: {
+      retryAfterMs?: number;
+      rpcCode?: number;
+      httpStatus?: number;
+      cause?: unknown;
+      unkeyed?: boolean;
+      afterExpiry?: boolean;
+    } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'WireFailure';
@@ -147,6 +159,7 @@ export class WireFailure extends Error {
     this.rpcCode = options.rpcCode;
     this.httpStatus = options.httpStatus;
     this.unkeyed = options.unkeyed ?? false;
+    this.afterExpiry = options.afterExpiry;
   }
 }
 

@@ -47,6 +47,8 @@ export interface SeriesHooks {
    * after its end (flat gate memory, `test/sim/memory.test.ts`).
    */
   readonly held?: (clock: object) => void;
+  /** The simulated `terminus call` re-run's node choice (default `rerun`, the CLI's own). */
+  readonly rerun?: typeof rerun;
 }
 
 export interface SeriesOptions {
@@ -285,6 +287,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   client = await makeClient();
 
   // ---- the workload -----------------------------------------------------------------------------
+  const rerunOf = options.hooks?.rerun ?? rerun;
   for (const op of ops) {
     const budget = op.giveUp?.budgetMs;
     root.at(start + op.startAt, () => void withClient((c) => c.submit(op.callNodeId, op.tool, { ...op.args }, budget)));
@@ -299,7 +302,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     if (op.rerun != null) {
       // The same `terminus call` again while it runs: the CLI's node choice, then an attach (C5).
       root.at(start + op.startAt + op.rerun.after, () => {
-        void rerun(ledger, op).then(async (r) => {
+        void rerunOf(ledger, op).then(async (r) => {
           if (r.violation !== undefined) sendViolations.push(r.violation);
           if (r.submit !== null) await withClient((c) => c.submit(r.submit as string, op.tool, { ...op.args }));
         });
@@ -371,12 +374,15 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     }
     return true;
   };
-  const deadline = healedAt + partition + LIVENESS_BOUND_MS;
+  // The bound counts from the last fault healed: the process faults and the longest partition, or a
+  // message fault that fired later (an expiry partition ends 75 s after the terminal status it
+  // follows, and a drop after it costs the executor's back-off, up to 66 s: SEP-1391 seed 4401).
+  const deadline = (): number => Math.max(healedAt + partition, network.faultsOverAt) + LIVENESS_BOUND_MS;
   await settle(quiet);
   for (;;) {
     if (clock.now() >= healedAt && settledAll() && pending.length === 0) break;
     const at = clock.peek();
-    if (at === null || at > deadline) break;
+    if (at === null || at > deadline()) break;
     clock.fireNext();
     await settle(quiet);
   }
@@ -384,7 +390,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   trace.add('sim', `end after ${endAt - start}ms`);
   // The same command once more, now that it settled: the CLI must start the next generation.
   for (const op of ops.filter((o) => o.rerun != null)) {
-    const r = await rerun(ledger, op);
+    const r = await rerunOf(ledger, op);
     if (r.violation !== undefined) sendViolations.push(r.violation);
   }
 

@@ -1,9 +1,11 @@
 /**
  * Seeds the 100,000-series gate failed on before their fixes: each replays clean now. They lie past
- * the 10,000 seeds `.ci/run` gates, so they are kept here by number.
+ * the 10,000 seeds `.ci/run` gates, so they are kept here by number. Below them, the seeds the
+ * 10,000-series gates of SEP-1391 and AIP-151 failed on, replayed on their wire.
  */
 import { describe, expect, it } from 'vitest';
-import { runSeries } from '../../src/sim/series.js';
+import { LIVENESS_BOUND_MS, runSeries } from '../../src/sim/series.js';
+import type { SimWireName } from '../../src/sim/wires/index.js';
 
 const FOUND = [
   // liveness: a cancel resend owed after a 404 and a key lookup was taken for one still on the wire.
@@ -25,4 +27,44 @@ describe('gate seeds from the 100,000-series run', () => {
       expect(outcome.violations).toEqual([]);
     }, 60_000);
   }
+});
+
+const ON_WIRES: { seed: number; wire: SimWireName; broke: string }[] = [
+  // liveness: the bound counted from before the expiry partition's end and the drops after it (two
+  // lost result reads at the executor's 66 s back-off, past a 75 s partition): now from the last
+  // fault healed, as LIVENESS_BOUND_MS says.
+  { seed: 4401, wire: 'sep-1391', broke: 'liveness' },
+  // liveness: a read misrouted to another, completed task counted as this task's first terminal
+  // answer, so the result faults hit its real first one: the client never saw it terminal.
+  { seed: 6443, wire: 'aip-151', broke: 'liveness' },
+  // C6: a key lookup finding the task completed while a cancel was owed read the status again
+  // before fetching (on AIP-151 the fetch is a status read too): 6 reads within one second.
+  { seed: 8310, wire: 'aip-151', broke: 'C6' },
+];
+
+describe('gate seeds from the 10,000-series runs of SEP-1391 and AIP-151', () => {
+  for (const { seed, wire, broke } of ON_WIRES) {
+    it(`${wire} seed ${seed} (${broke}) passes every invariant`, async () => {
+      const outcome = await runSeries({ seed, wire });
+      expect(outcome.violations).toEqual([]);
+    }, 60_000);
+  }
+
+  it('aip-151 seed 6443: the read misrouted to a completed task does not spend its own first terminal answer', async () => {
+    // The client sees its task completed at 16 s and the three truncations hit the fetches after it;
+    // before, they hit the only reads that could show it and the series ran 189 s (virtual time).
+    const outcome = await runSeries({ seed: 6443, wire: 'aip-151' });
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.virtualMs).toBeLessThan(LIVENESS_BOUND_MS);
+  }, 60_000);
+
+  it('sep-1391 seed 161: a result read answered operation_expired after an expiry partition is the expired receipt, not UNKNOWN', async () => {
+    // The operation failed at 4.5 s, the client was cut off for 75 s, and its keepAlive (60 s) ended
+    // meanwhile. Before, the read answered `operation_expired` was taken as "not found before
+    // expiry" and the operation stayed UNKNOWN until the series ended (175 s of doubt).
+    const outcome = await runSeries({ seed: 161, wire: 'sep-1391' });
+    expect(outcome.violations).toEqual([]);
+    expect(outcome.statesReached.EXPIRED_WITH_RECEIPT).toBe(1);
+    expect(outcome.metrics.unknownReconcileMs.every((ms) => ms < 60_000)).toBe(true);
+  }, 60_000);
 });

@@ -13,6 +13,8 @@ import { isScripted, swarmPlan } from '../../src/sim/plan.js';
 import { seriesRandom } from '../../src/sim/random.js';
 import { runSeries } from '../../src/sim/series.js';
 import { drawWorkload, withEdges, type OperationPlan } from '../../src/sim/workload.js';
+import { forWire } from '../../src/sim/wires/series.js';
+import { simWire, type SimWireName } from '../../src/sim/wires/index.js';
 
 function commands(seed: number): OperationPlan[] {
   const random = seriesRandom(seed);
@@ -67,4 +69,33 @@ describe('re-run by arguments in the series', () => {
       await ledger.close();
     }
   });
+
+  // Re-runs by arguments on the wires whose client answers no input rounds (issue 17 item 1): the
+  // workload drops `ask` there, and a command's node must follow the arguments it then runs with.
+  for (const wire of ['sep-1391', 'aip-151'] as const satisfies readonly SimWireName[]) {
+    const onWire = (seed: number): OperationPlan[] => forWire(simWire(wire), commands(seed));
+    const seeds = Array.from({ length: 300 }, (_, i) => i + 1).filter((s) => !isScripted(s) && onWire(s).length > 0);
+
+    it(`${wire}: re-run series pass every checker (seeds 5, 6, 22, 45 counted a second task before)`, async () => {
+      expect(seeds.slice(0, 12)).toEqual(expect.arrayContaining([5, 6, 22, 45]));
+      for (const seed of seeds.slice(0, 12)) {
+        for (const op of onWire(seed)) expect(op.callNodeId).toBe(commandNode(op));
+        const outcome = await runSeries({ seed, wire });
+        expect(outcome.violations, `seed ${seed}`).toEqual([]);
+      }
+    }, 300_000);
+
+    it(`${wire}: a re-run that starts the next generation while the first is in flight is caught as C5`, async () => {
+      // A broken CLI: no attach, always a new generation (as \`--new\` would). It reports nothing
+      // itself; the server's second task for the command is what the checkers find.
+      const broken = async (_ledger: unknown, op: OperationPlan) => ({ submit: `${commandNode(op)}.2` });
+      const caught: string[] = [];
+      for (const seed of seeds.slice(0, 4)) {
+        const outcome = await runSeries({ seed, wire, hooks: { rerun: broken } });
+        for (const v of outcome.violations) if (v.invariant === 'C5') caught.push(v.detail);
+      }
+      expect(caught.length).toBeGreaterThan(0);
+      expect(caught.every((d) => d.includes('server tasks for one call node'))).toBe(true);
+    }, 300_000);
+  }
 });

@@ -95,6 +95,7 @@ export class SimNetwork {
   readonly #serverRequests = new Set<() => void>();
   /** The server's lies (C13 fault classes), told on the Tasks-extension wire; inert unless planned. */
   readonly #lies: Misbehaviour | null;
+  #faultsOverAt = 0;
 
   constructor(options: NetworkOptions) {
     this.#o = options;
@@ -223,9 +224,19 @@ export class SimNetwork {
     return { ...base, op: null };
   }
 
+  /**
+   * When the last message fault that fired was over, virtual ms: the request it hit timed out (or
+   * was answered), an expiry partition ended. The liveness bound counts from here too.
+   */
+  get faultsOverAt(): number {
+    return this.#faultsOverAt;
+  }
+
   /** The first live rule of `fault` for `op` that fires now (drawing its probability). */
   #fire(fault: FaultClass, op: string | null): MessageRule | null {
-    return fireRule(this.#o, fault, op);
+    const rule = fireRule(this.#o, fault, op);
+    if (rule !== null) this.#faultsOverAt = Math.max(this.#faultsOverAt, this.#o.scope.now() + REQUEST_TIMEOUT_MS);
+    return rule;
   }
 
   #latency(): number {
@@ -586,8 +597,16 @@ export class SimNetwork {
     }
     if (method === LOOKUP_METHOD && this.#lies !== null) return this.#lies.lookup(body);
     if (role !== 'status' || taskId === undefined || !('result' in body)) return body;
+    const named = this.#wire.answer(role, method, params, body.result);
+    // A read misrouted to another task (task id misuse) is an answer about that task, not this one:
+    // counted as this task's first terminal answer, it made the real first one a second, open to the
+    // result faults before the client had seen the task terminal (AIP-151 seed 6443: all three
+    // truncations hit the only reads that could show `completed`).
+    if (named.taskId !== undefined && named.taskId !== taskId) {
+      return this.#lies === null ? body : this.#lies.status(taskId, body);
+    }
     const memory = this.#memory(taskId);
-    const status = this.#wire.answer(role, method, params, body.result).status;
+    const status = named.status;
     let out: Body = body;
     if (status !== undefined && isTerminal(status)) {
       memory.terminalAnswers++;
@@ -595,6 +614,7 @@ export class SimNetwork {
         const partition = this.#fire('not_found_after_expiry', op);
         if (partition !== null) {
           memory.partitionUntil = this.#o.scope.now() + partition.arg;
+          this.#faultsOverAt = Math.max(this.#faultsOverAt, memory.partitionUntil);
           this.#o.log.partitions.push({ op, from: this.#o.scope.now(), until: memory.partitionUntil });
         }
       } else if (this.#wire.resultByStatus) {

@@ -47,8 +47,6 @@ export const sep1391Sim: SimWire = {
   },
   unreachableStates: {
     ...REACHED_BY_LIES_ONLY,
-    EXPIRED_WITH_RECEIPT:
-      'SEP-1391 answers carry no expiry instant (keepAlive counts from a completion time the client never learns exactly), so a read answered not found after the retention cannot be told from a lost operation: it ends UNKNOWN, listed for an operator',
     INPUT_REQUIRED: 'the SEP-1391 client adapter answers no input rounds, so the workload asks for none',
   },
 

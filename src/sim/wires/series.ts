@@ -1,4 +1,5 @@
 /** How a series is fitted to its wire: the fault classes that apply, and the workload it can carry. */
+import { commandNode } from '../client/rerun.js';
 import type { FaultClass } from '../faults.js';
 import type { OperationPlan } from '../workload.js';
 import type { SimWire } from './wire.js';
@@ -13,14 +14,16 @@ export function applicableFaults(wire: SimWire, wanted: readonly FaultClass[]): 
  * asks for input (the draw is made and then dropped, so every other draw stays as it was).
  */
 export function forWire(wire: SimWire, ops: OperationPlan[]): OperationPlan[] {
-  // Re-runs by arguments (`terminus call` run again) only where the network tells a re-run's next
-  // generation from the first: on SEP-1391 and AIP-151 it maps both to the first node (by the
-  // arguments' `op` tag), which the checkers count as a second task (C5). Not yet separated.
-  const reruns = wire.name === 'mcp-tasks-ext' || wire.name === 'mcp-2025-11-25';
+  if (wire.inputRounds) return ops;
   return ops.map((op) => {
-    let out = op;
-    if (!wire.inputRounds && out.args.ask) out = { ...out, args: { ...out.args, ask: false } };
-    if (!reruns && out.rerun != null) out = { ...out, rerun: null };
-    return out;
+    if (!op.args.ask) return op;
+    const args = { ...op.args, ask: false };
+    if (op.rerun == null) return { ...op, args };
+    // An operation run as `terminus call` has the node its command derives, arguments included:
+    // derived again from the ones it now runs with. Kept from before `ask` was dropped, the re-run's
+    // command derived another node and started a second operation under the first one's `op` tag,
+    // which the checkers rightly counted as a second server task (C5) on SEP-1391 and AIP-151.
+    const callNodeId = commandNode({ ...op, args });
+    return { ...op, callNodeId, args: { ...args, op: callNodeId } };
   });
 }

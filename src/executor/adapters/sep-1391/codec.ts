@@ -16,6 +16,8 @@ export const SEP_REASONS = {
   invalidToken: 'invalid_token',
   operationCancelled: 'operation_cancelled',
   notCompleted: 'operation_not_completed',
+  /** The token's operation existed and its retention (`keepAlive`) ended: not found after expiry. */
+  operationExpired: 'operation_expired',
 } as const;
 
 /** The code a `failed` receipt carries: SEP-1391 reports a failure as a message only (L-11). */

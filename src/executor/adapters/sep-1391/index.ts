@@ -63,8 +63,16 @@ export interface Sep1391WireOptions {
 export function createSep1391Wire(options: Sep1391WireOptions): ClientWire {
   const { channel } = options;
 
+  // `operation_expired` (our server) says the operation existed and its keepAlive ended: the 404
+  // after expiry, whose observed terminal status is the receipt. Without it the answers carry no
+  // expiry instant to tell it from a lost operation, and every such read ended UNKNOWN (the SEP-1391
+  // UNKNOWN p99 of ~180 s in the gate: these stayed in doubt until the series ended).
   const notFound = (error: RpcErrorFailure): WireFailure =>
-    new WireFailure('not_found', error.message, { rpcCode: error.rpcCode, cause: error });
+    new WireFailure('not_found', error.message, {
+      rpcCode: error.rpcCode,
+      cause: error,
+      ...(error.reason === SEP_REASONS.operationExpired ? { afterExpiry: true } : {}),
+    });
 
   /** `tools/async/status`; a cancelled operation answers `-32602` (L-15), which is its status here. */
   async function status(token: string, signal?: AbortSignal): Promise<TaskSnapshot> {
