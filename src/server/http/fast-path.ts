@@ -197,18 +197,7 @@ export async function fastSessionAnswer(
     });
     event = { result, jsonrpc: '2.0', id };
   } catch (error) {
-    const thrown = error as { code?: unknown; message?: unknown; data?: unknown };
-    const raw = Number.isSafeInteger(thrown.code) ? (thrown.code as number) : -32603;
-    event = {
-      jsonrpc: '2.0',
-      id,
-      error: {
-        // The 2025 codec's encodeErrorCode: the retired -32002 travels as -32602.
-        code: raw === -32002 ? -32602 : raw,
-        message: (thrown.message as string | undefined) ?? 'Internal error',
-        ...(thrown.data !== undefined ? { data: thrown.data } : {}),
-      },
-    };
+    event = errorAnswer(id as string | number, error);
   }
   const unavailable = (event.error as { code?: unknown } | undefined)?.code === UNAVAILABLE_RPC_CODE;
   // The transport's SSE headers, in the order a web `Headers` writes them (sorted by name).
@@ -273,19 +262,24 @@ async function rpcCall(
   try {
     return { result: encode(await method(params, context)), jsonrpc: '2.0', id };
   } catch (error) {
-    const thrown = error as { code?: unknown; message?: unknown; data?: unknown };
-    const raw = Number.isSafeInteger(thrown.code) ? (thrown.code as number) : -32603;
-    return {
-      jsonrpc: '2.0',
-      id,
-      error: {
-        // Both codecs' encodeErrorCode: the retired -32002 travels as -32602.
-        code: raw === -32002 ? -32602 : raw,
-        message: (thrown.message as string | undefined) ?? 'Internal error',
-        ...(thrown.data !== undefined ? { data: thrown.data } : {}),
-      },
-    };
+    return errorAnswer(id, error);
   }
+}
+
+/** A handler's throw as the JSON-RPC error response `Protocol._onrequest` sends (both eras). */
+function errorAnswer(id: string | number, error: unknown): Record<string, unknown> {
+  const thrown = error as { code?: unknown; message?: unknown; data?: unknown };
+  const raw = Number.isSafeInteger(thrown.code) ? (thrown.code as number) : -32603;
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      // Both codecs' encodeErrorCode: the retired -32002 travels as -32602.
+      code: raw === -32002 ? -32602 : raw,
+      message: (thrown.message as string | undefined) ?? 'Internal error',
+      ...(thrown.data !== undefined ? { data: thrown.data } : {}),
+    },
+  };
 }
 
 /**
