@@ -12,7 +12,8 @@ import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { pool, submitTask } from './client/tasks.js';
 import { prepareEntries } from './lib/entries.js';
-import { BENCH_HEADERS, withServer, type RunningServer } from './lib/proc.js';
+import { tasksExtClient } from './client/tasks-ext.js';
+import { BENCH_TOKEN, withServer, type RunningServer } from './lib/proc.js';
 import { openBenchEnv } from './lib/variants.js';
 
 const { values } = parseArgs({
@@ -21,8 +22,6 @@ const { values } = parseArgs({
 const REQUESTS = Number(values.requests);
 const ROUNDS = Number(values.rounds);
 const CLIENTS = 16;
-const PROTOCOL = '2026-07-28';
-const EXT = 'io.modelcontextprotocol/tasks';
 const TICK_US = 10_000; // USER_HZ is 100 on Linux
 
 /** User + system CPU microseconds the process has used so far. */
@@ -32,46 +31,15 @@ function cpuUs(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) * TICK_US;
 }
 
-async function call(url: string, id: number, method: string, params: Record<string, unknown>) {
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  const response = await fetch(url, {
-    method: 'POST',
-    headers: {
-      ...BENCH_HEADERS,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL,
-      'mcp-method': method,
-      ...(typeof name === 'string' ? { 'mcp-name': name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
-          'io.modelcontextprotocol/clientInfo': { name: 'terminus-bench', version: '0.1.0' },
-          'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } },
-        },
-      },
-    }),
-  });
-  const message = (await response.json()) as { result?: Record<string, unknown> };
-  if (message.result === undefined) throw new Error(`${method} failed: ${JSON.stringify(message)}`);
-  return message.result;
-}
-
 /** Server and client (this process) CPU us per `tasks/get` over one 16-client burst (after a warm-up burst). */
 async function measure(server: RunningServer, modern: boolean): Promise<{ server: number; client: number }> {
   let gets: (() => Promise<unknown>)[];
   if (modern) {
     gets = await Promise.all(
-      Array.from({ length: CLIENTS }, async (_, lane) => {
-        const created = await call(server.url!, 1, 'tools/call', { name: 'bench_sleep', arguments: { ms: 3_600_000 } });
-        let id = 1;
-        return () => call(server.url!, (id += 1) * CLIENTS + lane, 'tasks/get', { taskId: created.taskId });
+      Array.from({ length: CLIENTS }, async () => {
+        const client = tasksExtClient(server.url!, BENCH_TOKEN);
+        const created = await client.call('tools/call', { name: 'bench_sleep', arguments: { ms: 3_600_000 } });
+        return () => client.call('tasks/get', { taskId: created.taskId });
       }),
     );
   } else {
