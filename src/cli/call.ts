@@ -230,7 +230,12 @@ class CallSession {
         stderr: this.flags.verbose ? 'inherit' : 'ignore',
         // What the server said in one answer is the one source of the bar and its message; the
         // executor's statuses (`watch`) carry the state only, their progress is the record's last.
-        onSnapshot: (s) => this.display.update(progressView(s.progress, s.statusMessage)),
+        // An answer with neither (a finished task carries no progress) is no report: the bar stays.
+        onSnapshot: (s) => {
+          if (s.progress !== undefined || s.statusMessage !== undefined) {
+            this.display.update(progressView(s.progress, s.statusMessage));
+          }
+        },
       }),
       clock: systemClock,
       random: systemRandom,

@@ -38,6 +38,34 @@ const report = (title: string, sections: number, sectionSeconds: number): string
 
 describe('terminus call', () => {
   it(
+    'a bar keeps its message until another report comes: an answer without progress (the completed status) does not clear it',
+    async () => {
+      const ran = await terminus(
+        [
+          'call',
+          '--url',
+          served.url,
+          'build_report',
+          '--args',
+          report('bar-1', 3, 0.4),
+          '--ledger',
+          ledger(),
+          '--json',
+        ],
+        { cwd: dir.path },
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+      const bars = ran.stderr.split('\n').filter((line) => /\d+% \(\d+\/3\)/.test(line));
+      expect(bars.length, ran.stderr).toBeGreaterThan(0);
+      // build_report sends "section N of 3" with every report; only the final 100 % line has none.
+      for (const line of bars.filter((l) => !/100% \(3\/3\)/.test(l))) {
+        expect(line, ran.stderr).toMatch(/section \d of 3$/);
+      }
+    },
+    SLOW,
+  );
+
+  it(
     '--json prints exactly one object with the receipt and the result, and exits 0',
     async () => {
       const file = ledger();
