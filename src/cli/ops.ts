@@ -99,7 +99,8 @@ export function registerOps(program: Command): void {
       ),
   )
     .option('--older-than <age>', 'age of the last update: 30d, 12h, 90m or seconds', parseAge, parseAge('30d'))
-    .action((flags: CommonFlags & { olderThan: number }) => run(flags, (ledger) => prune(ledger, flags)));
+    .option('--dry-run', 'list what would be pruned and delete nothing', false)
+    .action((flags: PruneFlags) => run(flags, (ledger) => prune(ledger, flags)));
 
   common(
     ops.command('rollback').description('bump the executor epoch: older executors stop, the next resume takes over'),
@@ -328,9 +329,26 @@ async function rollback(ledger: Ledger, flags: CommonFlags): Promise<number> {
   return EXIT.completed;
 }
 
+type PruneFlags = CommonFlags & { olderThan: number; dryRun: boolean };
+
+/** A dry run reads every candidate at once (nothing is deleted, so batches would repeat themselves). */
+const DRY_RUN_LIMIT = 1_000_000_000;
+
 /** Deletes in batches of 1,000 so one transaction never holds the ledger's write lock for long. */
-async function prune(ledger: Ledger, flags: CommonFlags & { olderThan: number }): Promise<number> {
+async function prune(ledger: Ledger, flags: PruneFlags): Promise<number> {
   const before = Date.now() - flags.olderThan;
+  if (flags.dryRun) {
+    const wouldPrune = await ledger.prune({ updatedBefore: before, limit: DRY_RUN_LIMIT, dryRun: true });
+    if (flags.json) out(`${JSON.stringify({ dryRun: true, wouldPrune, updatedBefore: before })}\n`);
+    else {
+      out(
+        `would prune ${wouldPrune.length} operation(s) settled before ${new Date(before).toISOString()} ` +
+          `from ${redact(flags.ledger)} (dry run: nothing deleted)\n`,
+      );
+      for (const id of wouldPrune) out(`  ${id}\n`);
+    }
+    return EXIT.completed;
+  }
   const pruned: string[] = [];
   for (;;) {
     const batch = await ledger.prune({ updatedBefore: before, limit: 1_000 });

@@ -93,6 +93,8 @@ export interface Ledger {
 export interface PruneInput {
   readonly updatedBefore: number;
   readonly limit: number;
+  /** Resolve with the ids `prune` would delete, oldest first, and delete nothing (`ops prune --dry-run`). */
+  readonly dryRun?: boolean;
 }
 
 export type CreateOperationOutcome = { readonly created: boolean; readonly operation: ToolOperation };

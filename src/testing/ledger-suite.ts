@@ -368,7 +368,11 @@ export function describeLedger(name: string, open: () => Promise<Ledger>): void 
       const unacked = await accepted(3_000, false);
       const recent = await accepted(50_000, true);
       const inFlight = await working(ledger(), fresh());
+      // A dry run names exactly what the real one deletes, and deletes nothing.
+      const wouldPrune = await ledger().prune({ updatedBefore: T0 + 10_000, limit: 1_000, dryRun: true });
+      expect(await ledger().load(old.id)).not.toBeNull();
       const pruned = await ledger().prune({ updatedBefore: T0 + 10_000, limit: 1_000 });
+      expect(wouldPrune).toEqual(pruned);
       expect(pruned).toContain(old.id);
       for (const kept of [unacked, recent, inFlight]) {
         expect(pruned).not.toContain(kept.id);

@@ -116,6 +116,20 @@ describe('ops resume ID, ops prune', () => {
       const young = await built(['ops', 'prune', '--older-than', '1h', '--ledger', file, '--json'], { cwd: dir.path });
       expect(onlyJson(young.stdout)).toMatchObject({ pruned: [] });
       await new Promise((r) => setTimeout(r, 1_100));
+      // --dry-run names what would go and deletes nothing.
+      const dry = await built(['ops', 'prune', '--older-than', '1s', '--dry-run', '--ledger', file, '--json'], {
+        cwd: dir.path,
+      });
+      expect(onlyJson(dry.stdout)).toMatchObject({ dryRun: true, wouldPrune: [opId] });
+      const dryText = await built(['ops', 'prune', '--older-than', '1s', '--dry-run', '--ledger', file], {
+        cwd: dir.path,
+      });
+      expect(dryText.stdout).toMatch(
+        /would prune 1 operation\(s\) settled before .*\(dry run: nothing deleted\)\n {2}op_/,
+      );
+      expect(
+        onlyJson((await built(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path })).stdout),
+      ).toMatchObject({ operations: [{ id: opId }] });
       const old = await built(['ops', 'prune', '--older-than', '1s', '--ledger', file], { cwd: dir.path });
       expect(old.code).toBe(0);
       expect(old.stdout).toMatch(/pruned 1 operation\(s\) settled before/);

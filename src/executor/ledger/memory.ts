@@ -139,7 +139,7 @@ export function createMemoryLedger(): Ledger {
       return [...operations.values()].filter((op) => op.taskId === taskId).map(copy);
     },
 
-    async prune({ updatedBefore, limit }) {
+    async prune({ updatedBefore, limit, dryRun }) {
       open();
       const prunable: readonly string[] = PRUNABLE_STATES;
       const pending = new Set(outbox.filter((row) => row.acknowledgedAt === null).map((row) => row.operationId));
@@ -147,6 +147,7 @@ export function createMemoryLedger(): Ledger {
         .filter((op) => prunable.includes(op.state) && op.updatedAt < updatedBefore && !pending.has(op.id))
         .sort((a, b) => a.updatedAt - b.updatedAt || (a.id < b.id ? -1 : 1))
         .slice(0, Math.max(0, limit));
+      if (dryRun === true) return doomed.map((op) => op.id);
       for (const op of doomed) {
         operations.delete(op.id);
         byCallNode.delete(op.callNodeId);

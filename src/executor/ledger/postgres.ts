@@ -131,9 +131,10 @@ export async function openPostgresLedger(options: PostgresLedgerOptions): Promis
     bumpEpoch: () => write('ledger.bumpEpoch', (q) => sql.bumpEpoch(q)),
     findBySubmissionKey: (key) => sql.selectBySubmissionKey(read('ledger.findBySubmissionKey'), key),
     findByTaskId: (taskId) => sql.selectByTaskId(read('ledger.findByTaskId'), taskId),
-    prune: ({ updatedBefore, limit }) =>
+    prune: ({ updatedBefore, limit, dryRun }) =>
       write('ledger.prune', async (q) => {
         const ids = await sql.selectPrunable(q, PRUNABLE_STATES, updatedBefore, limit);
+        if (dryRun === true) return ids;
         if (ids.length > 0) await sql.deleteOperations(q, ids);
         return ids;
       }),

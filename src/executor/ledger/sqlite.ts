@@ -111,9 +111,10 @@ export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
     bumpEpoch: () => write(() => sql.bumpEpoch(db)),
     findBySubmissionKey: (key) => run(() => sql.selectBySubmissionKey(db, key)),
     findByTaskId: (taskId) => run(() => sql.selectByTaskId(db, taskId)),
-    prune: ({ updatedBefore, limit }) =>
+    prune: ({ updatedBefore, limit, dryRun }) =>
       write(() => {
         const ids = sql.selectPrunable(db, PRUNABLE_STATES, updatedBefore, limit);
+        if (dryRun === true) return ids;
         for (const id of ids) sql.deleteOperation(db, id);
         return ids;
       }),
