@@ -75,6 +75,43 @@ describe('C12: a synchronous answer to the submission', () => {
     const looked = step(refused.record, { type: 'key_lookup_never_created', epoch: 0 });
     expect(looked.record.state).toBe('UNKNOWN');
   });
+
+  it('a waiter joining while the plain call is on the wire in this process keeps waiting for its answer', () => {
+    // Gate seeds 27292, 46091, 70307, 71522: the first waiter's budget ran out while the plain call
+    // ran; the canceller's attach took the operation up as after a restart (UNKNOWN plain_call_lost)
+    // and the synchronous answer that arrived 12-24 ms later was dropped as a late answer.
+    const sent = run(fresh(), [ev.sent, { type: 'submit_unkeyed', epoch: 0 }]).record;
+    const stopped = step(sent, { type: 'budget_exhausted', epoch: 0, reason: 'budget' }).record;
+    expect(stopped).toMatchObject({ state: 'SUBMITTING' });
+    expect(stopped.waitingStoppedAt).not.toBeNull();
+    const now = stopped.updatedAt + 400;
+    const joined = step(stopped, { type: 'waiter_joined', epoch: 0, deadlineAt: null }, now);
+    expect(joined.record).toMatchObject({ state: 'SUBMITTING', waitingStoppedAt: null, policy: { deadlineAt: null } });
+    expect(effectsOf(joined.effects, 'send_submit')).toEqual([]);
+    expect(effectsOf(joined.effects, 'lookup_key')).toEqual([]);
+    const answered = step(joined.record, {
+      type: 'submit_completed',
+      epoch: 0,
+      payload: RESULT,
+      digest: digestOf(RESULT),
+      valid: true,
+    });
+    expect(answered.record.state).toBe('ACCEPTED');
+    expect(effectsOf(answered.effects, 'accept_terminal')).toHaveLength(1);
+  });
+
+  it('a keyed submission still on the wire in this process is not looked up when a waiter joins', () => {
+    const sent = run(fresh(), [ev.sent]).record;
+    const stopped = step(sent, { type: 'budget_exhausted', epoch: 0, reason: 'budget' }).record;
+    const now = stopped.updatedAt + 400;
+    const joined = step(stopped, { type: 'waiter_joined', epoch: 0, deadlineAt: now + 5_000 }, now);
+    expect(joined.record).toMatchObject({ state: 'SUBMITTING', waitingStoppedAt: null });
+    expect(effectsOf(joined.effects, 'lookup_key')).toEqual([]);
+    expect(joined.record.wakeAt).toBe(now + 5_000);
+    // After a restart (`resumed`) the request is gone with the process: the key is looked up (C5).
+    const restarted = step(stopped, { type: 'resumed', epoch: 0, deadlineAt: now + 5_000 }, now);
+    expect(restarted.record.state).toBe('SUBMISSION_UNKNOWN');
+  });
 });
 
 describe('defect 7: the cancel cadence is the executor’s', () => {

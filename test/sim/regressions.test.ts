@@ -18,6 +18,12 @@ const FOUND = [
   { seed: 36362, broke: 'C6' },
   // C10: a resume after a detach asked the approval gate again while the first ask was still open.
   { seed: 80158, broke: 'C10' },
+  // C12: a waiter whose budget ran out while a plain call ran, then the canceller's attach: taken up
+  // as after a restart (UNKNOWN plain_call_lost) and the live process dropped the synchronous answer.
+  { seed: 27292, broke: 'C12' },
+  { seed: 46091, broke: 'C12' },
+  { seed: 70307, broke: 'C12' },
+  { seed: 71522, broke: 'C12' },
 ];
 
 describe('gate seeds from the 100,000-series run', () => {

@@ -276,13 +276,19 @@ export function onRollback(d: Draft, ev: EventOf<'rollback'>): StepResult {
 /**
  * C11: a second waiter on an operation still waited for extends the wait to its own deadline (the
  * later one wins; null is unbounded), never shortens the first waiter's. An operation whose waiter
- * gave up (budget, detach) is taken up again with the new waiter's deadline, as after a restart.
+ * gave up (budget, detach) is taken up again with the new waiter's deadline, as after a restart,
+ * except that a submission this process sent is still its own to answer (C12).
  */
 export function onWaiterJoined(d: Draft, ev: EventOf<'waiter_joined'>): StepResult {
   const r = d.base;
   if (isSettled(r.state)) return ignored(r, 'settled');
   if (r.waitingStoppedAt !== null) {
     setDeadline(d, ev.deadlineAt);
+    // The driver is this process's: its submission is still on the wire (or at the approval gate)
+    // and its answer or failure is still to come. Taken up as after a restart, it was called lost
+    // (UNKNOWN plain_call_lost, or a key lookup) and the synchronous answer that arrived 12-24 ms
+    // later was dropped as a late answer (C12: gate seeds 27292, 46091, 70307, 71522).
+    if (r.state === 'SUBMITTING') return awaitDeadline(d.set({ waitingStoppedAt: null })).done();
     return resume(d);
   }
   const current = r.policy.deadlineAt;
