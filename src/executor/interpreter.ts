@@ -29,6 +29,7 @@ import { StatusFeed } from './interpreter-status.js';
 import type { Ledger, Receipt } from './ledger-port.js';
 import { next, type StepResult } from './machine.js';
 import type { ToolOperation } from './operation.js';
+import { statusReadCap, statusReadOpensAt } from './schedule.js';
 import type { TokenBucket } from './token-bucket.js';
 import { isReceipted } from './transitions.js';
 import { WireFailure, type ClientWire } from './wire-port.js';
@@ -69,6 +70,8 @@ export class OperationDriver {
   private failure: ExecutorError | null = null;
   private waiters: { resolve(receipt: Receipt): void; reject(error: ExecutorError): void }[] = [];
   private stopped = false;
+  /** When this operation's last status reads leave (at most the cap's count, ascending): C6. */
+  private readonly statusReadsSent: number[] = [];
   /** A cancel asked for before the server acknowledged the submission: sent once it does. */
   private cancelOwed = false;
   /** Stops the wire's push stream for this task (listening while it is waited on). */
@@ -304,6 +307,7 @@ export class OperationDriver {
               (snapshot) => statusObserved(snapshot, effect.seq, epoch),
               (error) => requestFailed('poll', error, epoch),
               true,
+              true,
             ),
           );
           break;
@@ -429,6 +433,7 @@ export class OperationDriver {
         resultFetched(answer, epoch, answer.status !== 'completed' || (await this.validate(answer.result, taskId))),
       (error) => fetchFailed(error, this.record, epoch),
       true,
+      true,
     );
   }
 
@@ -442,11 +447,22 @@ export class OperationDriver {
     onAnswer: (answer: T) => OperationEvent | Promise<OperationEvent>,
     onFailure: (error: unknown) => OperationEvent,
     read = false,
+    statusRead = false,
   ): Promise<void> {
     const signal = this.abort.signal;
     await this.ctx.bucket.take(signal);
     if (this.stopped) return;
-    const hold = read ? (this.record.notBefore ?? 0) - this.ctx.clock.now() : 0;
+    const now = this.ctx.clock.now();
+    let hold = read ? (this.record.notBefore ?? 0) - now : 0;
+    if (statusRead) {
+      // C6: the per-operation cap binds here, where every status read leaves, whichever path issued it.
+      const cap = statusReadCap(this.record.policy);
+      const at = statusReadOpensAt(this.statusReadsSent, now + Math.max(0, hold), cap);
+      hold = at - now;
+      this.statusReadsSent.push(at);
+      this.statusReadsSent.sort((a, b) => a - b);
+      if (this.statusReadsSent.length > cap) this.statusReadsSent.splice(0, this.statusReadsSent.length - cap);
+    }
     if (hold > 0) {
       try {
         await this.ctx.clock.sleep(hold, signal);

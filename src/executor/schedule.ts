@@ -114,6 +114,29 @@ export function immediate(record: ToolOperation, now: number): WakePlan {
   return boundByDeadline(record, now, { atMs: notBefore(record, now), purpose: 'retry' });
 }
 
+/**
+ * The per-operation status read cap (C6): `1000 / minPollIntervalMs + 1` reads in any one second,
+ * 5 at the 250 ms floor (a steady poll at the floor puts 4 in a second, and the cap leaves one for
+ * a read a push brought forward). It binds every status read whatever sent it: a poll, a read a
+ * push brought forward, the read after an input reply or a key lookup, the result read (a
+ * `tasks/get` on the Tasks extension). Each path keeps its own cadence from its own answer, so
+ * together they can crowd a second (gate seeds 28084, 29927, 82675: 6 reads).
+ */
+export function statusReadCap(policy: Pick<ToolOperation['policy'], 'minPollIntervalMs'>): number {
+  return Math.floor(1_000 / Math.max(1, policy.minPollIntervalMs)) + 1;
+}
+
+/**
+ * When the next status read may leave: `now`, or once the oldest of the last `cap` reads sent
+ * (`sentAt`, ascending) is a full second old, so no second ever holds more than `cap`.
+ */
+export function statusReadOpensAt(sentAt: readonly number[], now: number, cap: number): number {
+  if (sentAt.length < cap) return now;
+  return Math.max(now, (sentAt[sentAt.length - cap] as number) + STATUS_READ_WINDOW_MS);
+}
+
+const STATUS_READ_WINDOW_MS = 1_000;
+
 /** `at`, or the end of the server's Retry-After if that is later (C6). */
 export function notBefore(record: ToolOperation, at: number): number {
   const until = record.notBefore ?? null;

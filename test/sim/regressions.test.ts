@@ -16,6 +16,13 @@ const FOUND = [
   { seed: 44639, broke: 'C6' },
   // C6: each 404 and key lookup read the status again before fetching: 6 reads within one second.
   { seed: 36362, broke: 'C6' },
+  // C6: pushes whose status differed from the last read (input replays, a late or rewritten
+  // terminal) each brought a status read forward to now, 50-190 ms after the previous one, and the
+  // result read followed: 6 reads within one second. Every status read now waits for the
+  // operation's one-second window (`statusReadWindowOpensAt`).
+  { seed: 28084, broke: 'C6' },
+  { seed: 29927, broke: 'C6' },
+  { seed: 82675, broke: 'C6' },
   // C10: a resume after a detach asked the approval gate again while the first ask was still open.
   { seed: 80158, broke: 'C10' },
   // C12: a waiter whose budget ran out while a plain call ran, then the canceller's attach: taken up

@@ -1,0 +1,94 @@
+/**
+ * C6, the per-operation status read cap where the reads leave (gate seeds 28084, 29927, 82675): a
+ * push whose status differs from the last read brings a read forward to now, and each read's answer
+ * arms its own cadence, so pushes 50 ms apart drove one read each. Every status read (poll, pushed,
+ * result read) now waits for the operation's one-second window: at most `1000 / minPollIntervalMs + 1`
+ * (5 at the 250 ms floor). Virtual clock, in-process fake wire whose task suggests a 30 s interval.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Ids, Random } from '../../src/core/ports.js';
+import { createExecutor } from '../../src/executor/executor.js';
+import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
+import { DEFAULT_POLICY } from '../../src/executor/operation.js';
+import { statusReadCap, statusReadOpensAt } from '../../src/executor/schedule.js';
+import type { ClientWire, WireStatusAnswer } from '../../src/executor/wire-port.js';
+import { VirtualClock } from './executor-helpers.js';
+
+const fixed: Random = { next: () => 0.5 };
+function counterIds(): Ids {
+  let n = 0;
+  return { taskId: () => `tid-${++n}`, unique: (prefix) => `${prefix}_${++n}` };
+}
+
+function busiest(times: readonly number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (j < sorted.length && sorted[j]! < sorted[i]! + windowMs) j++;
+    best = Math.max(best, j - i);
+  }
+  return best;
+}
+
+describe('status read cap per operation (C6)', () => {
+  it('pushes every 50 ms whose status differs from the read: at most 5 status reads in any second, then the receipt', async () => {
+    const clock = new VirtualClock();
+    const reads: number[] = [];
+    let done = false;
+    const hints = new Set<(taskId: string, status: WireStatusAnswer) => void>();
+    const wire: ClientWire = {
+      wire: 'mcp-tasks-ext',
+      version: 'fake/1',
+      submit: async () => ({ kind: 'task', taskId: 'task-1', status: 'working', pollIntervalMs: 30_000 }),
+      lookupKey: async () => ({ kind: 'unsupported' }),
+      getStatus: async (taskId) => {
+        reads.push(clock.now());
+        return { taskId, status: done ? 'completed' : 'working', pollIntervalMs: 30_000 };
+      },
+      fetchResult: async () => {
+        reads.push(clock.now());
+        return { status: 'completed', result: { content: [{ type: 'text', text: 'ok' }] } };
+      },
+      cancel: async () => ({ kind: 'acked' }),
+      sendInput: async () => undefined,
+      onStatusHint: (listener) => {
+        hints.add(listener);
+        return () => hints.delete(listener);
+      },
+      watchTask: () => () => undefined,
+      close: async () => undefined,
+    };
+    const executor = await createExecutor({
+      ledger: createMemoryLedger(),
+      connect: async () => wire,
+      clock,
+      random: fixed,
+      ids: counterIds(),
+      qps: Infinity,
+    });
+    const handle = await executor.submit({ callNodeId: 'n-1', server: 'fake', tool: 'report', args: {} });
+    let receipt: unknown = null;
+    void handle.result().then((r) => (receipt = r));
+    await clock.advance(100);
+    // A replayed hint: news against every read (the read says working), 20 per second for 3 s.
+    for (let i = 0; i < 60; i++) {
+      for (const hint of hints) hint('task-1', 'input_required');
+      await clock.advance(50);
+    }
+    done = true;
+    for (const hint of hints) hint('task-1', 'completed');
+    for (let i = 0; i < 40 && receipt === null; i++) await clock.advance(100);
+    await executor.close();
+    expect(receipt).not.toBeNull();
+    expect(reads.length).toBeGreaterThan(statusReadCap(DEFAULT_POLICY));
+    expect(busiest(reads, 1_000)).toBeLessThanOrEqual(statusReadCap(DEFAULT_POLICY));
+  });
+
+  it('the window: free below the cap, else one second after the oldest of the last cap reads', () => {
+    expect(statusReadCap(DEFAULT_POLICY)).toBe(5);
+    expect(statusReadOpensAt([0, 10, 20, 30], 40, 5)).toBe(40);
+    expect(statusReadOpensAt([0, 10, 20, 30, 40], 50, 5)).toBe(1_000);
+    expect(statusReadOpensAt([0, 10, 20, 30, 40, 1_000], 1_005, 5)).toBe(1_010);
+    expect(statusReadOpensAt([0, 10, 20, 30, 40], 2_000, 5)).toBe(2_000);
+  });
+});
