@@ -18,6 +18,12 @@ const FOUND = [
   { seed: 36362, broke: 'C6' },
   // C10: a resume after a detach asked the approval gate again while the first ask was still open.
   { seed: 80158, broke: 'C10' },
+  // C10: a waiter re-attached after a detach at the same millisecond as a resume's status read (the
+  // wake due now runs as the next step) sent a second read while the first was on the wire: its
+  // input_required answer opened the round again (approval asked twice), its send waited for a token
+  // until the first answer had paused polling (18026); or only the latter (71076).
+  { seed: 18026, broke: 'C10' },
+  { seed: 71076, broke: 'C10' },
 ];
 
 describe('gate seeds from the 100,000-series run', () => {
