@@ -76,6 +76,8 @@ export class OperationDriver {
   private cancelOwed = false;
   /** Stops the wire's push stream for this task (listening while it is waited on). */
   private unwatch: (() => void) | null = null;
+  /** The status read of this process queued for a token or on the wire (until its answer or failure). */
+  private reading: object | null = null;
 
   constructor(record: ToolOperation, wire: ClientWire, ctx: DriverContext) {
     this.record = record;
@@ -123,6 +125,8 @@ export class OperationDriver {
     this.unwatch?.();
     this.unwatch = null;
     this.wire = wire;
+    // A read on the old connection no longer holds back the one `resumed` sends on this one.
+    this.reading = null;
     this.follow();
   }
 
@@ -301,15 +305,27 @@ export class OperationDriver {
           );
           break;
         case 'poll_status':
-          this.track(() =>
-            this.request(
-              (signal) => this.wire.getStatus(effect.taskId, signal),
+          // WORKING reads one status at a time: the one out answers for this one too (its answer or
+          // failure arms the next). A waiter re-attached after a detach in the same millisecond as a
+          // resume's read (the wake due now runs as the next step) re-issued it while the first was
+          // out: two input_required answers opened the round twice (approval asked twice), and the
+          // second read, queued 150 ms for a token, went out once the first answer had paused polling
+          // (C10; gate seeds 18026, 71076). A cancel's read beside an older one still goes (it is what
+          // confirms the cancel). Only a stopped driver leaves `reading` set (it sends nothing more).
+          if (this.reading !== null && this.record.state === 'WORKING') break;
+          this.track(() => {
+            const read = (this.reading = {});
+            const done = () => {
+              if (this.reading === read) this.reading = null;
+            };
+            return this.request(
+              (signal) => this.wire.getStatus(effect.taskId, signal).finally(done),
               (snapshot) => statusObserved(snapshot, effect.seq, epoch),
               (error) => requestFailed('poll', error, epoch),
               true,
               true,
-            ),
-          );
+            );
+          });
           break;
         case 'fetch_result':
           this.track(() => this.fetch(effect.taskId));

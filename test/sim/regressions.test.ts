@@ -31,6 +31,12 @@ const FOUND = [
   { seed: 46091, broke: 'C12' },
   { seed: 70307, broke: 'C12' },
   { seed: 71522, broke: 'C12' },
+  // C10: a waiter re-attached after a detach at the same millisecond as a resume's status read (the
+  // wake due now runs as the next step) sent a second read while the first was on the wire: its
+  // input_required answer opened the round again (approval asked twice), its send waited for a token
+  // until the first answer had paused polling (18026); or only the latter (71076).
+  { seed: 18026, broke: 'C10' },
+  { seed: 71076, broke: 'C10' },
 ];
 
 describe('gate seeds from the 100,000-series run', () => {
