@@ -5,6 +5,7 @@ import { formatGate, formatWireTable, gateReportOf, wireRow, type GateReport } f
 import { runPool } from '../sim/pool.js';
 import { runSeries } from '../sim/series.js';
 import { GateTally } from '../sim/tally.js';
+import { GateProgress } from './gate-progress.js';
 import { formatTrace } from '../sim/trace.js';
 import { isSimWire, SIM_WIRES, type SimWireName } from '../sim/wires/index.js';
 
@@ -38,7 +39,7 @@ export function registerGate(program: Command): void {
       `comma-separated fault classes swarm series draw from (${FAULT_CLASSES.join(', ')})`,
       faultList,
     )
-    .option('--workers <k>', 'worker threads (default: cores)', positiveInt, availableParallelism())
+    .option('--workers <k>', 'worker threads, one per core unless told', positiveInt, availableParallelism())
     .option(
       '--wire <name>',
       `the wire the executor and server speak: ${SIM_WIRES.join(', ')}, or all (a table row per wire)`,
@@ -121,9 +122,9 @@ async function gate(flags: GateFlags): Promise<void> {
 async function runWire(flags: GateFlags, wire: SimWireName, several: boolean): Promise<GateReport> {
   const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i);
   const started = performance.now();
-  let lastTick = started;
   // Folded as each series ends, never held: a million series run in flat memory.
   const tally = new GateTally();
+  const progress = flags.json ? undefined : new GateProgress(several ? `${wire}: ` : '', seeds.length, started);
   await runPool({
     seeds,
     workers: flags.workers,
@@ -132,15 +133,14 @@ async function runWire(flags: GateFlags, wire: SimWireName, several: boolean): P
     ...(flags.faults === undefined ? {} : { faults: flags.faults }),
     onSummary: (summary, done) => {
       tally.add(summary);
-      const now = performance.now();
-      if (!flags.json && process.stderr.isTTY && now - lastTick > 2_000) {
-        lastTick = now;
-        const which = several ? `${wire}: ` : '';
-        process.stderr.write(`\r${which}${done}/${seeds.length} series, ${((now - started) / 1000).toFixed(0)} s`);
+      if (summary.error !== undefined || summary.violations.length > 0) {
+        const invariants = [...new Set(summary.violations.map((v) => v.invariant))].join(', ') || 'crashed';
+        progress?.failed(`series ${summary.seed} failed (${invariants}): ${replayOf(wire, summary.seed)}`);
       }
+      progress?.tick(done);
     },
   });
-  if (!flags.json && process.stderr.isTTY) process.stderr.write('\n');
+  progress?.end();
   return gateReportOf(tally, performance.now() - started, wire);
 }
 

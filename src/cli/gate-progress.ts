@@ -1,0 +1,46 @@
+/**
+ * Progress on stderr while the series run. On a terminal, one line rewritten every 2 s; elsewhere
+ * (CI, a file) a line at every tenth of the series and at least once a minute, so an hours-long run
+ * is never silent. A failing series is told at once, with its replay command, on both.
+ */
+export class GateProgress {
+  readonly #tty: boolean;
+  #lastTick: number;
+  #nextTenth = 1;
+  #failing = 0;
+
+  constructor(
+    readonly prefix: string,
+    readonly total: number,
+    readonly started: number,
+    readonly out: { readonly isTTY?: boolean; write(text: string): unknown } = process.stderr,
+    readonly now: () => number = () => performance.now(),
+  ) {
+    this.#tty = out.isTTY === true;
+    this.#lastTick = started;
+  }
+
+  tick(done: number): void {
+    const now = this.now();
+    const tenth = Math.floor((done * 10) / this.total);
+    const due = this.#tty ? now - this.#lastTick > 2_000 : tenth >= this.#nextTenth || now - this.#lastTick > 60_000;
+    if (!due || done === this.total) return;
+    this.#lastTick = now;
+    this.#nextTenth = tenth + 1;
+    const s = (now - this.started) / 1000;
+    const rate = done / Math.max(s, 0.001);
+    const line =
+      `${this.prefix}${done}/${this.total} series (${Math.floor((100 * done) / this.total)}%), ${s.toFixed(0)} s, ` +
+      `${rate.toFixed(0)} series/s, about ${((this.total - done) / rate).toFixed(0)} s left, ${this.#failing} failing`;
+    this.out.write(this.#tty ? `\r${line}\x1b[K` : `${line}\n`);
+  }
+
+  failed(line: string): void {
+    this.#failing++;
+    this.out.write(this.#tty ? `\r${line}\x1b[K\n` : `${line}\n`);
+  }
+
+  end(): void {
+    if (this.#tty) this.out.write('\n');
+  }
+}
