@@ -1,9 +1,9 @@
 /**
- * `npx tsx bench/task-get-http.ts [--rounds 5] [--gets 1000] [--burst 4000] [--profile DIR]`:
+ * `npx tsx bench/task-get-http.ts [--rounds 5] [--gets 1000] [--burst 4000] [--profile DIR [--profile-ids A,B]]`:
  * figure 8 of `npm run bench` alone (`tasks/get` over HTTP and stdio, ours with and without the fast
  * path, B0, the floor; its rows are `TASK_GET_WORKLOAD` in bench/figures/task-get.ts), without
- * PostgreSQL, as the same markdown table. `--profile DIR` then runs ours on SQLite over HTTP
- * (fast path, then through the SDK) once more under `node --cpu-prof` for a 16-client burst of
+ * PostgreSQL, as the same markdown table. `--profile DIR` then runs the rows `--profile-ids` names
+ * (default ours on SQLite over HTTP, fast path, then through the SDK; any row id of figure 8) once more under `node --cpu-prof` for a 16-client burst of
  * twice `--burst` reads and prints where its CPU time went.
  */
 import { readdirSync } from 'node:fs';
@@ -24,6 +24,7 @@ const { values } = parseArgs({
     gets: { type: 'string', default: '1000' },
     burst: { type: 'string', default: '4000' },
     profile: { type: 'string' },
+    'profile-ids': { type: 'string', default: 'http-fast,http-sdk' },
   },
 });
 const BURST = Number(values.burst);
@@ -37,12 +38,14 @@ async function main(): Promise<void> {
   if (values.profile === undefined) return;
   const env = await openBenchEnv({ noPostgres: true, log });
   try {
-    for (const id of ['http-fast', 'http-sdk']) {
-      const entry = TASK_GET_WORKLOAD.find((e) => e.id === id)!;
+    for (const id of values['profile-ids'].split(',')) {
+      const entry = TASK_GET_WORKLOAD.find((e) => e.id === id);
+      if (entry === undefined)
+        throw new Error(`no figure-8 row ${id}: use one of ${TASK_GET_WORKLOAD.map((e) => e.id).join(', ')}`);
       const dir = join(values.profile, id);
       log(`profiling ${id} under --cpu-prof into ${dir}`);
       const spec = taskGetSpec(env, entry, ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200']);
-      await withServer(spec, 'http', async (server) => {
+      await withServer(spec, entry.transport, async (server) => {
         const lanes = await taskGetLanes(server, entry, CLIENTS);
         await pool(BURST * 2, CLIENTS, async (_i, lane) => {
           const reader = lanes[lane % lanes.length]!;

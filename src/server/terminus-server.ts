@@ -17,6 +17,7 @@ import type { Preflight } from './preflight.js';
 import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 import { stdioFastMethods, withStdioFastPath } from './stdio-fast.js';
+import { coalescedOutput } from './stdio-out.js';
 
 export interface TerminusServerOptions {
   /** The task engine (`createEngine`): tools, durable tasks, runners. */
@@ -140,7 +141,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
     serveStdio: (stdioOptions = {}) =>
       sdkServeStdio(stdioOptions.fastPath === false ? factory('stdio') : stdioFast(factory('stdio')), {
         transport: new CallerRates(resolveLimits(stdioOptions.limits)).gateTransport(
-          stdioOptions.transport ?? new StdioServerTransport(),
+          stdioOptions.transport ?? new StdioServerTransport(process.stdin, coalescedOutput()),
         ),
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       }),
