@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { ClaimedTask, ClaimRequest } from '../port.js';
-import { LIVE, statement, toRecord, type TaskRow } from './row.js';
+import { LIVE, statement, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
 /**
  * The oldest claimable tasks of ONE tool, read in order from `tasks_claim_order` (migration 002).
@@ -22,7 +22,7 @@ const TAKE = `
 UPDATE tasks
 SET lease_owner = @workerId, lease_expires_at = @leaseUntil, epoch = epoch + 1
 WHERE id = @id
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 interface Candidate {
   readonly id: string;
@@ -46,10 +46,10 @@ export function claimTasks(db: Database, request: ClaimRequest): ClaimedTask[] {
     candidates.push(...(select.all({ tool, now: request.now, limit }) as Candidate[]));
   }
   candidates.sort(oldestFirst);
-  const take = statement(db, TAKE);
+  const take = taskStatement(db, TAKE);
   const leaseUntil = request.now + request.leaseMs;
   return candidates.slice(0, limit).map((c) => ({
-    ...toRecord(take.get({ id: c.id, workerId: request.workerId, leaseUntil }) as TaskRow),
+    ...toRecord(take.get({ id: c.id, workerId: request.workerId, leaseUntil }) as TaskValues),
     // Read in the same batch transaction as the update, so no other write came between.
     previousLeaseOwner: c.lease_owner,
   }));

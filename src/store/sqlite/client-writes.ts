@@ -3,14 +3,14 @@ import { taskNotFound } from '../../core/errors.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../../core/task.js';
 import type { CancelOutcome } from '../port.js';
 import { getTask } from './read.js';
-import { json, LIVE, statement, toRecord, type TaskRow } from './row.js';
+import { json, LIVE, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
 const CANCEL = `
 UPDATE tasks
 SET status = 'cancelled', status_message = @statusMessage, cancel_requested = 1, input_requests = '{}',
     terminal_at = @now, updated_at = @now, expires_at = @expiresAt
 WHERE id = @id AND status IN ${LIVE}
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 /**
  * A queued write. The UPDATE is conditional on a live status, so a cancel can never overwrite a
@@ -22,7 +22,7 @@ export function cancelTask(db: Database, owner: string, id: string, now: number)
   if (isTerminal(task.status)) return { outcome: 'already_terminal', task };
   const statusMessage = 'Cancelled by request';
   const cancelled: TaskRecord = { ...task, status: 'cancelled', statusMessage, terminalAt: now, updatedAt: now };
-  const row = statement(db, CANCEL).get({ id, now, statusMessage, expiresAt: expiresAt(cancelled) }) as TaskRow;
+  const row = taskStatement(db, CANCEL).get({ id, now, statusMessage, expiresAt: expiresAt(cancelled) }) as TaskValues;
   return { outcome: 'cancelled', task: toRecord(row) };
 }
 
@@ -30,7 +30,7 @@ const RESPOND = `
 UPDATE tasks
 SET input_requests = @inputRequests, input_responses = @inputResponses, status = @status, updated_at = @now
 WHERE id = @id AND status IN ${LIVE}
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 /** A queued write: only outstanding keys are answered (X-34); back to `working` once none is left. */
 export function respondTask(
@@ -52,12 +52,12 @@ export function respondTask(
   }
   const stillWaiting = Object.keys(inputRequests).length > 0;
   const status = task.status === 'input_required' && !stillWaiting ? 'working' : task.status;
-  const row = statement(db, RESPOND).get({
+  const row = taskStatement(db, RESPOND).get({
     id,
     now,
     status,
     inputRequests: json(inputRequests),
     inputResponses: json(inputResponses),
-  }) as TaskRow;
+  }) as TaskValues;
   return toRecord(row);
 }

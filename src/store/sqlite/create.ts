@@ -3,7 +3,7 @@ import { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
 import type { CreateOutcome, NewTask } from '../port.js';
-import { json, statement, toRecord, type TaskRow } from './row.js';
+import { json, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 import { insertKey, selectKey, selectTask } from './keys.js';
 
 const INSERT_TASK = `
@@ -12,12 +12,12 @@ INSERT INTO tasks (id, owner, tool, args, request_digest, submission_key, wire, 
                    lease_owner, lease_expires_at, epoch)
 VALUES (@id, @owner, @tool, @args, @requestDigest, @submissionKey, @wire, 'working', @statusMessage,
         @now, @now, @ttlMs, @pollIntervalMs, @keepAliveMs, @leaseOwner, @leaseExpiresAt, @epoch)
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 function insertTask(db: Database, input: NewTask): TaskRecord {
   try {
     const { lease, ...fields } = input;
-    const row = statement(db, INSERT_TASK).get({
+    const row = taskStatement(db, INSERT_TASK).get({
       ...fields,
       args: json(input.args) ?? '{}',
       statusMessage: input.statusMessage ?? null,
@@ -25,7 +25,7 @@ function insertTask(db: Database, input: NewTask): TaskRecord {
       leaseOwner: lease?.workerId ?? null,
       leaseExpiresAt: lease === undefined ? null : input.now + lease.leaseMs,
       epoch: lease === undefined ? 0 : 1,
-    }) as TaskRow;
+    }) as TaskValues;
     return toRecord(row);
   } catch (error) {
     if (error instanceof SqliteError && error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {

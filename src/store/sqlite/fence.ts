@@ -2,16 +2,16 @@ import type { Database } from 'better-sqlite3';
 import { leaseLost, TerminusError } from '../../core/errors.js';
 import { isTerminal, type TaskRecord } from '../../core/task.js';
 import type { Fence } from '../port.js';
-import { statement, toRecord, type TaskRow } from './row.js';
+import { TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
 /** The fence every write after a claim carries (S3); bind it with `fenceParams`. */
 export const FENCE = `id = @taskId AND lease_owner = @workerId AND epoch = @epoch`;
 
-const SELECT_FENCED = `SELECT * FROM tasks WHERE ${FENCE}`;
+const SELECT_FENCED = `SELECT ${TASK_COLUMNS} FROM tasks WHERE ${FENCE}`;
 
 /** The task if the fence still holds; else `lease_lost`, and the caller writes nothing (S3). */
 export function selectFenced(db: Database, fence: Fence): TaskRecord {
-  const row = statement(db, SELECT_FENCED).get(fenceParams(fence)) as TaskRow | undefined;
+  const row = taskStatement(db, SELECT_FENCED).get(fenceParams(fence)) as TaskValues | undefined;
   if (row === undefined) throw leaseLost(fence.taskId, fence.epoch);
   return toRecord(row);
 }

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { expiresAt, isTerminal, type LateOutcome, type TaskRecord } from '../../core/task.js';
 import type { Fence, FinishInput, FinishOutcome } from '../port.js';
 import { FENCE, fenceParams, noRowUpdated, selectFenced } from './fence.js';
-import { json, LIVE, statement, TERMINAL, toRecord, type TaskRow } from './row.js';
+import { json, LIVE, TERMINAL, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
 const RECORD_TERMINAL = `
 UPDATE tasks
@@ -10,12 +10,12 @@ SET status = @status, status_message = @statusMessage, result = @result, result_
     error = @error, input_requests = '{}', terminal_at = @now, updated_at = @now, expires_at = @expiresAt,
     lease_owner = NULL, lease_expires_at = NULL
 WHERE ${FENCE} AND status IN ${LIVE}
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 const RECORD_LATE = `
 UPDATE tasks SET late_outcome = @late, lease_owner = NULL, lease_expires_at = NULL
 WHERE ${FENCE} AND status IN ${TERMINAL}
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 /**
  * A queued, fenced terminal write. Both UPDATEs are conditional on the status they expect, so the
@@ -29,14 +29,15 @@ export function finish(db: Database, fence: Fence, outcome: FinishInput, now: nu
       outcome.status === 'completed'
         ? { epoch: fence.epoch, at: now, result: outcome.result }
         : { epoch: fence.epoch, at: now, error: outcome.error };
-    const row = statement(db, RECORD_LATE).get({ ...fenceParams(fence), late: json(late) }) as TaskRow | undefined;
+    const row = taskStatement(db, RECORD_LATE).get({ ...fenceParams(fence), late: json(late) }) as
+      TaskValues | undefined;
     return row === undefined ? noRowUpdated(db, fence) : { outcome: 'late', task: toRecord(row), late };
   }
   const done: TaskRecord =
     outcome.status === 'completed'
       ? { ...task, status: 'completed', result: outcome.result, resultDigest: outcome.resultDigest }
       : { ...task, status: 'failed', error: outcome.error, statusMessage: outcome.statusMessage ?? task.statusMessage };
-  const row = statement(db, RECORD_TERMINAL).get({
+  const row = taskStatement(db, RECORD_TERMINAL).get({
     ...fenceParams(fence),
     status: done.status,
     statusMessage: done.statusMessage,
@@ -45,6 +46,6 @@ export function finish(db: Database, fence: Fence, outcome: FinishInput, now: nu
     error: json(done.error),
     now,
     expiresAt: expiresAt({ ...done, terminalAt: now }),
-  }) as TaskRow | undefined;
+  }) as TaskValues | undefined;
   return row === undefined ? noRowUpdated(db, fence) : { outcome: 'recorded', task: toRecord(row) };
 }

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import { taskNotFound } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
 import type { KeyLookup } from '../port.js';
-import { statement, toRecord, type TaskRow } from './row.js';
+import { statement, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
 interface KeyRow {
   task_id: string | null;
@@ -22,11 +22,11 @@ export function insertKey(db: Database, owner: string, key: string, taskId: stri
   statement(db, INSERT_KEY).run({ owner, key, taskId, now });
 }
 
-const SELECT_TASK = `SELECT * FROM tasks WHERE id = @id`;
+const SELECT_TASK = `SELECT ${TASK_COLUMNS} FROM tasks WHERE id = @id`;
 
 /** Unfiltered by owner or expiry: for the store's own checks, never handed to a caller as is. */
 export function selectTask(db: Database, id: string): TaskRecord | null {
-  const row = statement(db, SELECT_TASK).get({ id }) as TaskRow | undefined;
+  const row = taskStatement(db, SELECT_TASK).get({ id }) as TaskValues | undefined;
   return row === undefined ? null : toRecord(row);
 }
 

@@ -5,7 +5,7 @@ import { logLineBytes, type LogBound, type LogLine, type LogStream, type NewLogL
 import { clampLimit } from '../cursor.js';
 import type { Fence, LogQuery, LogRead } from '../port.js';
 import { FENCE, fenceParams } from './fence.js';
-import { json, statement, toRecord, type TaskRow } from './row.js';
+import { json, statement, TASK_COLUMN_COUNT, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
 interface LogHead {
   status: TaskStatus;
@@ -97,8 +97,10 @@ export function appendLog(
 }
 
 const VISIBLE = `
-SELECT * FROM tasks
+SELECT ${TASK_COLUMNS}, log_seq, log_dropped FROM tasks
 WHERE id = @id AND owner = @owner AND (expires_at IS NULL OR expires_at > @now)`;
+const LOG_SEQ = TASK_COLUMN_COUNT;
+const LOG_DROPPED = TASK_COLUMN_COUNT + 1;
 
 const LINES = `
 SELECT seq, epoch, at, stream, text, fields FROM task_logs
@@ -108,15 +110,16 @@ LIMIT @limit`;
 
 /** A direct read; the task row first, then its lines up to the seq that row shows. */
 export function readLog(db: Database, owner: string, id: string, query: LogQuery, now: number): LogRead | null {
-  const row = statement(db, VISIBLE).get({ id, owner, now }) as (TaskRow & LogHead) | undefined;
+  const row = taskStatement(db, VISIBLE).get({ id, owner, now }) as TaskValues | undefined;
   if (row === undefined) return null;
+  const lastSeq = row[LOG_SEQ] as number;
   const rows = statement(db, LINES).all({
     id,
     after: query.after,
-    last: row.log_seq,
+    last: lastSeq,
     limit: clampLimit(query.limit),
   }) as LogRow[];
-  return { task: toRecord(row), lines: rows.map(toLine), lastSeq: row.log_seq, dropped: row.log_dropped };
+  return { task: toRecord(row), lines: rows.map(toLine), lastSeq, dropped: row[LOG_DROPPED] as number };
 }
 
 function toLine(row: LogRow): LogLine {

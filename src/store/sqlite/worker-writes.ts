@@ -2,16 +2,17 @@ import type { Database } from 'better-sqlite3';
 import type { InputRequest, Progress, TaskRecord } from '../../core/task.js';
 import type { Fence } from '../port.js';
 import { assertLive, FENCE, fenceParams, noRowUpdated, selectFenced } from './fence.js';
-import { json, LIVE, statement, toRecord, type TaskRow } from './row.js';
+import { json, LIVE, statement, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
 // Every statement here is fenced: `WHERE id AND lease_owner AND epoch` (S3). All run as queued
 // writes inside a group-commit savepoint.
 
-const HEARTBEAT = `UPDATE tasks SET lease_expires_at = @leaseUntil WHERE ${FENCE} RETURNING *`;
+const HEARTBEAT = `UPDATE tasks SET lease_expires_at = @leaseUntil WHERE ${FENCE} RETURNING ${TASK_COLUMNS}`;
 
 /** Succeeds on a cancelled task too: the returned status is how the runner learns of the cancel. */
 export function heartbeat(db: Database, fence: Fence, leaseMs: number, now: number): TaskRecord {
-  const row = statement(db, HEARTBEAT).get({ ...fenceParams(fence), leaseUntil: now + leaseMs }) as TaskRow | undefined;
+  const row = taskStatement(db, HEARTBEAT).get({ ...fenceParams(fence), leaseUntil: now + leaseMs }) as
+    TaskValues | undefined;
   return row === undefined ? noRowUpdated(db, fence) : toRecord(row);
 }
 
@@ -35,7 +36,7 @@ export function checkpoint(db: Database, fence: Fence, data: unknown, now: numbe
 const REQUEST_INPUT = `
 UPDATE tasks SET input_requests = @inputRequests, status = 'input_required', updated_at = @now
 WHERE ${FENCE} AND status IN ${LIVE}
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 /** A key asked before (outstanding or answered) is not asked again (X-28, X-29). */
 export function requestInput(db: Database, fence: Fence, key: string, request: InputRequest, now: number): TaskRecord {
@@ -43,7 +44,8 @@ export function requestInput(db: Database, fence: Fence, key: string, request: I
   assertLive(task);
   if (Object.hasOwn(task.inputRequests, key) || Object.hasOwn(task.inputResponses, key)) return task;
   const inputRequests = json({ ...task.inputRequests, [key]: request });
-  const row = statement(db, REQUEST_INPUT).get({ ...fenceParams(fence), inputRequests, now }) as TaskRow | undefined;
+  const row = taskStatement(db, REQUEST_INPUT).get({ ...fenceParams(fence), inputRequests, now }) as
+    TaskValues | undefined;
   return row === undefined ? noRowUpdated(db, fence) : toRecord(row);
 }
 
