@@ -1,4 +1,106 @@
 import { Writable } from 'node:stream';
+import {
+  parseJSONRPCMessage,
+  ReadBuffer,
+  RELATED_TASK_META_KEY,
+  STDIO_DEFAULT_MAX_BUFFER_SIZE,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/server';
+import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+
+/**
+ * The SDK's stdio transport on the process's stdin and stdout, with two costs of a `tasks/get`
+ * taken out (docs/benchmarks.md, figure 8): the answers of one turn leave as one write
+ * (`coalescedOutput`), and an ordinary request is not run through zod (`PlainRequestBuffer`).
+ * Everything else (closing on stdin's end, errors, the buffer bound) is the SDK's own.
+ */
+export function stdioTransport(): StdioServerTransport {
+  const transport = new StdioServerTransport(process.stdin, coalescedOutput());
+  // The SDK reads lines through this field; test/server/stdio-transport.test.ts fails if it moves.
+  const fields = transport as unknown as { _readBuffer: ReadBuffer };
+  if (!(fields._readBuffer instanceof ReadBuffer))
+    throw new Error('StdioServerTransport no longer reads through _readBuffer');
+  fields._readBuffer = new PlainRequestBuffer();
+  return transport;
+}
+
+const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
+
+/**
+ * The SDK's line buffer, with its message check (`JSONRPCMessageSchema.parse`, about 10 % of a
+ * stdio `tasks/get`) skipped for a request whose zod parse is the identity: `jsonrpc` "2.0", a
+ * string or safe-integer id, a string method, no other keys, and params absent or an object whose
+ * `_meta`, if any, is an object with neither of the two keys the schema looks into. Anything else
+ * (notifications, responses, every doubtful shape) goes through the SDK's own parse, so what
+ * reaches the protocol is what the SDK would have passed, and what it would refuse it still
+ * refuses. Lines that are not JSON are skipped, as the SDK skips them.
+ */
+export class PlainRequestBuffer extends ReadBuffer {
+  // The SDK's ReadBuffer, line for line, but for the parse: its parse is a module function no
+  // subclass can reach, so the buffer is this class's own.
+  #buffer: Buffer | undefined;
+  readonly #max: number;
+
+  constructor(maxBufferSize = STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+    super({ maxBufferSize });
+    this.#max = maxBufferSize;
+  }
+
+  override append(chunk: Buffer): void {
+    if ((this.#buffer?.length ?? 0) + chunk.length > this.#max) {
+      this.clear();
+      throw new Error(`ReadBuffer exceeded maximum size of ${this.#max} bytes`);
+    }
+    this.#buffer = this.#buffer === undefined ? chunk : Buffer.concat([this.#buffer, chunk]);
+  }
+
+  override readMessage(): JSONRPCMessage | null {
+    while (this.#buffer !== undefined) {
+      const index = this.#buffer.indexOf('\n');
+      if (index === -1) return null;
+      const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
+      this.#buffer = this.#buffer.subarray(index + 1);
+      try {
+        return parseLine(line);
+      } catch (error) {
+        if (error instanceof SyntaxError) continue;
+        throw error;
+      }
+    }
+    return null;
+  }
+
+  override clear(): void {
+    this.#buffer = undefined;
+  }
+}
+
+/** The parse of one line, as the SDK's `deserializeMessage`, without zod where zod changes nothing. */
+export function parseLine(line: string): JSONRPCMessage {
+  const value: unknown = JSON.parse(line);
+  return isPlainRequest(value) ? value : parseJSONRPCMessage(value);
+}
+
+function isPlainRequest(value: unknown): value is JSONRPCMessage {
+  if (!isObject(value) || value.jsonrpc !== '2.0' || typeof value.method !== 'string') return false;
+  const { id, params } = value;
+  if (typeof id !== 'string' && !Number.isSafeInteger(id)) return false;
+  for (const key of Object.keys(value)) if (!REQUEST_KEYS.has(key)) return false;
+  if (params === undefined) return true;
+  if (!isObject(params) || Object.hasOwn(params, '__proto__')) return false;
+  const meta = params._meta;
+  if (meta === undefined) return true;
+  return (
+    isObject(meta) &&
+    !Object.hasOwn(meta, '__proto__') &&
+    !Object.hasOwn(meta, 'progressToken') &&
+    !Object.hasOwn(meta, RELATED_TASK_META_KEY)
+  );
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
 
 /**
  * stdout for the stdio transport, with the answers of one turn of the event loop written together.

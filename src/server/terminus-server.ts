@@ -1,9 +1,5 @@
 import { McpServer, Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
-import {
-  serveStdio as sdkServeStdio,
-  StdioServerTransport,
-  type StdioServerHandle,
-} from '@modelcontextprotocol/server/stdio';
+import { serveStdio as sdkServeStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { silentLogger, type Logger } from '../core/ports.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
@@ -17,7 +13,7 @@ import type { Preflight } from './preflight.js';
 import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 import { stdioFastMethods, withStdioFastPath } from './stdio-fast.js';
-import { coalescedOutput } from './stdio-out.js';
+import { stdioTransport } from './stdio-transport.js';
 
 export interface TerminusServerOptions {
   /** The task engine (`createEngine`): tools, durable tasks, runners. */
@@ -141,7 +137,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
     serveStdio: (stdioOptions = {}) =>
       sdkServeStdio(stdioOptions.fastPath === false ? factory('stdio') : stdioFast(factory('stdio')), {
         transport: new CallerRates(resolveLimits(stdioOptions.limits)).gateTransport(
-          stdioOptions.transport ?? new StdioServerTransport(process.stdin, coalescedOutput()),
+          stdioOptions.transport ?? stdioTransport(),
         ),
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       }),
