@@ -1,42 +1,10 @@
 import { TerminusError } from '../../core/errors.js';
+import { TASK_LOG_COLUMNS, TASK_ROW_COLUMNS } from '../columns.js';
 import type { Db, Sql } from './db.js';
 
 /** The columns every query of this store reads or writes, by table (migrations 001 and 003). */
 const EXPECTED: Readonly<Record<'tasks' | 'keys' | 'logs', readonly string[]>> = {
-  tasks: [
-    'id',
-    'owner',
-    'tool',
-    'args',
-    'request_digest',
-    'submission_key',
-    'wire',
-    'status',
-    'status_message',
-    'progress',
-    'created_at',
-    'updated_at',
-    'ttl_ms',
-    'poll_interval_ms',
-    'keep_alive_ms',
-    'terminal_at',
-    'expires_at',
-    'lease_owner',
-    'lease_expires_at',
-    'epoch',
-    'cancel_requested',
-    'checkpoint',
-    'input_requests',
-    'input_responses',
-    'result',
-    'error',
-    'result_digest',
-    'late_outcome',
-    'log_seq',
-    'log_lines',
-    'log_bytes',
-    'log_dropped',
-  ],
+  tasks: [...TASK_ROW_COLUMNS, ...TASK_LOG_COLUMNS],
   keys: ['owner', 'submission_key', 'task_id', 'created_at'],
   logs: ['task_id', 'seq', 'epoch', 'at', 'stream', 'text', 'fields', 'bytes'],
 };

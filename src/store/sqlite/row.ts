@@ -1,5 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { TaskRecord, TaskStatus, WireName } from '../../core/task.js';
+import { TASK_ROW_COLUMNS } from '../columns.js';
 
 /** The columns of a `tasks` row, typed as better-sqlite3 reads them (`toRecord` reads them by position). */
 export interface TaskRow {
@@ -50,36 +51,7 @@ export function json(value: unknown): string | null {
  * The columns of a task, in `TaskRow`'s order: task statements select them first (`TASK_COLUMNS`)
  * and read each row as an array (`taskStatement`), which `toRecord` maps by position.
  */
-const COLUMNS = [
-  'id',
-  'owner',
-  'tool',
-  'args',
-  'request_digest',
-  'submission_key',
-  'wire',
-  'status',
-  'status_message',
-  'progress',
-  'created_at',
-  'updated_at',
-  'ttl_ms',
-  'poll_interval_ms',
-  'keep_alive_ms',
-  'terminal_at',
-  'expires_at',
-  'lease_owner',
-  'lease_expires_at',
-  'epoch',
-  'cancel_requested',
-  'checkpoint',
-  'input_requests',
-  'input_responses',
-  'result',
-  'error',
-  'result_digest',
-  'late_outcome',
-] as const satisfies readonly (keyof TaskRow)[];
+const COLUMNS = TASK_ROW_COLUMNS satisfies readonly (keyof TaskRow)[];
 type Column = (typeof COLUMNS)[number];
 const AT = Object.fromEntries(COLUMNS.map((column, i) => [column, i])) as { readonly [C in Column]: number };
 
