@@ -5,9 +5,9 @@ import { formatGate, formatWireTable, gateReportOf, wireRow, type GateReport } f
 import { runPool } from '../sim/pool.js';
 import { runSeries } from '../sim/series.js';
 import { GateTally } from '../sim/tally.js';
-import { GateProgress } from './gate-progress.js';
 import { formatTrace } from '../sim/trace.js';
 import { isSimWire, SIM_WIRES, type SimWireName } from '../sim/wires/index.js';
+import { GateProgress } from './gate-progress.js';
 
 interface GateFlags {
   readonly series: number;

@@ -61,7 +61,7 @@ export const TASK_COLUMNS = COLUMNS.join(', ');
 /** A task row read by a `taskStatement`: `TASK_COLUMNS`' values in order, then any the query adds. */
 export type TaskValues = readonly unknown[];
 
-/** The value at `column` of a task row; the column after the task's own is `TASK_COLUMN_COUNT`. */
+/** How many columns a task row has: the columns a query adds after them start at this index. */
 export const TASK_COLUMN_COUNT = COLUMNS.length;
 
 function at<C extends Column>(values: TaskValues, column: C): TaskRow[C] {
