@@ -41,6 +41,33 @@ describe('C11: a budget belongs to a waiter', () => {
     expect(joined.record).toMatchObject({ waitingStoppedAt: null, policy: { deadlineAt: now + 3_000 } });
     expect(effectsOf(joined.effects, 'schedule_wake')).toHaveLength(1);
   });
+
+  it('a waiter joining while an input reply awaits its resend at the old deadline still resends it', () => {
+    // Gate seeds 117965, 218875, 252975: the reply was lost to a server crash and its resend, planned
+    // past the deadline, was cut short to it; the later waiter disarmed that wake as the bare
+    // deadline, and nothing ever resent the reply (the task waited on it for good).
+    const requests = { q1: { method: 'elicitation/create' } };
+    const working = workingRecord({ budgetMs: 5_000 });
+    const deadline = working.policy.deadlineAt!;
+    const asked = run(working, [
+      ev.wake,
+      (r) => ev.status(r, 'input_required', { inputRequests: requests }),
+      { type: 'input_answered', epoch: 0, round: 1, key: 'q1', reply: { ok: true } },
+    ]).record;
+    const lost = { type: 'request_failed', epoch: 0, request: 'input', code: 'network' } as const;
+    const failed = step(asked, lost, deadline - 100).record;
+    expect(failed.wakeAt).toBe(deadline);
+    const now = deadline - 50;
+    const joined = step(failed, { type: 'waiter_joined', epoch: 0, deadlineAt: null }, now);
+    expect(joined.record.policy.deadlineAt).toBeNull();
+    const [resend] = effectsOf(joined.effects, 'schedule_wake');
+    expect(resend).toMatchObject({ purpose: 'retry' });
+    expect(resend!.atMs).toBeGreaterThan(now);
+    const woke = step(joined.record, ev.wake, resend!.atMs);
+    expect(effectsOf(woke.effects, 'send_input')).toEqual([
+      { type: 'send_input', taskId: 'task-1', round: 1, responses: { q1: { ok: true } } },
+    ]);
+  });
 });
 
 describe('C12: a synchronous answer to the submission', () => {

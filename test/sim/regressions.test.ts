@@ -37,6 +37,12 @@ const FOUND = [
   // until the first answer had paused polling (18026); or only the latter (71076).
   { seed: 18026, broke: 'C10' },
   { seed: 71076, broke: 'C10' },
+  // From the 1,000,000-series run's first 400,000 series. C11: a later waiter joined while the
+  // first still waited on an input reply lost to a server crash; its resend, cut short to the old
+  // deadline, was taken for the bare deadline and disarmed, so the reply was never resent.
+  { seed: 117965, broke: 'C11' },
+  { seed: 218875, broke: 'C11' },
+  { seed: 252975, broke: 'C11' },
 ];
 
 describe('gate seeds from the 100,000-series run', () => {

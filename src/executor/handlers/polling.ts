@@ -296,9 +296,23 @@ export function onWaiterJoined(d: Draft, ev: EventOf<'waiter_joined'>): StepResu
   if (later === current) return ignored(r, 'no_news');
   setDeadline(d, later);
   // The one timer may be the old deadline: where it would have stopped waiting it now polls (the
-  // wake finds the deadline not reached); only INPUT_REQUIRED, where that wake does nothing, re-arms.
-  if (r.state === 'INPUT_REQUIRED' && r.wakeAt !== null && r.wakeAt === current) d.clearWake();
+  // wake finds the deadline not reached); only INPUT_REQUIRED, where that wake sends nothing unless
+  // a reply is owed, re-arms (`rearmInput`).
+  if (r.state === 'INPUT_REQUIRED' && r.wakeAt !== null && r.wakeAt === current) return rearmInput(d.clearWake());
   return awaitDeadline(d).done();
+}
+
+/**
+ * A reply still unsent had its resend cut short to the old deadline (`nextRetry` never plans past
+ * it), so that wake was the resend too: planned again against the new deadline. Disarmed with the
+ * deadline, the reply was never resent and the task waited on it for good (C11: gate seeds 117965,
+ * 218875, 252975, a reply lost to a server crash). A reply on the wire meanwhile: its answer or
+ * failure supersedes this timer.
+ */
+function rearmInput(d: Draft): StepResult {
+  if (Object.keys(d.record.input.unsent).length === 0) return awaitDeadline(d).done();
+  const failures = d.record.attempts.consecutiveFailures;
+  return d.wake(nextRetry(d.record, d.now, d.random, failures)).done();
 }
 
 function setDeadline(d: Draft, deadlineAt: number | null): void {
