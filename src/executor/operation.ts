@@ -133,7 +133,10 @@ export interface OperationPolicy {
   readonly backoffMaxMs: number;
   /** Unverifiable results (truncated, malformed, digest mismatch) tolerated before UNKNOWN. */
   readonly maxFetchAttempts: number;
-  /** Automatic key lookups from UNKNOWN before it is left to manual reconciliation. */
+  /**
+   * Answered automatic key lookups from UNKNOWN before it is left to manual reconciliation; a lookup
+   * lost on the wire is retried with the back-off and not counted.
+   */
   readonly maxReconcileLookups: number;
   /**
    * Longest wait between status reads while a cancel is being confirmed, whatever the server's
@@ -164,7 +167,7 @@ export interface Attempts {
   readonly input: number;
   /** Fetched results that failed verification (truncated, malformed, digest mismatch). */
   readonly unverifiedResults: number;
-  /** Automatic key lookups issued from UNKNOWN. */
+  /** Automatic key lookups from UNKNOWN the server answered (lost ones are not counted). */
   readonly reconcile: number;
   /** Consecutive throttled or lost requests; drives the back-off, reset by any answer. */
   readonly consecutiveFailures: number;

@@ -43,9 +43,17 @@ const FOUND = [
   { seed: 117965, broke: 'C11' },
   { seed: 218875, broke: 'C11' },
   { seed: 252975, broke: 'C11' },
+  // From the first 400,000 series of the 1,000,000-series run. cancel cadence: a cancel-owed
+  // operation answered not found went UNKNOWN, and its key lookups were lost to a server outage
+  // (connection refused) or an executor crash; each lost one spent one of the 3 reconciling
+  // lookups, so it was left for an operator and no request went out again (180-263 s).
+  { seed: 168549, broke: 'cancel cadence' },
+  { seed: 237087, broke: 'cancel cadence' },
+  { seed: 296580, broke: 'cancel cadence' },
+  { seed: 307973, broke: 'cancel cadence' },
 ];
 
-describe('gate seeds from the 100,000-series run', () => {
+describe('gate seeds from the 100,000- and 1,000,000-series runs', () => {
   for (const { seed, broke } of FOUND) {
     it(`seed ${seed} (${broke}) passes every invariant`, async () => {
       const outcome = await runSeries({ seed });

@@ -95,14 +95,26 @@ export function toUnknown(
   return d.done();
 }
 
-/** Issues a key lookup from UNKNOWN if the policy allows another; returns whether it did. */
+/**
+ * Issues a key lookup from UNKNOWN if the policy allows another; returns whether it did. Only an
+ * answer spends one of `maxReconcileLookups` (`countReconciled`): a lookup lost on the wire told
+ * nothing and is retried with the back-off. Counted at the send, two lost to a server outage and one
+ * to an executor crash used all three, and a cancel-owed operation the server could still settle was
+ * left for an operator with no request for 180-263 s (cancel cadence: gate seeds 168549, 237087,
+ * 296580, 307973).
+ */
 export function reconcileByKey(d: Draft): boolean {
   if (d.record.attempts.reconcile >= d.record.policy.maxReconcileLookups) return false;
   // C12: a call that ran (or may have) without its key: the lookup could only say "never created".
   if (d.record.taskId === null && keyNeverNamedTheCall(d.record)) return false;
-  d.countAttempt('reconcile').countAttempt('lookup');
+  d.countAttempt('lookup');
   d.emit({ type: 'lookup_key', submissionKey: d.record.submissionKey });
   return true;
+}
+
+/** A key lookup answered in UNKNOWN: one reconciling lookup spent (`reconcileByKey`). */
+export function countReconciled(d: Draft): Draft {
+  return d.base.state === 'UNKNOWN' ? d.countAttempt('reconcile') : d;
 }
 
 /** Completion seen after a won cancel: flag it, never accept it (C3). The cancelled receipt stands. */

@@ -8,7 +8,7 @@ import { isSettled } from '../transitions.js';
 import { ignored, rejected, type Draft, type StepResult } from '../step.js';
 import { digestOf } from '../../core/digest.js';
 import { awaitDeadline } from './input.js';
-import { acceptanceOf, keyNeverNamedTheCall, rediscovered, toUnknown } from './outcomes.js';
+import { acceptanceOf, countReconciled, keyNeverNamedTheCall, rediscovered, toUnknown } from './outcomes.js';
 
 export function onSubmitSent(d: Draft, _ev: EventOf<'submit_sent'>): StepResult {
   if (d.base.state !== 'SUBMITTING') return lateAnswer(d);
@@ -131,7 +131,7 @@ export function onKeyLookupFound(d: Draft, ev: EventOf<'key_lookup_found'>): Ste
     // Task id misuse: the key is the authority on which task this call created.
     d.addEvidence('task_id_replaced', `${taskId} -> ${ev.taskId}`);
   }
-  return rediscovered(d, ev);
+  return rediscovered(countReconciled(d), ev);
 }
 
 export function onKeyLookupNeverCreated(d: Draft, _ev: EventOf<'key_lookup_never_created'>): StepResult {
@@ -143,6 +143,7 @@ export function onKeyLookupNeverCreated(d: Draft, _ev: EventOf<'key_lookup_never
   // A synchronous answer that did not verify (C12) proves the call ran, whatever the key says; a lost
   // plain call may have run without the key: "never created" proves nothing about either.
   if (taskId === null && keyNeverNamedTheCall(d.base)) return ignored(d.base, 'key_proves_nothing');
+  countReconciled(d);
   if (taskId === null) return d.moveTo('NEVER_CREATED').done();
   // The server once acknowledged a task under this key: "never created" contradicts it (lost server
   // state?). Resubmitting could run the call twice, so the doubt stays with the operator.
@@ -156,7 +157,7 @@ export function onKeyLookupUnsupported(d: Draft, _ev: EventOf<'key_lookup_unsupp
     return toUnknown(d, 'key_lookup_unsupported', 'server cannot look submission keys up', false);
   }
   if (state !== 'UNKNOWN') return lateAnswer(d);
-  d.addEvidence('key_lookup_unsupported', 'reconciliation lookup unsupported');
+  countReconciled(d).addEvidence('key_lookup_unsupported', 'reconciliation lookup unsupported');
   return d.done();
 }
 
