@@ -6,7 +6,7 @@
  * operation id, call node, task id or submission key, or an unambiguous prefix of one.
  */
 import { access } from 'node:fs/promises';
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PRUNABLE_STATES, type Ledger, type Receipt } from '../executor/ledger-port.js';
 import { LOCAL_STATES, type LocalState, type ToolOperation } from '../executor/operation.js';
 import { IN_FLIGHT_STATES } from '../executor/transitions.js';
@@ -59,30 +59,34 @@ export function registerOps(program: Command): void {
     .option('--all', 'every operation, settled ones included', false)
     .action((flags: CommonFlags & { all: boolean }) => run(flags, (ledger) => list(ledger, flags)));
 
-  common(ops.command('show').description('one operation: record, result, evidence and history of transitions'))
-    .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
-    .action((id: string, flags: CommonFlags) => run(flags, (ledger) => show(ledger, id, flags)));
+  withId(
+    common(ops.command('show').description('one operation: record, result, evidence and history of transitions')),
+  ).action((id: string, flags: CommonFlags) => run(flags, (ledger) => show(ledger, id, flags)));
 
-  common(ops.command('result').description('the accepted result of an operation (its receipt payload)'))
-    .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
-    .action((id: string, flags: CommonFlags) => run(flags, (ledger) => result(ledger, id, flags)));
+  withId(common(ops.command('result').description('the accepted result of an operation (its receipt payload)'))).action(
+    (id: string, flags: CommonFlags) => run(flags, (ledger) => result(ledger, id, flags)),
+  );
 
-  driving(
-    ops
-      .command('resume')
-      .description('follow one in-flight operation (or all of them) to its receipt, with a fresh wait budget'),
+  withId(
+    driving(
+      ops
+        .command('resume')
+        .description('follow one in-flight operation (or all of them) to its receipt, with a fresh wait budget'),
+    ),
+    'optional',
   )
-    .argument('[id]', 'operation id, call node id, task id or submission key (or a prefix); default: all')
     .option('--budget <seconds>', 'stop following after this long (the tasks keep running)', parseSeconds)
     .action((id: string | undefined, flags: DriveFlags) => run(flags, (ledger) => resume(ledger, id, flags)));
 
-  driving(ops.command('cancel').description('request the cancel of an operation and wait for the server to confirm'))
-    .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
+  withId(
+    driving(ops.command('cancel').description('request the cancel of an operation and wait for the server to confirm')),
+  )
     .option('--budget <seconds>', 'stop waiting for the confirmation after this long', parseSeconds, 60)
     .action((id: string, flags: DriveFlags) => run(flags, (ledger) => cancel(ledger, id, flags)));
 
-  driving(ops.command('logs').description("the task's own log, read from its server (no effect on the operation)"))
-    .argument('<id>', 'operation id, call node id, task id or submission key (or a prefix)')
+  withId(
+    driving(ops.command('logs').description("the task's own log, read from its server (no effect on the operation)")),
+  )
     .option('--follow', 'keep reading until the task ends and its log is complete', false)
     .option('--after <seq>', 'only lines after this one (the `next` an earlier read printed)', parseCursor, 0)
     .action((id: string, flags: LogsFlags) => run(flags, (ledger) => logs(ledger, id, flags)));
@@ -105,6 +109,25 @@ export function registerOps(program: Command): void {
   common(
     ops.command('rollback').description('bump the executor epoch: older executors stop, the next resume takes over'),
   ).action((flags: CommonFlags) => run(flags, (ledger) => rollback(ledger, flags)));
+}
+
+const ID_HELP =
+  'operation id, call node id, task id or submission key (or a prefix); one that begins with - goes after --';
+
+/**
+ * The `ID` argument of a command. A peer's task id may begin with `-`, which commander reads as an
+ * option: the usage error then says how to pass it (`terminus ops show -- -abc`).
+ */
+function withId(cmd: Command, presence: 'required' | 'optional' = 'required'): Command {
+  return cmd
+    .argument(presence === 'required' ? '<id>' : '[id]', presence === 'required' ? ID_HELP : `${ID_HELP}; default: all`)
+    .exitOverride((error: CommanderError) => {
+      const option = /unknown option '(-[^'=\s]+)'/.exec(error.message)?.[1];
+      if (error.code === 'commander.unknownOption' && option !== undefined) {
+        process.stderr.write(`if ${option} is an ID, put it after --: terminus ops ${cmd.name()} -- ${option}\n`);
+      }
+      return usageExit(error);
+    });
 }
 
 /** `30d`, `12h`, `90m`, `45s` or a number of seconds, as milliseconds. */

@@ -24,11 +24,18 @@ export const systemClock: Clock = {
 export const systemRandom: Random = { next: () => Math.random() };
 
 /**
- * Task ids of 128 random bits (base64url, X-55) and `prefix_<uuid>` unique ids.
+ * Task ids of 128 random bits (base64url, X-55) and `prefix_<uuid>` unique ids. A task id never
+ * begins with `-`: one in 64 would, and a command line reads it as an option (`terminus ops show
+ * -abc`). Drawing again keeps the ids uniform over the rest (127.98 bits).
  * @example
  * createEngine({ store, tools, ids: systemIds });
  */
 export const systemIds: Ids = {
-  taskId: () => randomBytes(16).toString('base64url'),
+  taskId: () => {
+    for (;;) {
+      const id = randomBytes(16).toString('base64url');
+      if (!id.startsWith('-')) return id;
+    }
+  },
   unique: (prefix) => `${prefix}_${randomUUID()}`,
 };

@@ -44,4 +44,23 @@ describe('terminus ops', () => {
     },
     SLOW,
   );
+
+  it(
+    'an ID that begins with - (a peer may issue one) is a usage error that says how to pass it, and after -- it is looked up',
+    async () => {
+      const file = join(dir.path, 'dash.db');
+      await openSqliteLedger({ path: file }).close();
+      const id = '--a_6AghWsJPJiX7p7xACQ';
+      const bare = await terminus(['ops', 'show', id, '--ledger', file], { cwd: dir.path });
+      expect(bare.code).toBe(2);
+      expect(bare.stderr).toContain(`put it after --: terminus ops show -- ${id}`);
+      const separated = await terminus(['ops', 'show', '--ledger', file, '--', id], { cwd: dir.path });
+      expect(separated.code).toBe(1);
+      expect(separated.stderr).toContain(`no operation, call node, task or submission key ${id}`);
+      const list = await terminus(['ops', 'list', '--jsn', '--ledger', file], { cwd: dir.path });
+      expect(list.code).toBe(2);
+      expect(list.stderr).not.toContain('is an ID');
+    },
+    SLOW,
+  );
 });
