@@ -106,6 +106,22 @@ export interface SeriesMetrics {
   readonly outboxTraced: number;
 }
 
+/** The metrics of a series that measured nothing (one whose run threw). */
+export const NO_METRICS: SeriesMetrics = {
+  operations: 0,
+  divergences: 0,
+  secondOperations: 0,
+  duplicateSubmissions: 0,
+  polls: 0,
+  idealPolls: 0,
+  maxPollsPerSecond: 0,
+  cancelConfirmMs: [],
+  cancelConfirmOwnMs: [],
+  unknownReconcileMs: [],
+  outboxRows: 0,
+  outboxTraced: 0,
+};
+
 export interface CheckInput {
   readonly ops: readonly OperationPlan[];
   readonly plan: FaultPlan;

@@ -2,6 +2,7 @@
  * Worker-thread entry: runs the seeds it is given and posts one summary per series.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { NO_METRICS } from './checks.js';
 import type { FaultClass } from './faults.js';
 import { runSeries } from './series.js';
 import { summarize, type SeriesSummary } from './summary.js';
@@ -38,20 +39,7 @@ function crashed(seed: number, wire: SimWireName, error: unknown): SeriesSummary
     wire,
     plan: [],
     violations: [],
-    metrics: {
-      operations: 0,
-      divergences: 0,
-      secondOperations: 0,
-      duplicateSubmissions: 0,
-      polls: 0,
-      idealPolls: 0,
-      maxPollsPerSecond: 0,
-      cancelConfirmMs: [],
-      cancelConfirmOwnMs: [],
-      unknownReconcileMs: [],
-      outboxRows: 0,
-      outboxTraced: 0,
-    },
+    metrics: NO_METRICS,
     faultsFired: {},
     statesReached: {},
     traceDigest: '',

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { NO_METRICS } from '../../src/sim/checks.js';
 import { gateReport, gateReportOf } from '../../src/sim/gate.js';
 import { runPool } from '../../src/sim/pool.js';
 import { GateTally, KEPT_FAILURES, MsHistogram } from '../../src/sim/tally.js';
@@ -42,20 +43,7 @@ describe('gate tally (streamed summaries)', () => {
       wire: 'mcp-tasks-ext',
       plan: [],
       violations: [{ invariant: 'C1', detail: 'x' }],
-      metrics: {
-        operations: 1,
-        divergences: 0,
-        secondOperations: 0,
-        duplicateSubmissions: 0,
-        polls: 0,
-        idealPolls: 0,
-        maxPollsPerSecond: 0,
-        cancelConfirmMs: [],
-        cancelConfirmOwnMs: [],
-        unknownReconcileMs: [],
-        outboxRows: 0,
-        outboxTraced: 0,
-      },
+      metrics: { ...NO_METRICS, operations: 1 },
       faultsFired: {},
       statesReached: {},
       traceDigest: '',
