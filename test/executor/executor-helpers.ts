@@ -7,7 +7,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import type { Clock } from '../../src/core/ports.js';
+import type { Clock, Ids, Random } from '../../src/core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../../src/core/system.js';
 import { connectServer, type WireChoice } from '../../src/executor/adapters/index.js';
 import { createExecutor } from '../../src/executor/executor.js';
@@ -287,6 +287,26 @@ export class VirtualClock implements Clock {
     this.current = target;
     await settle();
   }
+}
+
+/** A `Random` that always draws the middle: jitter is the same on every run. */
+export const midRandom: Random = { next: () => 0.5 };
+
+/** `Ids` counting up (`tid-1`, `op_2`, ...), so runs on a virtual clock repeat exactly. */
+export function counterIds(): Ids {
+  let n = 0;
+  return { taskId: () => `tid-${++n}`, unique: (prefix) => `${prefix}_${++n}` };
+}
+
+/** Most of `times` in any window of `windowMs` that starts at one of them. */
+export function busiest(times: readonly number[], windowMs: number): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (j < sorted.length && sorted[j]! < sorted[i]! + windowMs) j++;
+    best = Math.max(best, j - i);
+  }
+  return best;
 }
 
 async function settle(): Promise<void> {

@@ -5,12 +5,11 @@
  * every receipt here within 30 s came from a push.
  */
 import { describe, expect, it } from 'vitest';
-import type { Ids, Random } from '../../src/core/ports.js';
 import { createExecutor } from '../../src/executor/executor.js';
 import type { Receipt } from '../../src/executor/ledger-port.js';
 import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
 import type { ClientWire, WireStatusAnswer } from '../../src/executor/wire-port.js';
-import { VirtualClock } from './executor-helpers.js';
+import { busiest, counterIds, midRandom, VirtualClock } from './executor-helpers.js';
 
 const INTERVAL_MS = 30_000;
 
@@ -54,12 +53,6 @@ function pushingWire(clock: VirtualClock, reads: number[]) {
   return { wire, completeAll, watching };
 }
 
-const fixed: Random = { next: () => 0.5 };
-function counterIds(): Ids {
-  let n = 0;
-  return { taskId: () => `tid-${++n}`, unique: (prefix) => `${prefix}_${++n}` };
-}
-
 async function run(qps: number) {
   const clock = new VirtualClock();
   const reads: number[] = [];
@@ -68,7 +61,7 @@ async function run(qps: number) {
     ledger: createMemoryLedger(),
     connect: async () => fake.wire,
     clock,
-    random: fixed,
+    random: midRandom,
     ids: counterIds(),
     qps,
     policy: { minPollIntervalMs: 100 },
@@ -89,16 +82,6 @@ async function run(qps: number) {
   const elapsed = clock.now() - pushedAt;
   await executor.close();
   return { reads, receipts, elapsed, watchingBefore, watchingAfter: fake.watching() };
-}
-
-function busiest(times: readonly number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (j < sorted.length && sorted[j]! < sorted[i]! + windowMs) j++;
-    best = Math.max(best, j - i);
-  }
-  return best;
 }
 
 describe('reads brought forward by pushes go through the QPS bucket (C6)', () => {

@@ -6,29 +6,12 @@
  * (5 at the 250 ms floor). Virtual clock, in-process fake wire whose task suggests a 30 s interval.
  */
 import { describe, expect, it } from 'vitest';
-import type { Ids, Random } from '../../src/core/ports.js';
 import { createExecutor } from '../../src/executor/executor.js';
 import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
 import { DEFAULT_POLICY } from '../../src/executor/operation.js';
 import { statusReadCap, statusReadOpensAt } from '../../src/executor/schedule.js';
 import type { ClientWire, WireStatusAnswer } from '../../src/executor/wire-port.js';
-import { VirtualClock } from './executor-helpers.js';
-
-const fixed: Random = { next: () => 0.5 };
-function counterIds(): Ids {
-  let n = 0;
-  return { taskId: () => `tid-${++n}`, unique: (prefix) => `${prefix}_${++n}` };
-}
-
-function busiest(times: readonly number[], windowMs: number): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let best = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (j < sorted.length && sorted[j]! < sorted[i]! + windowMs) j++;
-    best = Math.max(best, j - i);
-  }
-  return best;
-}
+import { busiest, counterIds, midRandom, VirtualClock } from './executor-helpers.js';
 
 describe('status read cap per operation (C6)', () => {
   it('pushes every 50 ms whose status differs from the read: at most 5 status reads in any second, then the receipt', async () => {
@@ -62,7 +45,7 @@ describe('status read cap per operation (C6)', () => {
       ledger: createMemoryLedger(),
       connect: async () => wire,
       clock,
-      random: fixed,
+      random: midRandom,
       ids: counterIds(),
       qps: Infinity,
     });
