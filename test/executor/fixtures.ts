@@ -54,6 +54,15 @@ export const ev = {
     malformed: false,
     ...extra,
   }),
+  /** The synchronous answer to the submission (C12): `RESULT` with its digest, valid unless told. */
+  answered: (r: ToolOperation, extra: object = {}): OperationEvent => ({
+    type: 'submit_completed',
+    epoch: r.executionEpoch,
+    payload: RESULT,
+    digest: digestOf(RESULT),
+    valid: true,
+    ...extra,
+  }),
   cancel: (r: ToolOperation, expectedGeneration = r.cancelGeneration): OperationEvent => ({
     type: 'cancel_requested',
     epoch: r.executionEpoch,

@@ -4,7 +4,6 @@
  * record (defect 6).
  */
 import { describe, expect, it } from 'vitest';
-import { digestOf } from '../../src/core/digest.js';
 import { toStatus } from '../../src/executor/interpreter-status.js';
 import { effectsOf, ev, fresh, RESULT, run, step, T0, workingRecord } from './fixtures.js';
 
@@ -73,13 +72,7 @@ describe('C11: a budget belongs to a waiter', () => {
 describe('C12: a synchronous answer to the submission', () => {
   it('is accepted from SUBMITTING in one step, as an immediate completed acceptance', () => {
     const sent = run(fresh(), [ev.sent]).record;
-    const answered = step(sent, {
-      type: 'submit_completed',
-      epoch: 0,
-      payload: RESULT,
-      digest: digestOf(RESULT),
-      valid: true,
-    });
+    const answered = step(sent, ev.answered(sent));
     expect(answered.record.state).toBe('ACCEPTED');
     const [accept] = effectsOf(answered.effects, 'accept_terminal');
     expect(accept!.acceptance).toMatchObject({ status: 'completed', immediate: true, taskId: '', payload: RESULT });
@@ -87,15 +80,9 @@ describe('C12: a synchronous answer to the submission', () => {
 
   it('is never accepted with a digest that does not match, nor when validateResult refused it: UNKNOWN', () => {
     const sent = run(fresh(), [ev.sent]).record;
-    const forged = step(sent, { type: 'submit_completed', epoch: 0, payload: RESULT, digest: 'x', valid: true });
+    const forged = step(sent, ev.answered(sent, { digest: 'x' }));
     expect(forged.record.state).toBe('UNKNOWN');
-    const refused = step(sent, {
-      type: 'submit_completed',
-      epoch: 0,
-      payload: RESULT,
-      digest: digestOf(RESULT),
-      valid: false,
-    });
+    const refused = step(sent, ev.answered(sent, { valid: false }));
     expect(refused.record.state).toBe('UNKNOWN');
     expect(effectsOf(refused.effects, 'accept_terminal')).toEqual([]);
     // The key lookup saying "never created" cannot make a call that ran NEVER_CREATED.
@@ -116,13 +103,7 @@ describe('C12: a synchronous answer to the submission', () => {
     expect(joined.record).toMatchObject({ state: 'SUBMITTING', waitingStoppedAt: null, policy: { deadlineAt: null } });
     expect(effectsOf(joined.effects, 'send_submit')).toEqual([]);
     expect(effectsOf(joined.effects, 'lookup_key')).toEqual([]);
-    const answered = step(joined.record, {
-      type: 'submit_completed',
-      epoch: 0,
-      payload: RESULT,
-      digest: digestOf(RESULT),
-      valid: true,
-    });
+    const answered = step(joined.record, ev.answered(joined.record));
     expect(answered.record.state).toBe('ACCEPTED');
     expect(effectsOf(answered.effects, 'accept_terminal')).toHaveLength(1);
   });
