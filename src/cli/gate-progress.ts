@@ -6,7 +6,7 @@
 export class GateProgress {
   readonly #tty: boolean;
   #lastTick: number;
-  #nextTenth = 1;
+  #nextTenth: number;
   #failing = 0;
 
   constructor(
@@ -15,20 +15,23 @@ export class GateProgress {
     readonly started: number,
     readonly out: { readonly isTTY?: boolean; write(text: string): unknown } = process.stderr,
     readonly now: () => number = () => performance.now(),
+    /** Series done before this run (from a checkpoint): not counted in the rate. */
+    readonly already = 0,
   ) {
     this.#tty = out.isTTY === true;
     this.#lastTick = started;
+    this.#nextTenth = Math.floor((already * 10) / total) + 1;
   }
 
   tick(done: number): void {
     const now = this.now();
     const tenth = Math.floor((done * 10) / this.total);
     const due = this.#tty ? now - this.#lastTick > 2_000 : tenth >= this.#nextTenth || now - this.#lastTick > 60_000;
-    if (!due || done === this.total) return;
+    if (!due || done === this.total || done === this.already) return;
     this.#lastTick = now;
     this.#nextTenth = tenth + 1;
     const s = (now - this.started) / 1000;
-    const rate = done / Math.max(s, 0.001);
+    const rate = (done - this.already) / Math.max(s, 0.001);
     const line =
       `${this.prefix}${done}/${this.total} series (${Math.floor((100 * done) / this.total)}%), ${s.toFixed(0)} s, ` +
       `${rate.toFixed(0)} series/s, about ${((this.total - done) / rate).toFixed(0)} s left, ${this.#failing} failing`;

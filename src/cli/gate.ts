@@ -1,5 +1,15 @@
 import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
+import {
+  CheckpointError,
+  DoneSeeds,
+  otherRun,
+  readCheckpoint,
+  writeCheckpoint,
+  type GateCheckpoint,
+  type GateRun,
+  type WireProgress,
+} from '../sim/checkpoint.js';
 import { FAULT_CLASSES, isFaultClass, type FaultClass } from '../sim/faults.js';
 import { formatGate, formatWireTable, gateReportOf, wireRow, type GateReport } from '../sim/gate.js';
 import { runPool } from '../sim/pool.js';
@@ -16,6 +26,7 @@ interface GateFlags {
   readonly workers: number;
   readonly json: boolean;
   readonly wire: SimWireName | 'all';
+  readonly checkpoint?: string;
 }
 
 /** Failing series printed in full; the rest are counted. */
@@ -46,14 +57,25 @@ export function registerGate(program: Command): void {
       wireChoice,
       'mcp-tasks-ext',
     )
+    .option(
+      '--checkpoint <file>',
+      'save progress to FILE every 30 s and on Ctrl-C; the same command with the same FILE goes on from it',
+    )
     .option('--json', 'print the report as JSON', false)
     .action((flags: GateFlags) => gate(flags));
 }
 
 async function gate(flags: GateFlags): Promise<void> {
   const wires: readonly SimWireName[] = flags.wire === 'all' ? SIM_WIRES : [flags.wire];
+  const run: GateRun = { seed: flags.seed, series: flags.series, faults: flags.faults ?? null, wires };
+  const saver = flags.checkpoint === undefined ? undefined : await Saver.open(flags.checkpoint, run);
+  if (saver === null) return;
   const reports: GateReport[] = [];
-  for (const wire of wires) reports.push(await runWire(flags, wire, wires.length > 1));
+  for (const wire of wires) {
+    const report = await runWire(flags, wire, wires.length > 1, saver);
+    if (report === undefined) return;
+    reports.push(report);
+  }
   const failures = reports.flatMap((report) =>
     report.failing.map((s) => ({
       wire: report.wire,
@@ -118,31 +140,137 @@ async function gate(flags: GateFlags): Promise<void> {
   process.exitCode = reports.every((r) => r.pass) ? 0 : 1;
 }
 
-/** The series of one wire across worker threads, folded into its report. */
-async function runWire(flags: GateFlags, wire: SimWireName, several: boolean): Promise<GateReport> {
-  const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i);
+/**
+ * The series of one wire across worker threads, folded into its report; with a checkpoint, only the
+ * seeds it does not hold, and undefined when a signal stopped the run (the checkpoint is saved).
+ */
+async function runWire(
+  flags: GateFlags,
+  wire: SimWireName,
+  several: boolean,
+  saver: Saver | undefined,
+): Promise<GateReport | undefined> {
+  const state = saver?.wire(wire) ?? { done: new DoneSeeds(flags.seed), tally: new GateTally(), elapsedMs: 0 };
+  const { done, tally } = state;
+  const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i).filter((seed) => !done.has(seed));
+  const already = flags.series - seeds.length;
   const started = performance.now();
   // Folded as each series ends, never held: a million series run in flat memory.
-  const tally = new GateTally();
-  const progress = flags.json ? undefined : new GateProgress(several ? `${wire}: ` : '', seeds.length, started);
+  const progress = flags.json
+    ? undefined
+    : new GateProgress(several ? `${wire}: ` : '', flags.series, started, process.stderr, undefined, already);
+  if (already > 0 && seeds.length > 0) {
+    process.stderr.write(
+      `${several ? `${wire}: ` : ''}going on from ${already}/${flags.series} series (${saver?.path})\n`,
+    );
+  }
+  const stopped = new AbortController();
+  const segment = saver?.during(wire, state, started, stopped);
   await runPool({
     seeds,
     workers: flags.workers,
     wire,
     collect: false,
+    signal: stopped.signal,
     ...(flags.faults === undefined ? {} : { faults: flags.faults }),
-    onSummary: (summary, done) => {
+    onSummary: (summary, ran) => {
       tally.add(summary);
+      done.add(summary.seed);
       if (summary.error !== undefined || summary.violations.length > 0) {
         const invariants = [...new Set(summary.violations.map((v) => v.invariant))].join(', ') || 'crashed';
         progress?.failed(`series ${summary.seed} failed (${invariants}): ${replayOf(wire, summary.seed)}`);
       }
-      progress?.tick(done);
+      progress?.tick(already + ran);
     },
   });
   progress?.end();
-  return gateReportOf(tally, performance.now() - started, wire);
+  const elapsedMs = state.elapsedMs + performance.now() - started;
+  if (segment !== undefined && !(await segment.end(elapsedMs))) return undefined;
+  return gateReportOf(tally, elapsedMs, wire);
 }
+
+const CHECKPOINT_EVERY_MS = 30_000;
+
+/**
+ * The checkpoint of a run (`--checkpoint FILE`): read when the run starts, written every 30 s while a
+ * wire runs, when it ends, and on SIGINT/SIGTERM, after which the process exits 130/143. A failed
+ * write (a full disk) is told on stderr and the run goes on: the previous checkpoint stays.
+ */
+class Saver {
+  readonly #wires = new Map<SimWireName, WireProgress>();
+
+  private constructor(
+    readonly path: string,
+    readonly run: GateRun,
+    saved: GateCheckpoint | undefined,
+  ) {
+    for (const [name, w] of saved?.wires ?? []) this.#wires.set(name, w);
+  }
+
+  /** The saver of `path`, or null after telling why it cannot be used (exit 2). */
+  static async open(path: string, run: GateRun): Promise<Saver | null> {
+    try {
+      const saved = await readCheckpoint(path);
+      const other = saved === undefined ? undefined : otherRun(saved.run, run);
+      if (other !== undefined) {
+        throw new CheckpointError(
+          `checkpoint ${path} is of another run (${other}): give the options it was made with, or another --checkpoint file`,
+        );
+      }
+      return new Saver(path, run, saved);
+    } catch (error) {
+      if (!(error instanceof CheckpointError)) throw error;
+      process.stderr.write(`terminus gate: ${error.message}\n`);
+      process.exitCode = EXIT_USAGE;
+      return null;
+    }
+  }
+
+  wire(name: SimWireName): WireProgress | undefined {
+    return this.#wires.get(name);
+  }
+
+  /** Saves every 30 s and on a signal while `wire` runs; `end` saves once more and says whether to go on. */
+  during(wire: SimWireName, state: WireProgress, started: number, stop: AbortController) {
+    let signal: NodeJS.Signals | undefined;
+    let writing = Promise.resolve();
+    const save = (elapsedMs: number): Promise<void> => {
+      this.#wires.set(wire, { ...state, elapsedMs });
+      const checkpoint: GateCheckpoint = { run: this.run, wires: new Map(this.#wires) };
+      writing = writing
+        .then(() => writeCheckpoint(this.path, checkpoint))
+        .catch((error: unknown) =>
+          process.stderr.write(`terminus gate: checkpoint not saved to ${this.path}: ${(error as Error).message}\n`),
+        )
+        .then(() => undefined);
+      return writing;
+    };
+    const timer = setInterval(() => void save(state.elapsedMs + performance.now() - started), CHECKPOINT_EVERY_MS);
+    const onSignal = (name: NodeJS.Signals): void => {
+      if (signal !== undefined) process.exit(name === 'SIGINT' ? 130 : 143);
+      signal = name;
+      stop.abort();
+    };
+    process.on('SIGINT', onSignal).on('SIGTERM', onSignal);
+    return {
+      end: async (elapsedMs: number): Promise<boolean> => {
+        clearInterval(timer);
+        process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
+        await save(elapsedMs);
+        if (signal === undefined) return true;
+        process.stderr.write(
+          `\n${signal}: stopped at ${state.tally.series}/${this.run.series} ${wire} series; checkpoint saved to ` +
+            `${this.path}: the same command goes on from it\n`,
+        );
+        process.exitCode = signal === 'SIGINT' ? 130 : 143;
+        return false;
+      },
+    };
+  }
+}
+
+/** Commander's usage errors exit 2; so does a checkpoint that cannot be used. */
+const EXIT_USAGE = 2;
 
 function wireChoice(value: string): SimWireName | 'all' {
   if (value === 'all' || isSimWire(value)) return value;

@@ -22,6 +22,11 @@ export interface PoolOptions {
    * folds each summary in `onSummary` instead: its memory then stays flat however many series run.
    */
   readonly collect?: boolean;
+  /**
+   * Stops the run: no series starts after it, worker threads are terminated, and the summaries of
+   * the series cut short are never handed over (run them again). `runPool` then resolves.
+   */
+  readonly signal?: AbortSignal;
 }
 
 export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
@@ -36,6 +41,7 @@ export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
   };
   if (workers === 1) {
     for (const seed of options.seeds) {
+      if (options.signal?.aborted === true) break;
       take(
         summarize(
           await runSeries({
@@ -48,6 +54,7 @@ export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
     }
     return results;
   }
+  if (options.signal?.aborted === true) return results;
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url);
   await Promise.all(
@@ -62,9 +69,17 @@ export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
         const worker = fromSource
           ? new Worker(tsxBootstrap(entry), { eval: true, workerData })
           : new Worker(entry, { workerData });
-        worker.on('message', (summary: SeriesSummary) => take(summary));
+        const stop = (): void => void worker.terminate();
+        options.signal?.addEventListener('abort', stop, { once: true });
+        worker.on('message', (summary: SeriesSummary) => {
+          if (options.signal?.aborted !== true) take(summary);
+        });
         worker.on('error', reject);
-        worker.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`sim worker exited with ${code}`))));
+        worker.on('exit', (code) => {
+          options.signal?.removeEventListener('abort', stop);
+          if (code === 0 || options.signal?.aborted === true) resolve();
+          else reject(new Error(`sim worker exited with ${code}`));
+        });
       });
     }),
   );

@@ -28,6 +28,20 @@ export class MsHistogram {
     return this.#n;
   }
 
+  /** `[ms, count]` pairs, for a checkpoint; `MsHistogram.of` rebuilds the same histogram. */
+  entries(): [number, number][] {
+    return [...this.#counts];
+  }
+
+  static of(entries: readonly (readonly [number, number])[]): MsHistogram {
+    const h = new MsHistogram();
+    for (const [ms, n] of entries) {
+      h.#counts.set(ms, (h.#counts.get(ms) ?? 0) + n);
+      h.#n += n;
+    }
+    return h;
+  }
+
   /** The nearest-rank quantile (as `sorted[ceil(n*q)-1]`), 0 when empty. */
   quantile(q: number): number {
     if (this.#n === 0) return 0;
@@ -60,11 +74,11 @@ export class GateTally {
   outboxTraced = 0;
   /** UNKNOWNs settled by being listed for an operator (wires without a key lookup). */
   unknownByHand = 0;
-  readonly cancel = new MsHistogram();
-  readonly cancelOwn = new MsHistogram();
-  readonly unknown = new MsHistogram();
+  cancel = new MsHistogram();
+  cancelOwn = new MsHistogram();
+  unknown = new MsHistogram();
   /** UNKNOWN stretches with a hand-over to an operator timed to the hand-over (`unknownReconcileOwnMs`). */
-  readonly unknownOwn = new MsHistogram();
+  unknownOwn = new MsHistogram();
   unknownHandedOver = 0;
   readonly byInvariant = new Map<string, number>();
   readonly faults = new Map<string, number>();
@@ -102,10 +116,66 @@ export class GateTally {
     for (const [st, n] of Object.entries(s.statesReached)) bump(this.states, st, n);
   }
 
+  /** Everything folded so far as plain JSON data (a checkpoint); `GateTally.restore` reads it back. */
+  snapshot(): TallySnapshot {
+    return {
+      counts: Object.fromEntries(COUNTS.map((k) => [k, this[k]])) as Record<TallyCount, number>,
+      histograms: Object.fromEntries(HISTOGRAMS.map((k) => [k, this[k].entries()])) as Record<
+        TallyHistogram,
+        [number, number][]
+      >,
+      byInvariant: [...this.byInvariant],
+      faults: [...this.faults],
+      states: [...this.states],
+      failing: [...this.failing],
+      moreFailing: [...this.moreFailing],
+    };
+  }
+
+  static restore(snapshot: TallySnapshot): GateTally {
+    const tally = new GateTally();
+    for (const k of COUNTS) tally[k] = snapshot.counts[k];
+    for (const k of HISTOGRAMS) tally[k] = MsHistogram.of(snapshot.histograms[k]);
+    for (const [k, n] of snapshot.byInvariant) tally.byInvariant.set(k, n);
+    for (const [k, n] of snapshot.faults) tally.faults.set(k, n);
+    for (const [k, n] of snapshot.states) tally.states.set(k, n);
+    tally.failing.push(...snapshot.failing);
+    tally.moreFailing.push(...snapshot.moreFailing);
+    return tally;
+  }
+
   /** Failing series in seed order (the pool hands them over in completion order). */
   sortedFailing(): SeriesSummary[] {
     return [...this.failing].sort((a, b) => a.seed - b.seed);
   }
+}
+
+/** The plain numbers of a tally and its histograms, by name (what a snapshot carries). */
+export const COUNTS = [
+  'series',
+  'divergences',
+  'secondOperations',
+  'duplicateSubmissions',
+  'polls',
+  'idealPolls',
+  'peakPollsPerSecond',
+  'outboxRows',
+  'outboxTraced',
+  'unknownByHand',
+  'unknownHandedOver',
+] as const;
+export const HISTOGRAMS = ['cancel', 'cancelOwn', 'unknown', 'unknownOwn'] as const;
+export type TallyCount = (typeof COUNTS)[number];
+export type TallyHistogram = (typeof HISTOGRAMS)[number];
+
+export interface TallySnapshot {
+  readonly counts: Readonly<Record<TallyCount, number>>;
+  readonly histograms: Readonly<Record<TallyHistogram, readonly (readonly [number, number])[]>>;
+  readonly byInvariant: readonly (readonly [string, number])[];
+  readonly faults: readonly (readonly [string, number])[];
+  readonly states: readonly (readonly [string, number])[];
+  readonly failing: readonly SeriesSummary[];
+  readonly moreFailing: readonly FailingSeed[];
 }
 
 function bump(map: Map<string, number>, key: string, n: number): void {

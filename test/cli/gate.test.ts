@@ -2,8 +2,14 @@
  * `terminus gate` from dist/, as a user runs it: the table from summaries folded as the series end
  * (nothing held), the process's peak RSS, and the JSON report with its failing-series fields.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.js';
+
+const dir = tempDir('terminus-gate-');
+afterAll(() => dir.remove());
 
 const gate = (...args: string[]) =>
   execFileSync('node', ['dist/cli/main.js', 'gate', ...args], { encoding: 'utf8', timeout: 240_000 });
@@ -44,5 +50,50 @@ describe('terminus gate', () => {
     ]);
     expect(lines[0]).toMatch(/^1\/10 series \(10%\), \d+ s, \d+ series\/s, about \d+ s left, 0 failing$/);
     expect(run.stdout).toMatch(/^10 series in [\d.]+ s: PASS$/m);
+  }, 300_000);
+
+  it('--checkpoint: Ctrl-C saves the run and exits 130; the same command goes on to the report of an uninterrupted run; another run or a damaged file is refused (2)', async () => {
+    const file = join(dir.path, 'run.json');
+    const args = ['dist/cli/main.js', 'gate', '--series', '120', '--workers', '2', '--checkpoint', file];
+    const child = spawn('node', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    let sent = false;
+    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+      // The first progress line: the run is under way and not finished.
+      if (/series \(/.test(stderr) && !sent) sent = child.kill('SIGINT');
+    });
+    expect(await exited).toBe(130);
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as {
+      wires: Record<string, { tally: { counts: { series: number } } }>;
+    };
+    const stoppedAt = saved.wires['mcp-tasks-ext']!.tally.counts.series;
+    expect(stoppedAt).toBeGreaterThanOrEqual(12);
+    expect(stoppedAt).toBeLessThan(120);
+    expect(stderr).toContain(`SIGINT: stopped at ${stoppedAt}/120 mcp-tasks-ext series; checkpoint saved to ${file}`);
+
+    const resumed = spawnSync('node', [...args, '--json'], { encoding: 'utf8', timeout: 240_000 });
+    expect(resumed.status, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain(`going on from ${stoppedAt}/120 series`);
+    const whole = JSON.parse(gate('--series', '120', '--workers', '2', '--json')) as Record<string, unknown>;
+    const { wallMs: _a, ...rest } = JSON.parse(resumed.stdout) as Record<string, unknown>;
+    const { wallMs: _b, ...wholeRest } = whole;
+    expect(rest).toEqual(wholeRest);
+    expect(rest).toMatchObject({ series: 120, pass: true });
+
+    const other = spawnSync('node', ['dist/cli/main.js', 'gate', '--series', '50', '--checkpoint', file], {
+      encoding: 'utf8',
+    });
+    expect(other.status).toBe(2);
+    expect(other.stderr).toContain(`checkpoint ${file} is of another run (--series 120 there, 50 here)`);
+    const damaged = join(dir.path, 'damaged.json');
+    writeFileSync(damaged, readFileSync(file, 'utf8').slice(0, 200));
+    const broken = spawnSync('node', ['dist/cli/main.js', 'gate', '--series', '120', '--checkpoint', damaged], {
+      encoding: 'utf8',
+    });
+    expect(broken.status).toBe(2);
+    expect(broken.stderr).toContain(`checkpoint ${damaged} is not JSON (damaged?)`);
+    expect(readFileSync(damaged, 'utf8')).toHaveLength(200);
   }, 300_000);
 });
