@@ -17,6 +17,7 @@ import { runSeries } from '../sim/series.js';
 import { GateTally } from '../sim/tally.js';
 import { formatTrace } from '../sim/trace.js';
 import { isSimWire, SIM_WIRES, type SimWireName } from '../sim/wires/index.js';
+import { EXIT } from './call-outcome.js';
 import { GateProgress } from './gate-progress.js';
 
 interface GateFlags {
@@ -221,7 +222,7 @@ class Saver {
     } catch (error) {
       if (!(error instanceof CheckpointError)) throw error;
       process.stderr.write(`terminus gate: ${error.message}\n`);
-      process.exitCode = EXIT_USAGE;
+      process.exitCode = EXIT.usage;
       return null;
     }
   }
@@ -233,16 +234,19 @@ class Saver {
   /** Saves every 30 s and on a signal while `wire` runs; `end` saves once more and says whether to go on. */
   during(wire: SimWireName, state: WireProgress, started: number, stop: AbortController) {
     let signal: NodeJS.Signals | undefined;
-    let writing = Promise.resolve();
-    const save = (elapsedMs: number): Promise<void> => {
+    let writing = Promise.resolve(true);
+    const save = (elapsedMs: number): Promise<boolean> => {
       this.#wires.set(wire, { ...state, elapsedMs });
       const checkpoint: GateCheckpoint = { run: this.run, wires: new Map(this.#wires) };
       writing = writing
         .then(() => writeCheckpoint(this.path, checkpoint))
-        .catch((error: unknown) =>
-          process.stderr.write(`terminus gate: checkpoint not saved to ${this.path}: ${(error as Error).message}\n`),
-        )
-        .then(() => undefined);
+        .then(
+          () => true,
+          (error: unknown) => {
+            process.stderr.write(`terminus gate: checkpoint not saved to ${this.path}: ${(error as Error).message}\n`);
+            return false;
+          },
+        );
       return writing;
     };
     const timer = setInterval(() => void save(state.elapsedMs + performance.now() - started), CHECKPOINT_EVERY_MS);
@@ -256,11 +260,13 @@ class Saver {
       end: async (elapsedMs: number): Promise<boolean> => {
         clearInterval(timer);
         process.off('SIGINT', onSignal).off('SIGTERM', onSignal);
-        await save(elapsedMs);
+        const saved = await save(elapsedMs);
         if (signal === undefined) return true;
+        const where = saved
+          ? `checkpoint saved to ${this.path}: the same command goes on from it`
+          : `the checkpoint was not saved: ${this.path} holds the last one that was`;
         process.stderr.write(
-          `\n${signal}: stopped at ${state.tally.series}/${this.run.series} ${wire} series; checkpoint saved to ` +
-            `${this.path}: the same command goes on from it\n`,
+          `\n${signal}: stopped at ${state.tally.series}/${this.run.series} ${wire} series; ${where}\n`,
         );
         process.exitCode = signal === 'SIGINT' ? 130 : 143;
         return false;
@@ -268,9 +274,6 @@ class Saver {
     };
   }
 }
-
-/** Commander's usage errors exit 2; so does a checkpoint that cannot be used. */
-const EXIT_USAGE = 2;
 
 function wireChoice(value: string): SimWireName | 'all' {
   if (value === 'all' || isSimWire(value)) return value;
