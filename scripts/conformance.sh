@@ -33,6 +33,10 @@ if [[ ${#scenarios[@]} -eq 0 ]]; then
 fi
 
 dir=$(mktemp -d "${TMPDIR:-/tmp}/terminus-conformance-XXXXXX")
+# The server's redirections are made in the background child: on a loaded machine the loop below can
+# read before they exist (sed fails, set -e exits 2: a CI run of 2026-12-01 did). Made here first.
+: >"$dir/stdout"
+: >"$dir/stderr"
 if [[ -n "${CONFORMANCE_SERVER:-}" ]]; then
   # shellcheck disable=SC2086 # a command line, split on purpose
   $CONFORMANCE_SERVER "$dir/conformance.db" >"$dir/stdout" 2>"$dir/stderr" &
