@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os';
 import { Command, InvalidArgumentError } from 'commander';
 import {
   CheckpointError,
+  codeDigest,
   DoneSeeds,
   otherRun,
   readCheckpoint,
@@ -68,7 +69,13 @@ export function registerGate(program: Command): void {
 
 async function gate(flags: GateFlags): Promise<void> {
   const wires: readonly SimWireName[] = flags.wire === 'all' ? SIM_WIRES : [flags.wire];
-  const run: GateRun = { seed: flags.seed, series: flags.series, faults: flags.faults ?? null, wires };
+  const run: GateRun = {
+    seed: flags.seed,
+    series: flags.series,
+    faults: flags.faults ?? null,
+    wires,
+    code: flags.checkpoint === undefined ? '' : codeDigest(),
+  };
   const saver = flags.checkpoint === undefined ? undefined : await Saver.open(flags.checkpoint, run);
   if (saver === null) return;
   const reports: GateReport[] = [];

@@ -7,8 +7,11 @@
  * the summary it gave before, so a continued run reports what an uninterrupted one would (its wall
  * time aside).
  */
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { open, rename, rm } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { isFaultClass, type FaultClass } from './faults.js';
 import { COUNTS, GateTally, HISTOGRAMS, type TallySnapshot } from './tally.js';
@@ -21,6 +24,33 @@ export interface GateRun {
   /** The `--faults` list, or null for every class. */
   readonly faults: readonly FaultClass[] | null;
   readonly wires: readonly SimWireName[];
+  /** `codeDigest()` of the code that began the run: it goes on only on the same code. */
+  readonly code: string;
+}
+
+/**
+ * A digest of the code a series runs: every module below the package's code folder (`dist/` built,
+ * `src/` from sources) but the command line's. A continued run on changed code would fold summaries
+ * of two programs into one verdict, so any change, even one that keeps behaviour, starts a new run.
+ */
+export function codeDigest(): string {
+  const root = fileURLToPath(new URL('..', import.meta.url));
+  const hash = createHash('sha256');
+  const walk = (folder: string): void => {
+    for (const entry of readdirSync(folder, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) {
+        if (path !== join(root, 'cli')) walk(path);
+      } else if (/\.(js|ts)$/.test(entry.name) && !entry.name.endsWith('.d.ts')) {
+        hash
+          .update(`${relative(root, path)}\0`)
+          .update(readFileSync(path))
+          .update('\0');
+      }
+    }
+  };
+  walk(root);
+  return hash.digest('hex').slice(0, 16);
 }
 
 /** Seeds done, in little memory: every seed below `below`, and the few done above it. */
@@ -93,6 +123,7 @@ const file = z.object({
     series: count,
     faults: z.array(z.string().refine(isFaultClass, 'not a fault class')).nullable(),
     wires: z.array(z.string().refine(isSimWire, 'not a wire')).min(1),
+    code: z.string(),
   }),
   wires: z.record(
     z.string().refine(isSimWire, 'not a wire'),
@@ -145,6 +176,7 @@ export async function readCheckpoint(path: string): Promise<GateCheckpoint | und
     series: data.run.series,
     faults: data.run.faults,
     wires: data.run.wires,
+    code: data.run.code,
   };
   const wires = new Map<SimWireName, WireProgress>();
   for (const [name, w] of Object.entries(data.wires)) {
@@ -176,6 +208,7 @@ export function otherRun(saved: GateRun, run: GateRun): string | undefined {
   if (saved.series !== run.series) return `--series ${saved.series} there, ${run.series} here`;
   if (list(saved.faults) !== list(run.faults)) return `--faults ${list(saved.faults)} there, ${list(run.faults)} here`;
   if (list(saved.wires) !== list(run.wires)) return `--wire ${list(saved.wires)} there, ${list(run.wires)} here`;
+  if (saved.code !== run.code) return `it began on other code: digest ${saved.code} there, ${run.code} here`;
   return undefined;
 }
 

@@ -87,6 +87,12 @@ describe('terminus gate', () => {
     });
     expect(other.status).toBe(2);
     expect(other.stderr).toContain(`checkpoint ${file} is of another run (--series 120 there, 50 here)`);
+    const moved = join(dir.path, 'other-code.json');
+    const text = readFileSync(file, 'utf8');
+    writeFileSync(moved, text.replace(/"code":"[0-9a-f]+"/, '"code":"0000000000000000"'));
+    const otherCode = spawnSync('node', [...args.slice(0, -1), moved], { encoding: 'utf8' });
+    expect(otherCode.status).toBe(2);
+    expect(otherCode.stderr).toContain('(it began on other code: digest 0000000000000000 there, ');
     const damaged = join(dir.path, 'damaged.json');
     writeFileSync(damaged, readFileSync(file, 'utf8').slice(0, 200));
     const broken = spawnSync('node', ['dist/cli/main.js', 'gate', '--series', '120', '--checkpoint', damaged], {

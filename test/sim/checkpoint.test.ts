@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   CheckpointError,
+  codeDigest,
   DoneSeeds,
   otherRun,
   readCheckpoint,
@@ -21,7 +22,7 @@ import { tempDir } from '../cli/helpers.js';
 
 const dir = tempDir('terminus-checkpoint-');
 afterAll(() => dir.remove());
-const RUN: GateRun = { seed: 1, series: 40, faults: null, wires: ['mcp-tasks-ext'] };
+const RUN: GateRun = { seed: 1, series: 40, faults: null, wires: ['mcp-tasks-ext'], code: codeDigest() };
 
 describe('gate checkpoint', () => {
   it('a tally of 40 series written and read back gives the same report, and its seeds done', async () => {
@@ -63,6 +64,9 @@ describe('gate checkpoint', () => {
     expect(otherRun(RUN, { ...RUN, faults: ['submit_request_lost'] })).toBe(
       '--faults all there, submit_request_lost here',
     );
+    expect(otherRun(RUN, { ...RUN, code: 'f00' })).toBe(`it began on other code: digest ${RUN.code} there, f00 here`);
+    expect(RUN.code).toMatch(/^[0-9a-f]{16}$/);
+    expect(codeDigest()).toBe(RUN.code);
   });
 
   it('no file is no checkpoint; a damaged or foreign file is a CheckpointError that says what is wrong', async () => {
