@@ -153,8 +153,8 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     }
   }
 
-  function register(record: ToolOperation, wire: ClientWire): OperationDriver {
-    const driver = new OperationDriver(record, wire, ctx);
+  function register(record: ToolOperation, wire: ClientWire, takenUp = false): OperationDriver {
+    const driver = new OperationDriver(record, wire, ctx, takenUp);
     drivers.set(record.callNodeId, driver);
     wireOf.set(driver, wire);
     return driver;
@@ -181,7 +181,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     if (record.server === undefined) {
       throw new ExecutorError('no_server', `operation ${record.id} does not name its server`, { state: record.state });
     }
-    const driver = register(record, await getWire(record.server, record.wire.name));
+    const driver = register(record, await getWire(record.server, record.wire.name), true);
     await driver.dispatch(
       record.executionEpoch < epoch
         ? { type: 'rollback', newEpoch: epoch, deadlineAt }

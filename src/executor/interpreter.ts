@@ -79,11 +79,18 @@ export class OperationDriver {
   /** The status read of this process queued for a token or on the wire (until its answer or failure). */
   private reading: object | null = null;
 
-  constructor(record: ToolOperation, wire: ClientWire, ctx: DriverContext) {
+  /**
+   * `takenUp`: the record comes from the ledger, not from a submission of this process. Whoever
+   * drove it before (an executor that crashed, another process) may have read its status in the
+   * last second, and that window was in its memory: this driver counts it as full, so its first
+   * status read waits one window (C6: gate seed 467954, two reads before a crash and four after).
+   */
+  constructor(record: ToolOperation, wire: ClientWire, ctx: DriverContext, takenUp = false) {
     this.record = record;
     this.wire = wire;
     this.ctx = ctx;
     this.status = new StatusFeed(record, ctx.clock);
+    if (takenUp) this.statusReadsSent.push(...Array<number>(statusReadCap(record.policy)).fill(ctx.clock.now()));
   }
 
   get isStopped(): boolean {

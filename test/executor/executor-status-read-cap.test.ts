@@ -67,6 +67,65 @@ describe('status read cap per operation (C6)', () => {
     expect(busiest(reads, 1_000)).toBeLessThanOrEqual(statusReadCap(DEFAULT_POLICY));
   });
 
+  it("an executor that takes the operation up after a crash counts the dead one's window as full (gate seed 467954)", async () => {
+    const reads: number[] = [];
+    const hints = new Set<(taskId: string, status: WireStatusAnswer) => void>();
+    const ledger = createMemoryLedger();
+    const wireOn = (clock: VirtualClock): ClientWire => ({
+      wire: 'mcp-tasks-ext',
+      version: 'fake/1',
+      submit: async () => ({ kind: 'task', taskId: 'task-1', status: 'working', pollIntervalMs: 30_000 }),
+      lookupKey: async () => ({ kind: 'unsupported' }),
+      getStatus: async (taskId) => {
+        reads.push(clock.now());
+        return { taskId, status: 'working', pollIntervalMs: 30_000 };
+      },
+      fetchResult: async () => ({ status: 'completed', result: { content: [] } }),
+      cancel: async () => ({ kind: 'acked' }),
+      sendInput: async () => undefined,
+      onStatusHint: (listener) => {
+        hints.add(listener);
+        return () => hints.delete(listener);
+      },
+      watchTask: () => () => undefined,
+      close: async () => undefined,
+    });
+    const open = (clock: VirtualClock) =>
+      createExecutor({
+        ledger,
+        connect: async () => wireOn(clock),
+        clock,
+        random: midRandom,
+        ids: counterIds(),
+        qps: Infinity,
+      });
+    // The first executor reads as often as the cap lets it (pushes every 50 ms), then dies: it is
+    // never advanced again, and its clock stops with it.
+    const first = new VirtualClock();
+    const dying = await open(first);
+    const handle = await dying.submit({ callNodeId: 'n-1', server: 'fake', tool: 'report', args: {} });
+    void handle.result().catch(() => undefined);
+    for (let i = 0; i < 40 && reads.length < statusReadCap(DEFAULT_POLICY); i++) {
+      for (const hint of hints) hint('task-1', 'input_required');
+      await first.advance(50);
+    }
+    const before = reads.length;
+    expect(busiest(reads, 1_000)).toBe(statusReadCap(DEFAULT_POLICY));
+    hints.clear();
+    // 74 ms later a new executor on the same ledger takes it up and keeps reading.
+    const second = new VirtualClock(first.now() + 74);
+    const next = await open(second);
+    const resumed = await next.attach('n-1');
+    void resumed?.result().catch(() => undefined);
+    for (let i = 0; i < 40; i++) {
+      for (const hint of hints) hint('task-1', 'input_required');
+      await second.advance(50);
+    }
+    await next.close();
+    expect(reads.length).toBeGreaterThan(before);
+    expect(busiest(reads, 1_000)).toBeLessThanOrEqual(statusReadCap(DEFAULT_POLICY));
+  });
+
   it('the window: free below the cap, else one second after the oldest of the last cap reads', () => {
     expect(statusReadCap(DEFAULT_POLICY)).toBe(5);
     expect(statusReadOpensAt([0, 10, 20, 30], 40, 5)).toBe(40);
