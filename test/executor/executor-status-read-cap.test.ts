@@ -13,34 +13,47 @@ import { statusReadCap, statusReadOpensAt } from '../../src/executor/schedule.js
 import type { ClientWire, WireStatusAnswer } from '../../src/executor/wire-port.js';
 import { busiest, counterIds, midRandom, VirtualClock } from './executor-helpers.js';
 
+/**
+ * A fake Tasks-extension wire: one task whose server suggests a 30 s interval, every status and
+ * result read timed into `reads`, status hints delivered to whoever listens in `hints`.
+ */
+function pushingWire(
+  clock: VirtualClock,
+  reads: number[],
+  hints: Set<(taskId: string, status: WireStatusAnswer) => void>,
+  done: () => boolean,
+): ClientWire {
+  return {
+    wire: 'mcp-tasks-ext',
+    version: 'fake/1',
+    submit: async () => ({ kind: 'task', taskId: 'task-1', status: 'working', pollIntervalMs: 30_000 }),
+    lookupKey: async () => ({ kind: 'unsupported' }),
+    getStatus: async (taskId) => {
+      reads.push(clock.now());
+      return { taskId, status: done() ? 'completed' : 'working', pollIntervalMs: 30_000 };
+    },
+    fetchResult: async () => {
+      reads.push(clock.now());
+      return { status: 'completed', result: { content: [{ type: 'text', text: 'ok' }] } };
+    },
+    cancel: async () => ({ kind: 'acked' }),
+    sendInput: async () => undefined,
+    onStatusHint: (listener) => {
+      hints.add(listener);
+      return () => hints.delete(listener);
+    },
+    watchTask: () => () => undefined,
+    close: async () => undefined,
+  };
+}
+
 describe('status read cap per operation (C6)', () => {
   it('pushes every 50 ms whose status differs from the read: at most 5 status reads in any second, then the receipt', async () => {
     const clock = new VirtualClock();
     const reads: number[] = [];
     let done = false;
     const hints = new Set<(taskId: string, status: WireStatusAnswer) => void>();
-    const wire: ClientWire = {
-      wire: 'mcp-tasks-ext',
-      version: 'fake/1',
-      submit: async () => ({ kind: 'task', taskId: 'task-1', status: 'working', pollIntervalMs: 30_000 }),
-      lookupKey: async () => ({ kind: 'unsupported' }),
-      getStatus: async (taskId) => {
-        reads.push(clock.now());
-        return { taskId, status: done ? 'completed' : 'working', pollIntervalMs: 30_000 };
-      },
-      fetchResult: async () => {
-        reads.push(clock.now());
-        return { status: 'completed', result: { content: [{ type: 'text', text: 'ok' }] } };
-      },
-      cancel: async () => ({ kind: 'acked' }),
-      sendInput: async () => undefined,
-      onStatusHint: (listener) => {
-        hints.add(listener);
-        return () => hints.delete(listener);
-      },
-      watchTask: () => () => undefined,
-      close: async () => undefined,
-    };
+    const wire = pushingWire(clock, reads, hints, () => done);
     const executor = await createExecutor({
       ledger: createMemoryLedger(),
       connect: async () => wire,
@@ -71,25 +84,7 @@ describe('status read cap per operation (C6)', () => {
     const reads: number[] = [];
     const hints = new Set<(taskId: string, status: WireStatusAnswer) => void>();
     const ledger = createMemoryLedger();
-    const wireOn = (clock: VirtualClock): ClientWire => ({
-      wire: 'mcp-tasks-ext',
-      version: 'fake/1',
-      submit: async () => ({ kind: 'task', taskId: 'task-1', status: 'working', pollIntervalMs: 30_000 }),
-      lookupKey: async () => ({ kind: 'unsupported' }),
-      getStatus: async (taskId) => {
-        reads.push(clock.now());
-        return { taskId, status: 'working', pollIntervalMs: 30_000 };
-      },
-      fetchResult: async () => ({ status: 'completed', result: { content: [] } }),
-      cancel: async () => ({ kind: 'acked' }),
-      sendInput: async () => undefined,
-      onStatusHint: (listener) => {
-        hints.add(listener);
-        return () => hints.delete(listener);
-      },
-      watchTask: () => () => undefined,
-      close: async () => undefined,
-    });
+    const wireOn = (clock: VirtualClock): ClientWire => pushingWire(clock, reads, hints, () => false);
     const open = (clock: VirtualClock) =>
       createExecutor({
         ledger,
