@@ -20,6 +20,11 @@ interface TaskSighting extends Stamped {
   readonly pollIntervalMs?: number;
   readonly expiresAt?: number | null;
   readonly serverEpoch?: number;
+  /**
+   * Digest of the terminal payload the answer inlined, where the wire's task object carries it (the
+   * Tasks extension's key lookup): a report a later fetch is compared with (C13), as a status read's.
+   */
+  readonly resultDigest?: string;
 }
 
 /** Requests whose failure is retried with back-off (`submit` failures are `submit_lost` instead). */

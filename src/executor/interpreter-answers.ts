@@ -20,13 +20,20 @@ function sighting(snapshot: TaskSnapshot): {
   status: TaskSnapshot['status'];
   pollIntervalMs?: number;
   expiresAt?: number;
+  resultDigest?: string;
 } {
   return {
     taskId: snapshot.taskId,
     status: snapshot.status,
     ...(snapshot.pollIntervalMs === undefined ? {} : { pollIntervalMs: snapshot.pollIntervalMs }),
     ...(snapshot.expiresAt === undefined ? {} : { expiresAt: snapshot.expiresAt }),
+    ...inlinedDigest(snapshot),
   };
+}
+
+/** The digest of the terminal outcome a task object inlined, compared with later reports (C13). */
+function inlinedDigest(snapshot: TaskSnapshot): { resultDigest?: string } {
+  return snapshot.outcome === undefined ? {} : { resultDigest: digestOf(payloadOf(snapshot.outcome)) };
 }
 
 /** `valid`: what `validateResult` said of a synchronous answer (C12); a task answer ignores it. */
@@ -93,7 +100,7 @@ export function statusObserved(snapshot: TaskSnapshot, seq: number, epoch: numbe
     ...(snapshot.expiresAt === undefined ? {} : { expiresAt: snapshot.expiresAt }),
     ...(snapshot.inputRequests === undefined ? {} : { inputRequests: snapshot.inputRequests }),
     ...(snapshot.progress === undefined ? {} : { progress: progressOf(snapshot) }),
-    ...(snapshot.outcome === undefined ? {} : { resultDigest: digestOf(payloadOf(snapshot.outcome)) }),
+    ...inlinedDigest(snapshot),
   };
 }
 

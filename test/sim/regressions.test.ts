@@ -57,6 +57,16 @@ const FOUND = [
   // sent four more within the same second. A driver taking a record up from the ledger now counts
   // its window as full (`OperationDriver`'s `takenUp`).
   { seed: 467954, broke: 'C6' },
+  // From the third 1,000,000-series run (seeds 1-100,000). C13: a key lookup showed the task completed with its result
+  // inlined, and the status read still on the wire showed the same result; neither report was kept
+  // (the lookup's sighting carried no digest, the late read was dropped as late), so the fetch's
+  // changed result was accepted. Both are now reports compared with the first.
+  { seed: 46469, broke: 'C13' },
+  { seed: 70262, broke: 'C13' },
+  // C13: after an executor crash two status reads were on the wire at once; one's 404 sent the
+  // operation to UNKNOWN and the other's answer, the result, was dropped there as late.
+  { seed: 93026, broke: 'C13' },
+  { seed: 99518, broke: 'C13' },
 ];
 
 describe('gate seeds from the 100,000- and 1,000,000-series runs', () => {

@@ -141,12 +141,14 @@ export function rediscovered(
     readonly pollIntervalMs?: number;
     readonly expiresAt?: number | null;
     readonly serverEpoch?: number;
+    /** The result the answer inlined: a report of it, as a status read's (C13). */
+    readonly resultDigest?: string;
   },
 ): StepResult {
   const r = d.record;
-  // Found again, but not as first observed (another terminal status, or working again): C13.
-  const change = changeOf(d, sighting.status);
-  if (change !== null) return changed(d, { ...change, kind: 'terminal_status_changed' });
+  // Found again, but not as first observed (another terminal status, working again, another result): C13.
+  const change = changeOf(d, sighting.status, sighting.resultDigest);
+  if (change !== null) return changed(d, change);
   d.set({
     taskId: sighting.taskId,
     lastServerStatus: sighting.status,
@@ -165,7 +167,7 @@ export function rediscovered(
   // 6 in one second (C6). A `cancelled` sighting is still confirmed by a status read below (a found
   // doubt takes no receipt-writing move).
   if (isCompletion(sighting.status) || (!cancelling && isTerminal(sighting.status))) {
-    return observeTerminal(d, sighting.status as TerminalStatus);
+    return observeTerminal(d, sighting.status as TerminalStatus, sighting.resultDigest);
   }
   d.moveTo(cancelling ? 'CANCEL_REQUESTED' : 'WORKING');
   const plan =

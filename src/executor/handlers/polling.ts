@@ -31,10 +31,12 @@ import {
   reconcileByKey,
   toUnknown,
 } from './outcomes.js';
-import { changed, changeOf } from './changed.js';
+import { changed, changeOf, noteTerminal } from './changed.js';
 import { lateAnswer } from './submission.js';
 
 const POLLED: readonly LocalState[] = ['WORKING', 'INPUT_REQUIRED', 'CANCEL_REQUESTED'];
+/** States in which a status answer is no longer the read waited for, but still a report (C13). */
+const REPORTED_LATE: readonly LocalState[] = ['TERMINAL_OBSERVED', 'FETCHING_RESULT', 'UNKNOWN'];
 /** States whose wake puts a request on the wire. */
 const SENDS_ON_WAKE: readonly LocalState[] = [
   'WORKING',
@@ -111,6 +113,7 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
   if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
     return lateEffect(d, `status ${ev.status} observed after the cancel won`, ev.status);
   }
+  if (REPORTED_LATE.includes(r.state)) return lateReport(d, ev);
   if (!POLLED.includes(r.state)) return lateAnswer(d);
   if (ev.seq > r.pollCursor.issued) return rejected(r, 'unissued_poll');
   if (ev.seq <= r.pollCursor.observed) return ignored(r, 'reordered');
@@ -147,6 +150,28 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
     d.set({ input: closeRound(r.input) }).moveTo('WORKING');
   }
   return d.wake(nextPoll(d.record, d.now, d.random)).done();
+}
+
+/**
+ * A status answer that lands after the task was seen terminal (a read still on the wire when a key
+ * lookup, or another read, showed it so), or in UNKNOWN (a read that raced the 404 which sent it
+ * there), is one more terminal report: compared with the first (C13), and kept when it is the first
+ * or carries the result digest the first lacked, so the lookup's answer and the fetch are compared
+ * with it. It moves nothing. Gate seeds 46469 and 70262: a lookup showed the result and the read on
+ * the wire showed it again, neither was kept, and the changed result the fetch got was accepted;
+ * 93026 and 99518: the read answered with the result was dropped in UNKNOWN. A `working` answer sent
+ * before the terminal one is only late.
+ */
+function lateReport(d: Draft, ev: EventOf<'status_observed'>): StepResult {
+  if (ev.seq > d.base.pollCursor.issued) return rejected(d.base, 'unissued_poll');
+  if (!isTerminal(ev.status) || isStaleServerEpoch(d.base, ev.serverEpoch)) return lateAnswer(d);
+  const change = changeOf(d, ev.status, ev.resultDigest);
+  if (change !== null) return changed(d, change);
+  const first = d.base.observedTerminal ?? null;
+  const adds = first === null || (first.resultDigest === undefined && ev.resultDigest !== undefined);
+  if (!adds) return lateAnswer(d);
+  noteTerminal(d, ev.status, ev.resultDigest);
+  return d.done();
 }
 
 /**
