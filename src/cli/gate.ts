@@ -164,12 +164,14 @@ async function runWire(
   const already = flags.series - seeds.length;
   const started = performance.now();
   // Folded as each series ends, never held: a million series run in flat memory.
+  const prefix = several ? `${wire}: ` : '';
+  const failing = tally.failing.length + tally.moreFailing.length;
   const progress = flags.json
     ? undefined
-    : new GateProgress(several ? `${wire}: ` : '', flags.series, started, process.stderr, undefined, already);
+    : new GateProgress({ prefix, total: flags.series, started, already, failing });
   if (already > 0 && seeds.length > 0) {
     process.stderr.write(
-      `${several ? `${wire}: ` : ''}going on from ${already}/${flags.series} series (${saver?.path})\n`,
+      `${prefix}going on from ${already}/${flags.series} series, ${failing} failing (${saver?.path})\n`,
     );
   }
   const stopped = new AbortController();

@@ -14,7 +14,7 @@ describe('gate progress', () => {
   it('off a terminal: a line at every tenth of the series, none for the last one', () => {
     const { out, lines } = sink(false);
     let now = 0;
-    const p = new GateProgress('', 100, 0, out, () => now);
+    const p = new GateProgress({ total: 100, started: 0, out, now: () => now });
     for (let done = 1; done <= 100; done++) {
       now = done * 10;
       p.tick(done);
@@ -27,7 +27,7 @@ describe('gate progress', () => {
   it('off a terminal: at least once a minute between tenths', () => {
     const { out, lines } = sink(false);
     let now = 0;
-    const p = new GateProgress('tasks-ext: ', 1_000_000, 0, out, () => now);
+    const p = new GateProgress({ prefix: 'tasks-ext: ', total: 1_000_000, started: 0, out, now: () => now });
     for (let done = 1; done <= 3_000; done++) {
       now = done * 100; // 10 series/s: a tenth is hours away
       p.tick(done);
@@ -43,7 +43,7 @@ describe('gate progress', () => {
   it('a failing series is told at once and counted in the lines after it', () => {
     const { out, lines } = sink(false);
     let now = 0;
-    const p = new GateProgress('', 10, 0, out, () => now);
+    const p = new GateProgress({ total: 10, started: 0, out, now: () => now });
     p.failed('series 7 failed (C6): terminus gate --wire mcp-tasks-ext --seed 7 --series 1');
     now = 1_000;
     p.tick(1);
@@ -51,10 +51,28 @@ describe('gate progress', () => {
     expect(lines[1]).toMatch(/, 1 failing\n$/);
   });
 
+  it('going on from a checkpoint: the rate counts only this run, and the failing count goes on', () => {
+    const { out, lines } = sink(false);
+    let now = 0;
+    const p = new GateProgress({ total: 1_000, started: 0, out, now: () => now, already: 500, failing: 4 });
+    for (let done = 501; done <= 600; done++) {
+      now = (done - 500) * 10;
+      p.tick(done);
+    }
+    p.failed('series 577 failed (C13): replay');
+    expect(lines).toEqual([
+      '600/1000 series (60%), 1 s, 100 series/s, about 4 s left, 4 failing\n',
+      'series 577 failed (C13): replay\n',
+    ]);
+    now = 61_010;
+    p.tick(601);
+    expect(lines[2]).toMatch(/^601\/1000 series .*, 5 failing\n$/);
+  });
+
   it('on a terminal: one line rewritten every 2 s, and a failure on a line of its own', () => {
     const { out, lines } = sink(true);
     let now = 0;
-    const p = new GateProgress('', 1_000, 0, out, () => now);
+    const p = new GateProgress({ total: 1_000, started: 0, out, now: () => now });
     for (let done = 1; done <= 500; done++) {
       now = done * 10;
       p.tick(done);

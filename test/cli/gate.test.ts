@@ -75,7 +75,7 @@ describe('terminus gate', () => {
 
     const resumed = spawnSync('node', [...args, '--json'], { encoding: 'utf8', timeout: 240_000 });
     expect(resumed.status, resumed.stderr).toBe(0);
-    expect(resumed.stderr).toContain(`going on from ${stoppedAt}/120 series`);
+    expect(resumed.stderr).toContain(`going on from ${stoppedAt}/120 series, 0 failing (${file})`);
     const whole = JSON.parse(gate('--series', '120', '--workers', '2', '--json')) as Record<string, unknown>;
     const { wallMs: _a, ...rest } = JSON.parse(resumed.stdout) as Record<string, unknown>;
     const { wallMs: _b, ...wholeRest } = whole;
