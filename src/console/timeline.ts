@@ -64,6 +64,12 @@ export function timelineOf(task: TaskRecord, seen: readonly LifecycleEvent[]): T
     const holder = task.leaseOwner === null ? '' : ` on node ${task.leaseOwner}`;
     entries.push({ at: null, text: `epoch ${task.epoch}: claimed${holder}` });
   }
+  // Answers this node did not see (given before it started) have no time of their own in the record:
+  // they go after the claims, before what this node saw, never after the outcome they led to.
+  const answersSeen = new Set(seen.flatMap((e) => (e.kind === 'input_answered' ? e.keys : [])));
+  for (const key of Object.keys(task.inputResponses)) {
+    if (!answersSeen.has(key)) entries.push({ at: null, text: `input ${key} answered` });
+  }
   for (const event of seen) {
     const text = describe(event);
     if (text !== null) entries.push({ at: event.at, text });
@@ -75,7 +81,6 @@ export function timelineOf(task: TaskRecord, seen: readonly LifecycleEvent[]): T
       text: `progress ${done}${total === undefined ? '' : ` of ${total}`}${message === undefined ? '' : `: ${message}`}`,
     });
   }
-  for (const key of Object.keys(task.inputResponses)) entries.push({ at: null, text: `input ${key} answered` });
   for (const key of Object.keys(task.inputRequests)) {
     if (!Object.hasOwn(task.inputResponses, key))
       entries.push({ at: null, text: `input ${key} requested, waiting for an answer` });
@@ -109,6 +114,8 @@ function describe(event: LifecycleEvent): string | null {
       return `cancel requested: ${event.outcome === 'won' ? 'won' : `lost (already ${event.status})`}`;
     case 'input_requested':
       return `epoch ${event.epoch}: input ${event.key} requested`;
+    case 'input_answered':
+      return `input ${event.keys.join(', ')} answered`;
     default:
       return null;
   }

@@ -69,7 +69,9 @@ export function createEngine(options: EngineOptions): TaskEngine {
     get,
 
     async cancel(owner, id) {
-      const outcome = await store.cancel(owner, id, clock.now());
+      // The event carries the instant the store recorded (a won cancel's terminalAt), not a later one.
+      const at = clock.now();
+      const outcome = await store.cancel(owner, id, at);
       if (outcome.outcome === 'cancelled') {
         // Direct call too: the run must abort even if `events` is a lossy cross-node bridge.
         runner.cancelled(id);
@@ -77,18 +79,19 @@ export function createEngine(options: EngineOptions): TaskEngine {
       }
       const { tool, status } = outcome.task;
       const won = outcome.outcome === 'cancelled' ? 'won' : 'lost';
-      observer.observe({ kind: 'cancel_requested', at: clock.now(), taskId: id, tool, outcome: won, status });
+      observer.observe({ kind: 'cancel_requested', at, taskId: id, tool, outcome: won, status });
       return outcome;
     },
 
     async respond(owner, id, responses) {
-      const task = await store.respond(owner, id, responses, clock.now());
+      const at = clock.now();
+      const task = await store.respond(owner, id, responses, at);
       runner.inputReceived(id);
       events.publish({ taskId: id, kind: 'input_received' });
       const keys = Object.keys(responses);
       observer.observe({
         kind: 'input_answered',
-        at: clock.now(),
+        at,
         taskId: id,
         tool: task.tool,
         keys,

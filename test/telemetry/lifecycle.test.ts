@@ -1,11 +1,12 @@
 import { context, SpanKind, type Tracer } from '@opentelemetry/api';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Logger } from '../../src/core/ports.js';
+import type { Clock, Logger } from '../../src/core/ports.js';
+import { systemClock } from '../../src/core/system.js';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
 import { AsyncContextManager } from '../../src/telemetry/context.js';
 import { requestInstrument } from '../../src/telemetry/http.js';
-import { combineObservers, type TaskObserver } from '../../src/telemetry/lifecycle.js';
+import { combineObservers, type LifecycleEvent, type TaskObserver } from '../../src/telemetry/lifecycle.js';
 import { lifecycleLog } from '../../src/telemetry/log.js';
 import { createMetrics, type TerminusMetrics } from '../../src/telemetry/metrics.js';
 import { taskSpanContext, taskTracing } from '../../src/telemetry/trace.js';
@@ -234,6 +235,30 @@ describe('lifecycle telemetry through a crash and a re-run', () => {
     await untilStatus(store, task.id, (t) => t.status === 'completed');
     await expect(engine.cancel(OWNER, task.id)).resolves.toMatchObject({ outcome: 'already_terminal' });
     expect(seen).toEqual(expect.arrayContaining(['created', 'claimed', 'run_ended', 'cancel_requested']));
+  });
+
+  it('an answer and a won cancel are stamped with the instant the store recorded them (the console timeline orders by it)', async () => {
+    const store = await sqlite.open();
+    const events: LifecycleEvent[] = [];
+    // A clock that moves on every read: a second read of it for the event would show.
+    let ms = Date.now();
+    const clock: Clock = { now: () => (ms += 7), sleep: (delay, signal) => systemClock.sleep(delay, signal) };
+    const asking = tool('ask', async (_args, ctx) => {
+      await ctx.requestInput({ type: 'object', properties: {} }, 'go on?');
+      await aborted(ctx.signal);
+      return text('not reached');
+    });
+    const engine = engineFor(store, [asking], { clock, observer: { observe: (e) => void events.push(e) } });
+    engines.push(engine);
+    engine.start();
+    const { task } = await engine.submit({ owner: OWNER, tool: 'ask', args: {}, wire: 'mcp-tasks-ext' });
+    const asked = await untilStatus(store, task.id, (t) => t.status === 'input_required');
+    const key = Object.keys(asked.inputRequests)[0]!;
+    const answeredTask = await engine.respond(OWNER, task.id, { [key]: { action: 'accept', content: {} } });
+    const cancelled = await engine.cancel(OWNER, task.id);
+    expect(cancelled.outcome).toBe('cancelled');
+    expect(events.find((e) => e.kind === 'input_answered')?.at).toBe(answeredTask.updatedAt);
+    expect(events.find((e) => e.kind === 'cancel_requested')?.at).toBe(cancelled.task.terminalAt);
   });
 
   it('logs input requested and answered, and a cancel that wins and one that loses', async () => {
