@@ -9,39 +9,22 @@ import { describe, expect, it } from 'vitest';
 import { timelineOf } from '../../src/console/timeline.js';
 import type { TaskRecord } from '../../src/core/task.js';
 import type { LifecycleEvent } from '../../src/telemetry/lifecycle.js';
+import { taskRecord } from '../fixtures/task-record.js';
 
 const T0 = 1_800_000_000_000;
 const KEY = 'input-0-f8a2b263c1e7';
 
-const task: TaskRecord = {
+const task: TaskRecord = taskRecord(T0, {
   id: 't1',
-  owner: 'anonymous',
   tool: 'migrate',
-  args: {},
-  requestDigest: 'd',
-  submissionKey: null,
-  wire: 'mcp-tasks-ext',
   status: 'completed',
-  statusMessage: null,
   progress: { done: 50, total: 50 },
-  createdAt: T0,
   updatedAt: T0 + 400,
-  ttlMs: null,
-  pollIntervalMs: 1_000,
-  keepAliveMs: null,
   terminalAt: T0 + 300,
-  leaseOwner: null,
-  leaseExpiresAt: null,
-  epoch: 1,
-  cancelRequested: false,
-  checkpoint: null,
-  inputRequests: {},
   inputResponses: { [KEY]: { action: 'accept' } },
   result: { content: [] },
-  error: null,
   resultDigest: 'r',
-  lateOutcome: null,
-};
+});
 
 const seen: LifecycleEvent[] = [
   {

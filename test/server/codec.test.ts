@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { TerminusError } from '../../src/core/errors.js';
 import type { TaskRecord } from '../../src/core/task.js';
+import { taskRecord } from '../fixtures/task-record.js';
 import {
   checkResponses,
   decodeLookup,
@@ -20,36 +21,15 @@ import { taskNotFoundError, toProtocolError } from '../../src/server/wire/tasks-
 const T0 = Date.UTC(2026, 6, 28, 12, 0, 0);
 
 function record(overrides: Partial<TaskRecord> = {}): TaskRecord {
-  return {
+  return taskRecord(T0, {
     id: 'AAAAAAAAAAAAAAAAAAAAAA',
-    owner: 'anonymous',
     tool: 'slow_compute',
     args: { seconds: 1 },
-    requestDigest: 'd',
-    submissionKey: null,
-    wire: 'mcp-tasks-ext',
-    status: 'working',
-    statusMessage: null,
-    progress: null,
-    createdAt: T0,
     updatedAt: T0 + 1500,
     ttlMs: 3_600_000,
     pollIntervalMs: 200,
-    keepAliveMs: null,
-    terminalAt: null,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    epoch: 1,
-    cancelRequested: false,
-    checkpoint: null,
-    inputRequests: {},
-    inputResponses: {},
-    result: null,
-    error: null,
-    resultDigest: null,
-    lateOutcome: null,
     ...overrides,
-  };
+  });
 }
 
 /** What a thrown ProtocolError looks like on the wire. */

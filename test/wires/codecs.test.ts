@@ -1,5 +1,6 @@
 import { describe, expect, test } from 'vitest';
 import type { TaskRecord } from '../../src/core/task.js';
+import { taskRecord } from '../fixtures/task-record.js';
 import { aip151Codec } from '../../src/server/wire/aip-151/index.js';
 import { rev20251125Codec } from '../../src/server/wire/rev2025-11-25/index.js';
 import { sep1391Codec } from '../../src/server/wire/sep-1391/index.js';
@@ -8,36 +9,14 @@ import { sep1391Codec } from '../../src/server/wire/sep-1391/index.js';
 const T0 = Date.parse('2026-01-01T00:00:00.000Z');
 
 function record(patch: Partial<TaskRecord> = {}): TaskRecord {
-  return {
-    id: 'task-1',
+  return taskRecord(T0, {
     owner: 'auth:alice',
-    tool: 'work',
-    args: {},
-    requestDigest: 'd',
-    submissionKey: null,
-    wire: 'mcp-2025-11-25',
-    status: 'working',
-    statusMessage: null,
-    progress: null,
-    createdAt: T0,
     updatedAt: T0 + 1000,
     ttlMs: 60_000,
     pollIntervalMs: 500,
-    keepAliveMs: null,
-    terminalAt: null,
-    leaseOwner: null,
-    leaseExpiresAt: null,
-    epoch: 1,
-    cancelRequested: false,
-    checkpoint: null,
-    inputRequests: {},
-    inputResponses: {},
-    result: null,
-    error: null,
-    resultDigest: null,
-    lateOutcome: null,
+    wire: 'mcp-2025-11-25',
     ...patch,
-  };
+  });
 }
 
 const toolError = { content: [{ type: 'text', text: 'bad input' }], isError: true };
