@@ -78,6 +78,13 @@ export class OperationDriver {
   private unwatch: (() => void) | null = null;
   /** The status read of this process queued for a token or on the wire (until its answer or failure). */
   private reading: object | null = null;
+  /**
+   * The end of the newest Retry-After this process was answered for the operation, noted as the
+   * answer arrives: its step is applied after the ledger write, and a read leaving in between would
+   * not see it on the record (C6: gate seeds 203394, 212491, a cancel's read sent in the millisecond
+   * the read beside it was answered 429).
+   */
+  private heardRetryAfterUntil = 0;
 
   /**
    * `takenUp`: the record comes from the ledger, not from a submission of this process. Whoever
@@ -475,20 +482,19 @@ export class OperationDriver {
     const signal = this.abort.signal;
     await this.ctx.bucket.take(signal);
     if (this.stopped) return;
-    const now = this.ctx.clock.now();
-    let hold = read ? (this.record.notBefore ?? 0) - now : 0;
-    if (statusRead) {
-      // C6: the per-operation cap binds here, where every status read leaves, whichever path issued it.
-      const cap = statusReadCap(this.record.policy);
-      const at = statusReadOpensAt(this.statusReadsSent, now + Math.max(0, hold), cap);
-      hold = at - now;
-      this.statusReadsSent.push(at);
-      this.statusReadsSent.sort((a, b) => a - b);
-      if (this.statusReadsSent.length > cap) this.statusReadsSent.splice(0, this.statusReadsSent.length - cap);
-    }
-    if (hold > 0) {
+    // Waits for any Retry-After (read from the record, and heard since: a 429 answered while this
+    // one waited) and, for a status read, for a slot under the cap, booked at the instant it leaves.
+    let booked: number | null = null;
+    for (;;) {
+      const now = this.ctx.clock.now();
+      let at = read ? Math.max(now, this.record.notBefore ?? 0, this.heardRetryAfterUntil) : now;
+      if (statusRead) {
+        if (booked !== null) this.unbookStatusRead(booked);
+        booked = at = this.bookStatusRead(at);
+      }
+      if (at <= now) break;
       try {
-        await this.ctx.clock.sleep(hold, signal);
+        await this.ctx.clock.sleep(at - now, signal);
       } catch {
         return;
       }
@@ -499,10 +505,29 @@ export class OperationDriver {
       event = await onAnswer(await send(signal));
     } catch (error) {
       if (signal.aborted) return;
+      if (error instanceof WireFailure && error.retryAfterMs !== undefined && error.retryAfterMs > 0) {
+        const until = this.ctx.clock.now() + Math.ceil(error.retryAfterMs);
+        this.heardRetryAfterUntil = Math.max(this.heardRetryAfterUntil, until);
+      }
       event = onFailure(error);
     }
     if (signal.aborted) return;
     await this.dispatch(event);
+  }
+
+  /** C6: the per-operation cap binds here, where every status read leaves, whichever path issued it. */
+  private bookStatusRead(at: number): number {
+    const cap = statusReadCap(this.record.policy);
+    const opens = statusReadOpensAt(this.statusReadsSent, at, cap);
+    this.statusReadsSent.push(opens);
+    this.statusReadsSent.sort((a, b) => a - b);
+    if (this.statusReadsSent.length > cap) this.statusReadsSent.splice(0, this.statusReadsSent.length - cap);
+    return opens;
+  }
+
+  private unbookStatusRead(at: number): void {
+    const i = this.statusReadsSent.indexOf(at);
+    if (i >= 0) this.statusReadsSent.splice(i, 1);
   }
 
   private async ask(round: number, key: string, request: unknown): Promise<void> {
