@@ -29,6 +29,7 @@ interface GateFlags {
   readonly json: boolean;
   readonly wire: SimWireName | 'all';
   readonly checkpoint?: string;
+  readonly status: boolean;
 }
 
 /** Failing series printed in full; the rest are counted. */
@@ -63,8 +64,13 @@ export function registerGate(program: Command): void {
       '--checkpoint <file>',
       'save progress to FILE every 30 s and on Ctrl-C; the same command with the same FILE goes on from it',
     )
+    .option(
+      '--status',
+      'with --checkpoint FILE: print the table of the series FILE holds (a run under way or cut short) and exit, running none',
+      false,
+    )
     .option('--json', 'print the report as JSON', false)
-    .action((flags: GateFlags) => gate(flags));
+    .action((flags: GateFlags) => (flags.status ? status(flags) : gate(flags)));
 }
 
 async function gate(flags: GateFlags): Promise<void> {
@@ -84,6 +90,72 @@ async function gate(flags: GateFlags): Promise<void> {
     if (report === undefined) return;
     reports.push(report);
   }
+  await printReports(reports, wires, flags);
+  process.exitCode = reports.every((r) => r.pass) ? 0 : 1;
+}
+
+/**
+ * `--status`: the table of what a checkpoint holds, as the run would print it had it ended there
+ * (a wire not begun has no row). The run is the file's (its options, not this command's); the
+ * header says how far it got and whether this build can go on with it. Exit 0 when what it holds
+ * passes, 1 when not, 2 without a file to read.
+ */
+async function status(flags: GateFlags): Promise<void> {
+  const path = flags.checkpoint;
+  let saved: GateCheckpoint | undefined;
+  try {
+    if (path === undefined) throw new CheckpointError('--status reads a run from --checkpoint FILE: give the file');
+    saved = await readCheckpoint(path);
+    if (saved === undefined) throw new CheckpointError(`no checkpoint at ${path}`);
+  } catch (error) {
+    if (!(error instanceof CheckpointError)) throw error;
+    process.stderr.write(`terminus gate: ${error.message}\n`);
+    process.exitCode = EXIT.usage;
+    return;
+  }
+  const { run } = saved;
+  const reports = run.wires.flatMap((wire) => {
+    const w = saved.wires.get(wire);
+    return w === undefined ? [] : [gateReportOf(w.tally, w.elapsedMs, wire)];
+  });
+  const here = codeDigest();
+  const code =
+    here === run.code
+      ? `code ${run.code}, this build's: the same command goes on from it`
+      : `code ${run.code}; this build's is ${here}, so it cannot go on from it`;
+  const lines = [`checkpoint ${path}: ${commandOf(run)} (${code})`];
+  for (const wire of run.wires) {
+    const w = saved.wires.get(wire);
+    const done = w?.tally.series ?? 0;
+    const seconds = (w?.elapsedMs ?? 0) / 1000;
+    const failing = w === undefined ? 0 : w.tally.failing.length + w.tally.moreFailing.length;
+    const rate = seconds > 0 ? `, ${Math.round(done / seconds)} series/s` : '';
+    lines.push(
+      `  ${wire}: ${done}/${run.series} series (${percent(done, run.series)}), ${seconds.toFixed(0)} s run${rate}, ${failing} failing`,
+    );
+  }
+  process.stderr.write(`${lines.join('\n')}\n`);
+  if (reports.length > 0) await printReports(reports, run.wires, flags);
+  process.exitCode = reports.every((r) => r.pass) ? 0 : 1;
+}
+
+function commandOf(run: GateRun): string {
+  const wire = run.wires.length > 1 ? 'all' : (run.wires[0] as SimWireName);
+  const faults = run.faults === null ? '' : ` --faults ${run.faults.join(',')}`;
+  const seed = run.seed === 1 ? '' : ` --seed ${run.seed}`;
+  return `terminus gate --wire ${wire} --series ${run.series}${seed}${faults}`;
+}
+
+function percent(done: number, of: number): string {
+  return `${of === 0 ? 100 : Math.floor((100 * done) / of)}%`;
+}
+
+/** The reports' tables (JSON with `--json`), then the failing series with their replay commands. */
+async function printReports(
+  reports: readonly GateReport[],
+  wires: readonly SimWireName[],
+  flags: GateFlags,
+): Promise<void> {
   const failures = reports.flatMap((report) =>
     report.failing.map((s) => ({
       wire: report.wire,
@@ -116,7 +188,8 @@ async function gate(flags: GateFlags): Promise<void> {
       for (const r of reports.filter((x) => !x.pass)) process.stdout.write(`\n${r.wire}:\n${formatGate(r)}\n`);
     }
     // maxRSS is in KiB: the whole process (main thread and worker threads), the figure item 5 gates.
-    process.stdout.write(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB\n`);
+    // A status ran no series: its RSS says nothing of the run's.
+    if (!flags.status) process.stdout.write(`peak RSS ${(process.resourceUsage().maxRSS / 1024).toFixed(0)} MB\n`);
     for (const f of failures.slice(0, SHOWN_FAILURES)) {
       process.stdout.write(`\nFAILED ${f.wire} seed ${f.seed}\n${f.plan.join('\n')}\n`);
       for (const v of f.violations.slice(0, 10)) process.stdout.write(`  ${v.invariant}: ${v.detail}\n`);
@@ -134,7 +207,7 @@ async function gate(flags: GateFlags): Promise<void> {
       process.stdout.write(`\n... and ${rest.length} more failing series: ${seeds.join(', ')}\n`);
       process.stdout.write(`  replay any of them: terminus gate --wire <wire> --seed <seed> --series 1\n`);
     }
-    if (flags.series === 1 && failures.length === 1) {
+    if (!flags.status && flags.series === 1 && failures.length === 1) {
       const f = failures[0] as (typeof failures)[number];
       const replay = await runSeries({
         seed: flags.seed,
@@ -145,7 +218,6 @@ async function gate(flags: GateFlags): Promise<void> {
       process.stdout.write(`\ntrace of ${f.wire} seed ${flags.seed}:\n${formatTrace(replay.trace)}\n`);
     }
   }
-  process.exitCode = reports.every((r) => r.pass) ? 0 : 1;
 }
 
 /**

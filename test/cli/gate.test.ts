@@ -52,7 +52,7 @@ describe('terminus gate', () => {
     expect(run.stdout).toMatch(/^10 series in [\d.]+ s: PASS$/m);
   }, 300_000);
 
-  it('--checkpoint: Ctrl-C saves the run and exits 130; the same command goes on to the report of an uninterrupted run; another run or a damaged file is refused (2)', async () => {
+  it('--checkpoint: Ctrl-C saves the run and exits 130; --status prints what it holds; the same command goes on to the report of an uninterrupted run; another run or a damaged file is refused (2)', async () => {
     const file = join(dir.path, 'run.json');
     const args = ['dist/cli/main.js', 'gate', '--series', '120', '--workers', '2', '--checkpoint', file];
     const child = spawn('node', args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -72,6 +72,39 @@ describe('terminus gate', () => {
     expect(stoppedAt).toBeGreaterThanOrEqual(12);
     expect(stoppedAt).toBeLessThan(120);
     expect(stderr).toContain(`SIGINT: stopped at ${stoppedAt}/120 mcp-tasks-ext series; checkpoint saved to ${file}`);
+
+    // --status: the table of what the file holds, running nothing; the run is the file's, not these options'.
+    const status = spawnSync('node', ['dist/cli/main.js', 'gate', '--series', '7', '--checkpoint', file, '--status'], {
+      encoding: 'utf8',
+    });
+    expect(status.status, status.stderr).toBe(0);
+    expect(status.stderr).toMatch(
+      new RegExp(
+        `^checkpoint ${file}: terminus gate --wire mcp-tasks-ext --series 120 \\(code [0-9a-f]{16}, this build's: the same command goes on from it\\)\n  mcp-tasks-ext: ${stoppedAt}/120 series \\(\\d+%\\), \\d+ s run`,
+      ),
+    );
+    expect(status.stdout).toMatch(new RegExp(`^${stoppedAt} series in [\\d.]+ s: PASS$`, 'm'));
+    expect(status.stdout).not.toMatch(/peak RSS/);
+    expect(JSON.parse(readFileSync(file, 'utf8')).wires['mcp-tasks-ext'].tally.counts.series).toBe(stoppedAt);
+    const failed = join(dir.path, 'failed.json');
+    writeFileSync(failed, readFileSync(file, 'utf8').replace('"byInvariant":[]', '"byInvariant":[["C6",1]]'));
+    const failing = spawnSync('node', ['dist/cli/main.js', 'gate', '--checkpoint', failed, '--status'], {
+      encoding: 'utf8',
+    });
+    expect(failing.status).toBe(1);
+    expect(failing.stdout).toMatch(/C6 violations\s+0\s+1 series\s+FAIL/);
+    const none = spawnSync(
+      'node',
+      ['dist/cli/main.js', 'gate', '--checkpoint', join(dir.path, 'none.json'), '--status'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain(`terminus gate: no checkpoint at ${join(dir.path, 'none.json')}`);
+    const bare = spawnSync('node', ['dist/cli/main.js', 'gate', '--status'], { encoding: 'utf8' });
+    expect(bare.status).toBe(2);
+    expect(bare.stderr).toContain('--status reads a run from --checkpoint FILE');
 
     const resumed = spawnSync('node', [...args, '--json'], { encoding: 'utf8', timeout: 240_000 });
     expect(resumed.status, resumed.stderr).toBe(0);
