@@ -298,8 +298,14 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
     }
 
     // A cancel on an operation listed UNKNOWN on a wire without key lookup is confirmed as far as
-    // the wire allows at the listing (the same rule as above); elsewhere it stays open to the end.
-    const cancel = cancelSpan(record, wire.keyLookup || record.state !== 'UNKNOWN' ? now : listedAt(record, now));
+    // the wire allows at the listing (the same rule as above), and one left to an operator (a server
+    // that contradicted itself, C13, or nothing more to send) at the hand-over: the executor sends
+    // nothing more on purpose. Elsewhere it stays open to the end. Gate seed 349967: a completion then
+    // `cancelled` for a cancelled task, listed for an operator at 9.4 s, was asked 250 s of reads.
+    const cancel = cancelSpan(
+      record,
+      wire.keyLookup || record.state !== 'UNKNOWN' ? (leftForAnOperatorAt(record) ?? now) : listedAt(record, now),
+    );
     if (cancel !== null) {
       const imposed = [
         ...downtime,
@@ -643,6 +649,14 @@ function handedOver(record: ToolOperation): boolean {
   const last = record.evidence.at(-1);
   if (last !== undefined && FOR_AN_OPERATOR.has(last.kind)) return true;
   return record.attempts.reconcile >= record.policy.maxReconcileLookups;
+}
+
+/** When an operation still UNKNOWN was left to an operator: a contradiction (C13) or a hand-over. */
+function leftForAnOperatorAt(record: ToolOperation): number | null {
+  if (record.state !== 'UNKNOWN') return null;
+  const contradicted = record.evidence.find((e) => e.kind === 'terminal_status_changed' || e.kind === 'result_changed');
+  if (contradicted !== undefined) return contradicted.at;
+  return handedOver(record) ? record.updatedAt : null;
 }
 
 function doubtTimes(record: ToolOperation, now: number): number[] {

@@ -71,6 +71,10 @@ const FOUND = [
   // millisecond the other left, before the 429's step was written to the record.
   { seed: 203394, broke: 'C6' },
   { seed: 212491, broke: 'C6' },
+  // Cancel cadence (the checker): a task completed, then reported `cancelled` once its cancel was
+  // asked; the executor listed it UNKNOWN for an operator with the C13 evidence and rightly sent
+  // nothing more, and the checker still asked for a read every 10 s to the series end.
+  { seed: 349967, broke: 'cancel cadence' },
 ];
 
 describe('gate seeds from the 100,000- and 1,000,000-series runs', () => {
