@@ -300,8 +300,9 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
     // A cancel on an operation listed UNKNOWN on a wire without key lookup is confirmed as far as
     // the wire allows at the listing (the same rule as above), and one left to an operator (a server
     // that contradicted itself, C13, or nothing more to send) at the hand-over: the executor sends
-    // nothing more on purpose. Elsewhere it stays open to the end. Gate seed 349967: a completion then
-    // `cancelled` for a cancelled task, listed for an operator at 9.4 s, was asked 250 s of reads.
+    // nothing more on purpose. Elsewhere it stays open to the end. Gate seed 349967: a task reported
+    // completed, then `cancelled` once its cancel was asked, listed for an operator at 9.4 s, was
+    // asked 250 s of reads.
     const cancel = cancelSpan(
       record,
       wire.keyLookup || record.state !== 'UNKNOWN' ? (leftForAnOperatorAt(record) ?? now) : listedAt(record, now),
@@ -651,10 +652,15 @@ function handedOver(record: ToolOperation): boolean {
   return record.attempts.reconcile >= record.policy.maxReconcileLookups;
 }
 
+/** The first evidence that the server contradicted itself (C13): an UNKNOWN left to an operator. */
+function contradiction(record: ToolOperation): ToolOperation['evidence'][number] | undefined {
+  return record.evidence.find((e) => e.kind === 'terminal_status_changed' || e.kind === 'result_changed');
+}
+
 /** When an operation still UNKNOWN was left to an operator: a contradiction (C13) or a hand-over. */
 function leftForAnOperatorAt(record: ToolOperation): number | null {
   if (record.state !== 'UNKNOWN') return null;
-  const contradicted = record.evidence.find((e) => e.kind === 'terminal_status_changed' || e.kind === 'result_changed');
+  const contradicted = contradiction(record);
   if (contradicted !== undefined) return contradicted.at;
   return handedOver(record) ? record.updatedAt : null;
 }
@@ -662,7 +668,7 @@ function leftForAnOperatorAt(record: ToolOperation): number | null {
 function doubtTimes(record: ToolOperation, now: number): number[] {
   const out: number[] = [];
   let since: number | null = null;
-  const contradicted = record.evidence.find((e) => e.kind === 'terminal_status_changed' || e.kind === 'result_changed');
+  const contradicted = contradiction(record);
   for (const h of record.history) {
     if (contradicted !== undefined && h.at >= contradicted.at) break;
     if (DOUBT.has(h.to) && since === null) since = h.at;
