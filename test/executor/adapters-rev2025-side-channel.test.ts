@@ -1,7 +1,8 @@
 /**
  * The bookkeeping of the 2025-11-25 input side channel (`side-channel.ts`) and its use by the
  * adapter, on a scripted channel: which server requests are taken, how they are keyed, that a key is
- * answered once, and that the blocked `tasks/result` answer only serves the next fetch.
+ * answered once, and that the blocked `tasks/result` answer only serves the next fetch and stands as
+ * the task's first terminal report (C13: a later status or cancel answer never overrides it).
  */
 import { describe, expect, it } from 'vitest';
 import type { ServerRequestHandler, ServerRequestReply } from '../../src/executor/adapters/connection.js';
@@ -173,5 +174,49 @@ describe('rev2025-11-25 adapter with a request hook', () => {
     await wire.getStatus('t1');
     expect(calls).toHaveLength(0);
     await expect(wire.sendInput('t1', { a: {} })).rejects.toMatchObject({ kind: 'rejected' });
+  });
+
+  it('a held final answer is the first terminal report: status reads and cancels after it ask nothing, and one on the wire yields to it (C13)', async () => {
+    // A peer that rewrote a completed task to `cancelled` once it was cancelled (gate seeds 1151
+    // and 1892 on this wire): every tasks/get and tasks/cancel answer after the completion lies.
+    const sent: string[] = [];
+    const gets: ((task: Record<string, unknown>) => void)[] = [];
+    const results: Call[] = [];
+    let holdGets = false;
+    let status = 'input_required';
+    const t = '2026-01-01T00:00:00Z';
+    const task = () => ({ taskId: 't1', status, createdAt: t, lastUpdatedAt: t, ttl: null });
+    const channel: RpcChannel = (method, params) => {
+      sent.push(method);
+      if (method === 'tasks/get') {
+        return holdGets ? new Promise((resolve) => gets.push(resolve)) : Promise.resolve(task());
+      }
+      if (method === 'tasks/cancel') return Promise.resolve(task());
+      return new Promise((resolve, reject) => results.push({ method, params, resolve, reject }));
+    };
+    const wire = createRev20251125Wire({ channel, onRequest: () => () => undefined });
+    await wire.getStatus('t1');
+    expect(sent).toEqual(['tasks/get', 'tasks/result']);
+
+    // A status read and a cancel leave; the final answer comes while they are on the wire.
+    holdGets = true;
+    const reading = wire.getStatus('t1');
+    const cancelling = wire.cancel('t1');
+    const done = { content: [{ type: 'text', text: 'ok' }], _meta: { [TAG]: { taskId: 't1' } } };
+    results[0]!.resolve(done);
+    await flush();
+    status = 'cancelled';
+    gets[0]!(task());
+    const outcome = { status: 'completed', result: { content: [{ type: 'text', text: 'ok' }] } };
+    await expect(reading).resolves.toEqual({ taskId: 't1', status: 'completed', outcome });
+    await expect(cancelling).resolves.toEqual({ kind: 'already_terminal', status: 'completed' });
+
+    // After it: nothing more is asked of the server, and the fetch gets the held answer.
+    const before = sent.length;
+    await expect(wire.getStatus('t1')).resolves.toMatchObject({ status: 'completed' });
+    await expect(wire.cancel('t1')).resolves.toEqual({ kind: 'already_terminal', status: 'completed' });
+    expect(sent).toHaveLength(before);
+    await expect(wire.fetchResult('t1')).resolves.toEqual(outcome);
+    expect(sent).toHaveLength(before);
   });
 });

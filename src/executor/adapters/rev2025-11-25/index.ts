@@ -21,7 +21,14 @@
  * reports the task-tagged requests that arrived on it as `inputRequests` (keyed by their JSON-RPC
  * id); `sendInput` answers them. Without a request hook, `sendInput` rejects as before.
  */
-import type { ClientWire, RpcChannel, WireStatusAnswer } from '../../wire-port.js';
+import type {
+  CancelAnswer,
+  ClientWire,
+  ResultAnswer,
+  RpcChannel,
+  TaskSnapshot,
+  WireStatusAnswer,
+} from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
 import { requestHookOf, type NotificationListener, type ServerRequestHook } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
@@ -96,6 +103,74 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
   const notFound = (error: RpcErrorFailure): WireFailure =>
     new WireFailure('not_found', error.message, { rpcCode: error.rpcCode, cause: error });
 
+  /** The outcome the side channel's blocked `tasks/result` received, if it came and decodes. */
+  function held(taskId: string): ResultAnswer | undefined {
+    const final = side?.final(taskId);
+    if (final === undefined) return undefined;
+    try {
+      return decodeResult(final);
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * A status read or a cancel, unless the side channel already holds the task's final answer: that
+   * was the task's first terminal report, and a terminal status is final (T-39), so the server is
+   * not asked, and an answer that came after it (or failed) yields to it. A peer that rewrote a
+   * completed task to `cancelled` once it was cancelled would otherwise be followed (gate seeds
+   * 1151 and 1892 on this wire). The fetch still verifies the held answer (C2).
+   */
+  async function unlessHeld<T>(taskId: string, fromHeld: (outcome: ResultAnswer) => T, ask: () => Promise<T>) {
+    const before = held(taskId);
+    if (before !== undefined) return fromHeld(before);
+    let answer: T;
+    try {
+      answer = await ask();
+    } catch (error) {
+      const came = held(taskId);
+      if (came === undefined) throw error;
+      return fromHeld(came);
+    }
+    const came = held(taskId);
+    return came === undefined ? answer : fromHeld(came);
+  }
+
+  async function readStatus(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot> {
+    try {
+      const snapshot = decodeStatus(await channel('tasks/get', { taskId }, { signal }), taskId);
+      if (side === undefined || snapshot.status !== 'input_required') return snapshot;
+      // T-52: the requests arrive on a tasks/result call; the ones already here are reported now,
+      // later ones with a later poll.
+      side.open(taskId, signal);
+      const inputRequests = side.requests(taskId);
+      return inputRequests === undefined ? snapshot : { ...snapshot, inputRequests };
+    } catch (error) {
+      if (isRpcError(error, RPC_CODES.invalidParams)) throw notFound(error);
+      throw error;
+    }
+  }
+
+  async function sendCancel(taskId: string, signal?: AbortSignal): Promise<CancelAnswer> {
+    try {
+      const answer = await channel('tasks/cancel', { taskId }, { signal });
+      const status = answer.status;
+      // T-64: the answer is the task after the cancel, so it proves the outcome.
+      return isWireStatus(status) ? { kind: 'acked', status } : { kind: 'acked' };
+    } catch (error) {
+      if (!isRpcError(error, RPC_CODES.invalidParams)) throw error;
+      if (error.reason === 'task_not_found') throw notFound(error);
+      // T-62: -32602 on a terminal task. Our server names its status (`data.status`): taken as is,
+      // so no extra read goes out beside the executor's back-off (a Retry-After may be running).
+      // Another server's is read once. Never rewritten to cancelled.
+      const named = error.reason === 'already_terminal' ? statusIn(error) : undefined;
+      if (named !== undefined) return { kind: 'already_terminal', status: named };
+      const status = await exists(taskId, signal);
+      if (status === null) throw notFound(error);
+      return { kind: 'already_terminal', status };
+    }
+  }
+
   /** Whether `taskId` resolves: the tie-breaker for an ambiguous `-32602`. */
   async function exists(taskId: string, signal?: AbortSignal): Promise<WireStatusAnswer | null> {
     try {
@@ -132,20 +207,12 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
       }
     },
 
-    async getStatus(taskId, signal) {
-      try {
-        const snapshot = decodeStatus(await channel('tasks/get', { taskId }, { signal }), taskId);
-        if (side === undefined || snapshot.status !== 'input_required') return snapshot;
-        // T-52: the requests arrive on a tasks/result call; the ones already here are reported now,
-        // later ones with a later poll.
-        side.open(taskId, signal);
-        const inputRequests = side.requests(taskId);
-        return inputRequests === undefined ? snapshot : { ...snapshot, inputRequests };
-      } catch (error) {
-        if (isRpcError(error, RPC_CODES.invalidParams)) throw notFound(error);
-        throw error;
-      }
-    },
+    getStatus: (taskId, signal) =>
+      unlessHeld(
+        taskId,
+        (outcome): TaskSnapshot => ({ taskId, status: outcome.status, outcome }),
+        () => readStatus(taskId, signal),
+      ),
 
     async fetchResult(taskId, signal) {
       // The answer the side channel's blocked call received, if any, is decoded like a fetched one.
@@ -168,25 +235,12 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
       }
     },
 
-    async cancel(taskId, signal) {
-      try {
-        const answer = await channel('tasks/cancel', { taskId }, { signal });
-        const status = answer.status;
-        // T-64: the answer is the task after the cancel, so it proves the outcome.
-        return isWireStatus(status) ? { kind: 'acked', status } : { kind: 'acked' };
-      } catch (error) {
-        if (!isRpcError(error, RPC_CODES.invalidParams)) throw error;
-        if (error.reason === 'task_not_found') throw notFound(error);
-        // T-62: -32602 on a terminal task. Our server names its status (`data.status`): taken as is,
-        // so no extra read goes out beside the executor's back-off (a Retry-After may be running).
-        // Another server's is read once. Never rewritten to cancelled.
-        const named = error.reason === 'already_terminal' ? statusIn(error) : undefined;
-        if (named !== undefined) return { kind: 'already_terminal', status: named };
-        const status = await exists(taskId, signal);
-        if (status === null) throw notFound(error);
-        return { kind: 'already_terminal', status };
-      }
-    },
+    cancel: (taskId, signal) =>
+      unlessHeld(
+        taskId,
+        (outcome): CancelAnswer => ({ kind: 'already_terminal', status: outcome.status }),
+        () => sendCancel(taskId, signal),
+      ),
 
     async sendInput(taskId, responses) {
       if (side === undefined) {

@@ -5,9 +5,10 @@
  * (T-43), while that call blocks, and they wait here, keyed by their JSON-RPC id, until `answer`
  * replies to them. An id answered once is never answered again: a replayed reply is a no-op.
  *
- * The blocked `tasks/result` ends with the task's final answer. A successful one is only kept
- * (`takeFinal`) for the interpreter's own fetch, which decodes and verifies it like any other (C2);
- * it never settles the operation by itself. An error answer is not kept: the fetch asks again.
+ * The blocked `tasks/result` ends with the task's final answer. A successful one is kept for the
+ * interpreter's own fetch (`takeFinal`), which decodes and verifies it like any other (C2), and is
+ * the task's first terminal report until then (`final`); it never settles the operation by itself.
+ * An error answer is not kept: the fetch asks again.
  */
 import type { RpcChannel } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
@@ -115,6 +116,11 @@ export class SideChannel {
       writes.push(pending.sending);
     }
     await Promise.all(writes);
+  }
+
+  /** The final answer the blocked call received, kept for the fetch; undefined before it came. */
+  final(taskId: string): Record<string, unknown> | undefined {
+    return this.#tasks.get(taskId)?.final ?? undefined;
   }
 
   /** Hands over the final answer the blocked call received (once), and forgets the task. */
