@@ -1,7 +1,7 @@
 /**
  * Seeds the 100,000-series gate failed on before their fixes: each replays clean now. They lie past
  * the 10,000 seeds `.ci/run` gates, so they are kept here by number. Below them, the seeds the
- * 10,000-series gates of SEP-1391 and AIP-151 failed on, replayed on their wire.
+ * 10,000-series gates of the other wires failed on, replayed on their wire.
  */
 import { describe, expect, it } from 'vitest';
 import { LIVENESS_BOUND_MS, runSeries } from '../../src/sim/series.js';
@@ -97,9 +97,14 @@ const ON_WIRES: { seed: number; wire: SimWireName; broke: string }[] = [
   // C6: a key lookup finding the task completed while a cancel was owed read the status again
   // before fetching (on AIP-151 the fetch is a status read too): 6 reads within one second.
   { seed: 8310, wire: 'aip-151', broke: 'C6' },
+  // C13: a peer that rewrote a completed task to `cancelled` once it was cancelled. The side
+  // channel's blocked tasks/result had received the completion; the status read after it (1892),
+  // or on the wire when it came (1151), answered `cancelled` and was followed to a cancelled receipt.
+  { seed: 1151, wire: 'mcp-2025-11-25', broke: 'C13' },
+  { seed: 1892, wire: 'mcp-2025-11-25', broke: 'C13' },
 ];
 
-describe('gate seeds from the 10,000-series runs of SEP-1391 and AIP-151', () => {
+describe('gate seeds from the 10,000-series runs of the other wires', () => {
   for (const { seed, wire, broke } of ON_WIRES) {
     it(`${wire} seed ${seed} (${broke}) passes every invariant`, async () => {
       const outcome = await runSeries({ seed, wire });

@@ -31,7 +31,7 @@ import { LOG_METHOD, type Role, type Transport } from '../wires/spec.js';
 import { tasksExtSim } from '../wires/tasks-ext.js';
 import type { SimWire } from '../wires/wire.js';
 import type { WireEvent, WireLog } from './wire-log.js';
-import { HELD_READ_MS, Misbehaviour } from './misbehave.js';
+import { HELD_READ_MS, Misbehaviour, type Asked } from './misbehave.js';
 import { LOOKUP_METHOD } from '../../executor/adapters/envelope.js';
 
 /** Transport timeout of one request, virtual ms. */
@@ -93,14 +93,15 @@ export class SimNetwork {
   readonly #keyOps = new Map<string, string>();
   readonly #wire: SimWire;
   readonly #serverRequests = new Set<() => void>();
-  /** The server's lies (C13 fault classes), told on the Tasks-extension wire; inert unless planned. */
+  /** The server's lies (C13 fault classes), told on the wires that have a shape for them; inert unless planned. */
   readonly #lies: Misbehaviour | null;
   #faultsOverAt = 0;
 
   constructor(options: NetworkOptions) {
     this.#o = options;
     this.#wire = options.wire ?? tasksExtSim;
-    this.#lies = this.#wire === tasksExtSim ? new Misbehaviour((fault, op) => this.#fire(fault, op)) : null;
+    const shape = this.#wire.lies;
+    this.#lies = shape === undefined ? null : new Misbehaviour(this.#wire, shape, (fault, op) => this.#fire(fault, op));
   }
 
   /** The wire spoken (and how its messages read). */
@@ -255,6 +256,7 @@ export class SimNetwork {
     const alive = link.alive;
     const id = ++this.#seq;
     const { role, op, taskId } = this.#read(method, params);
+    const asked: Asked = { role, method, params, op, taskId };
     const logMethod = role === 'other' ? method : LOG_METHOD[role];
     trace.add('net', `#${id} ${method} ${op ?? '-'}`);
     const keys = this.#wire.inputKeys?.(method, params);
@@ -268,7 +270,7 @@ export class SimNetwork {
       ...(keys === undefined ? {} : { keys }),
     });
     this.#o.onSend?.(logMethod, op, params);
-    this.#lies?.sent(method, op);
+    this.#lies?.sent(role, op);
     const sentAt = scope.now();
     if (role === 'input' && taskId !== undefined) this.#memory(taskId).updateSent = true;
 
@@ -356,8 +358,7 @@ export class SimNetwork {
           }
           let answer = this.#answer(role, method, params, op, taskId, body);
           if (answer === 'lost') return;
-          const held =
-            answer === 'truncated' || this.#lies === null ? null : this.#lies.hold(method, op, taskId, answer);
+          const held = answer === 'truncated' || this.#lies === null ? null : this.#lies.hold(asked, answer);
           const reply = (run: () => void): void =>
             held === null ? send(run) : void scope.at(Math.max(scope.now(), sentAt + HELD_READ_MS), run);
           reply(() => {
@@ -371,7 +372,7 @@ export class SimNetwork {
               const copy = JSON.parse(JSON.stringify(answer)) as Body;
               if (alive())
                 log.add(this.#answerEvent(scope.now(), id, op, role, logMethod, method, params, taskId, copy));
-              if (alive()) this.#lies?.delivered(method, op, taskId, copy);
+              if (alive()) this.#lies?.delivered(asked, copy);
               if (taskId !== undefined && 'result' in copy) {
                 const named = this.#wire.answer(role, method, params, copy.result).taskId;
                 if (named !== undefined && named !== taskId) log.misdirected++;

@@ -13,7 +13,11 @@
  *   late, after the client was shown `cancelled`, with a completion (a replica that let the late
  *   outcome through).
  */
+import { isTerminal } from '../../core/task.js';
 import type { FaultClass, MessageRule } from '../faults.js';
+import type { LieShape } from '../wires/lies.js';
+import type { Role } from '../wires/spec.js';
+import type { SimWire } from '../wires/wire.js';
 
 /** The misbehaviours, one fault class each (appended to `FAULT_CLASSES`). */
 export const MISBEHAVIOURS = [
@@ -26,9 +30,23 @@ export const MISBEHAVIOURS = [
 /** A read held by `late_completion_shown` is delivered this long after it was sent (the request timeout is 2 s). */
 export const HELD_READ_MS = 1_900;
 
-type Task = Record<string, unknown>;
-type Body =
-  { readonly result: Record<string, unknown> } | { readonly error: { code: number; message: string; data?: unknown } };
+type Answer = Record<string, unknown>;
+type Body = { readonly result: Answer } | { readonly error: { code: number; message: string; data?: unknown } };
+
+/** One request as the network read it: what the lies are keyed on. */
+export interface Asked {
+  readonly role: Role;
+  readonly method: string;
+  readonly params: Record<string, unknown>;
+  readonly op: string | null;
+  readonly taskId: string | undefined;
+}
+
+/**
+ * Answers that tell the client a task's status: status and result reads, and a cancel's answer
+ * where it is the task after the cancel (2025-11-25, T-64; the Tasks extension's is empty).
+ */
+const TELLING: readonly Role[] = ['status', 'result', 'cancel'];
 
 interface Lie {
   kind: 'rewritten' | 'changed' | 'reverted';
@@ -39,57 +57,72 @@ interface Lie {
 
 /** One series' misbehaving answers, applied by the network to what the server computed. */
 export class Misbehaviour {
+  readonly #wire: SimWire;
+  readonly #shape: LieShape;
   readonly #fire: (fault: FaultClass, op: string | null) => MessageRule | null;
   readonly #lies = new Map<string, Lie>();
   /** Operations whose cancel was sent, and tasks the client was shown `cancelled` for. */
   readonly #cancelSent = new Set<string>();
   readonly #shownCancelled = new Set<string>();
-  /** Tasks a terminal status read was delivered for: the truth was told once. */
+  /** Tasks a terminal answer was delivered for: the truth was told once. */
   readonly #toldTerminal = new Set<string>();
 
-  constructor(fire: (fault: FaultClass, op: string | null) => MessageRule | null) {
+  constructor(wire: SimWire, shape: LieShape, fire: (fault: FaultClass, op: string | null) => MessageRule | null) {
+    this.#wire = wire;
+    this.#shape = shape;
     this.#fire = fire;
   }
 
-  sent(method: string, op: string | null): void {
-    if (method === 'tasks/cancel' && op !== null) this.#cancelSent.add(op);
+  sent(role: Role, op: string | null): void {
+    if (role === 'cancel' && op !== null) this.#cancelSent.add(op);
   }
 
-  /** A `tasks/get` answer (the task object) as the server computed it, with the lie armed for it. */
+  /** A status answer as the server computed it, with the lie armed for its task. */
   status(taskId: string, body: Body): Body {
     if (!('result' in body)) return body;
     const lie = this.#lies.get(taskId);
     // A misrouted request (task id misuse) is answered about another task: no lie of this one.
-    if (lie === undefined || lie.left <= 0 || body.result.taskId !== taskId) return body;
+    if (lie === undefined || lie.left <= 0 || this.#shape.named('status', body.result) !== taskId) return body;
     lie.left--;
     lie.reads++;
-    return { result: tell(lie, body.result) };
+    return { result: this.#tell(lie, body.result) };
   }
 
   /**
-   * A `tasks/get` answer a live client received: the first terminal one (the truth, told once)
-   * arms a lie for the reads after it. Armed on delivery, not when computed: an answer lost on the
-   * way told the client nothing, and a lie after it would be the only report it ever saw.
+   * An answer a live client received: the first terminal one (the truth, told once) arms a lie for
+   * the reads after it; a changed result only where the status read carries it (a result read
+   * apart is read once: `result_changed` does not apply there).
+   * Armed on delivery, not when computed: an answer lost on the way told the client nothing, and a
+   * lie after it would be the only report it ever saw.
    */
-  delivered(method: string, op: string | null, taskId: string | undefined, body: Body): void {
-    if (method !== 'tasks/get' || taskId === undefined || !('result' in body)) return;
-    if (body.result.taskId !== taskId) return;
-    const status = body.result.status;
+  delivered(asked: Asked, body: Body): void {
+    const { role, op, taskId } = asked;
+    if (!TELLING.includes(role) || taskId === undefined || !('result' in body)) return;
+    if (this.#shape.named(role, body.result) !== taskId) return;
+    const status = this.#wire.answer(role, asked.method, asked.params, body.result).status;
     if (status === 'cancelled') this.#shownCancelled.add(taskId);
-    if (status !== 'completed' && status !== 'failed' && status !== 'cancelled') return;
-    if (this.#toldTerminal.has(taskId) || this.#lies.has(taskId)) return;
+    if (status === undefined || !isTerminal(status) || this.#toldTerminal.has(taskId)) return;
     this.#toldTerminal.add(taskId);
-    this.#arm(op, taskId, body.result);
+    const done = status === 'completed' || status === 'failed';
+    const withResult = status === 'completed' && this.#wire.resultByStatus;
+    if (done && this.#fire('terminal_rewritten', op) !== null) {
+      this.#lies.set(taskId, { kind: 'rewritten', left: Infinity, reads: 0 });
+    } else if (withResult && this.#fire('result_changed', op) !== null) {
+      this.#lies.set(taskId, { kind: 'changed', left: Infinity, reads: 0 });
+    } else {
+      const rule = this.#fire('terminal_reverted', op);
+      if (rule !== null) this.#lies.set(taskId, { kind: 'reverted', left: Math.max(1, rule.arg), reads: 0 });
+    }
   }
 
   /** A key lookup answer (`{ found, task }`): the same lie as the task's reads. */
   lookup(body: Body): Body {
     if (!('result' in body) || body.result.found !== true) return body;
-    const task = body.result.task as Task | undefined;
+    const task = body.result.task as Answer | undefined;
     const lie = task === undefined ? undefined : this.#lies.get(String(task.taskId));
     if (task === undefined || lie === undefined || lie.left <= 0) return body;
     lie.reads++;
-    return { result: { ...body.result, task: tell(lie, task) } };
+    return { result: { ...body.result, task: this.#tell(lie, task) } };
   }
 
   /**
@@ -97,43 +130,30 @@ export class Misbehaviour {
    * worked and before any cancel was sent is held until `HELD_READ_MS` after its send; when it
    * lands, the answer is a completion if the client was shown `cancelled` meanwhile. Null: no hold.
    */
-  hold(method: string, op: string | null, taskId: string | undefined, body: Body): ((b: Body) => Body) | null {
-    if (method !== 'tasks/get' || op === null || taskId === undefined || !('result' in body)) return null;
-    if (body.result.status !== 'working' || this.#cancelSent.has(op)) return null;
+  hold(asked: Asked, body: Body): ((b: Body) => Body) | null {
+    const { role, op, taskId } = asked;
+    if (role !== 'status' || op === null || taskId === undefined || !('result' in body)) return null;
+    const status = this.#wire.answer(role, asked.method, asked.params, body.result).status;
+    if (status !== 'working' || this.#cancelSent.has(op)) return null;
     if (this.#fire('late_completion_shown', op) === null) return null;
     return (delivered) => {
       if (!this.#shownCancelled.has(taskId) || !('result' in delivered)) return delivered;
-      const { error: _e, ...rest } = delivered.result;
-      return {
-        result: { ...rest, status: 'completed', result: { content: [{ type: 'text', text: 'completed late' }] } },
-      };
+      const late = { content: [{ type: 'text', text: 'completed late' }] };
+      return { result: this.#shape.status(delivered.result, 'completed', late) };
     };
   }
 
-  #arm(op: string | null, taskId: string, task: Task): void {
-    const done = task.status === 'completed' || task.status === 'failed';
-    if (done && this.#fire('terminal_rewritten', op) !== null) {
-      this.#lies.set(taskId, { kind: 'rewritten', left: Infinity, reads: 0 });
-    } else if (task.status === 'completed' && this.#fire('result_changed', op) !== null) {
-      this.#lies.set(taskId, { kind: 'changed', left: Infinity, reads: 0 });
-    } else {
-      const rule = this.#fire('terminal_reverted', op);
-      if (rule !== null) this.#lies.set(taskId, { kind: 'reverted', left: Math.max(1, rule.arg), reads: 0 });
-    }
-  }
-}
-
-function tell(lie: Lie, task: Task): Task {
-  const { result, error: _error, ...rest } = task;
-  switch (lie.kind) {
-    case 'rewritten':
-      return { ...rest, status: 'cancelled', statusMessage: 'cancelled' };
-    case 'reverted':
-      return { ...rest, status: 'working' };
-    case 'changed': {
-      const r = (result ?? {}) as Record<string, unknown>;
-      const content = Array.isArray(r.content) ? r.content : [];
-      return { ...task, result: { ...r, content: [...content, { type: 'text', text: `read ${lie.reads}` }] } };
+  #tell(lie: Lie, answer: Answer): Answer {
+    switch (lie.kind) {
+      case 'rewritten':
+        return this.#shape.status(answer, 'cancelled', {});
+      case 'reverted':
+        return this.#shape.status(answer, 'working', {});
+      case 'changed':
+        return this.#shape.withResult(answer, (r) => {
+          const content = Array.isArray(r.content) ? r.content : [];
+          return { ...r, content: [...content, { type: 'text', text: `read ${lie.reads}` }] };
+        });
     }
   }
 }

@@ -10,7 +10,7 @@ import { decodeOperation, toResult, toSnapshot } from '../../executor/adapters/a
 import { decoded, resultFields } from './payload.js';
 import type { AnswerFields, Classified } from './spec.js';
 import type { SimWire } from './wire.js';
-import { LIES_ON_TASKS_EXT_ONLY, REACHED_BY_LIES_ONLY } from './lies.js';
+import { LIES_NOT_TOLD, REACHED_BY_LIES_ONLY } from './lies.js';
 
 /** Origin the simulated client addresses; the network routes it to the simulated server. */
 export const SIM_ORIGIN = 'http://sim.invalid';
@@ -35,7 +35,7 @@ export const aip151Sim: SimWire = {
   keyLookup: true,
   failedMatch: 'code+message',
   notApplicable: {
-    ...LIES_ON_TASKS_EXT_ONLY,
+    ...LIES_NOT_TOLD,
     input_replay: 'AIP-151 operations take no input (no input rounds on the wire), so there is no round to replay',
   },
   unreachableStates: {

@@ -1,19 +1,57 @@
 import type { FaultClass } from '../faults.js';
+import type { Role } from './spec.js';
+
+type Answer = Record<string, unknown>;
 
 /**
- * The misbehaving-server classes (C13, `network/misbehave.ts`) are told on the Tasks-extension
- * wire only: on the other wires they are listed as not applied, with this reason, never skipped
- * in silence.
+ * How a server of one wire tells the lies of C13 (`network/misbehave.ts`): which task an answer
+ * names, and how a status answer or a result reads once rewritten. A wire without one tells none.
  */
-export const LIES_ON_TASKS_EXT_ONLY: Readonly<Partial<Record<FaultClass, string>>> = Object.fromEntries(
+export interface LieShape {
+  /** The task an answer of `role` names itself (a misrouted read names another one). */
+  named(role: Role, answer: Answer): string | undefined;
+  /** A status answer reporting `status` instead: its outcome dropped, a completion carrying `result`. */
+  status(answer: Answer, status: 'cancelled' | 'working' | 'completed', result: Answer): Answer;
+  /** The answer that carries the result (the status answer where it is read with it), with `change` applied. */
+  withResult(answer: Answer, change: (result: Answer) => Answer): Answer;
+}
+
+/**
+ * The MCP task object of `tasks/get` (Tasks extension and 2025-11-25), with the result inlined in
+ * it (`inlined`, the Tasks extension) or read apart by `tasks/result`, whose answer names its task
+ * in the related-task `_meta` (2025-11-25, T-41).
+ */
+export function taskObjectLies(inlined: boolean, relatedTaskMeta?: string): LieShape {
+  return {
+    named(role, answer) {
+      if (role === 'result' && relatedTaskMeta !== undefined) {
+        const related = (answer._meta as Answer | undefined)?.[relatedTaskMeta] as Answer | undefined;
+        return typeof related?.taskId === 'string' ? related.taskId : undefined;
+      }
+      return typeof answer.taskId === 'string' ? answer.taskId : undefined;
+    },
+    status(answer, status, result) {
+      const { result: _result, error: _error, ...rest } = answer;
+      if (status === 'cancelled') return { ...rest, status, statusMessage: 'cancelled' };
+      if (status === 'completed' && inlined) return { ...rest, status, result };
+      return { ...rest, status };
+    },
+    withResult: (answer, change) =>
+      inlined ? { ...answer, result: change((answer.result ?? {}) as Answer) } : change(answer),
+  };
+}
+
+const TOLD_ON = 'the Tasks-extension and 2025-11-25 wires';
+
+/** The lies, listed as not applied on a wire whose server tells none (never skipped in silence). */
+export const LIES_NOT_TOLD: Readonly<Partial<Record<FaultClass, string>>> = Object.fromEntries(
   (['terminal_rewritten', 'result_changed', 'terminal_reverted', 'late_completion_shown'] as const).map((f) => [
     f,
-    "not simulated on this wire yet: the server's lies (C13) are told on the Tasks-extension wire only",
+    `not simulated on this wire yet: the server's lies (C13) are told on ${TOLD_ON} only`,
   ]),
 );
 
 /** What only those lies reach: exempt from coverage where they are not told. */
 export const REACHED_BY_LIES_ONLY: Readonly<Record<string, string>> = {
-  EFFECT_RECONCILIATION_REQUIRED:
-    'a correct server never reports a completion after a cancelled one; the misbehaving server that does is simulated on the Tasks-extension wire only',
+  EFFECT_RECONCILIATION_REQUIRED: `a correct server never reports a completion after a cancelled one; the misbehaving server that does is simulated on ${TOLD_ON} only`,
 };

@@ -17,12 +17,12 @@ import {
   decodeStatus,
 } from '../../executor/adapters/rev2025-11-25/codec.js';
 import { createRev20251125Wire } from '../../executor/adapters/rev2025-11-25/index.js';
-import { REV_2025_REASONS } from '../../server/wire/rev2025-11-25/index.js';
+import { RELATED_TASK_META, REV_2025_REASONS } from '../../server/wire/rev2025-11-25/index.js';
 import { decoded, normalizeResult, resultFields } from './payload.js';
 import { canonicalJson } from '../../core/digest.js';
 import type { AnswerFields, Classified, Role } from './spec.js';
 import type { SimWire } from './wire.js';
-import { LIES_ON_TASKS_EXT_ONLY, REACHED_BY_LIES_ONLY } from './lies.js';
+import { taskObjectLies } from './lies.js';
 
 const ROLES: Readonly<Record<string, Role>> = {
   'tools/call': 'submit',
@@ -42,14 +42,17 @@ export const rev2025Sim: SimWire = {
   inputRounds: true,
   keyLookup: false,
   failedMatch: 'code+message',
-  notApplicable: { ...LIES_ON_TASKS_EXT_ONLY },
+  notApplicable: {
+    result_changed:
+      'the result is read apart (tasks/result) and once: the executor accepts the first that verifies, and no later read can show it changed',
+  },
+  lies: taskObjectLies(false, RELATED_TASK_META),
   noDuplicate: {
     roles: ['submit'],
     reason:
       'a 2025-11-25 tools/call carries no idempotency key (the server ignores ours), so a create the transport delivered twice makes two tasks whatever the client does; HTTP and stdio never deliver a request twice by themselves',
   },
   unreachableStates: {
-    ...REACHED_BY_LIES_ONLY,
     NOT_FOUND_SAFE:
       'needs a key lookup proving a submission never arrived; this wire has none (lost submissions end UNKNOWN)',
     NEVER_CREATED:

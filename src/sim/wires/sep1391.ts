@@ -16,7 +16,7 @@ import { canonicalJson } from '../../core/digest.js';
 import { decoded, normalizeResult, resultFields } from './payload.js';
 import type { AnswerFields, Classified, Role } from './spec.js';
 import type { SimWire } from './wire.js';
-import { LIES_ON_TASKS_EXT_ONLY, REACHED_BY_LIES_ONLY } from './lies.js';
+import { LIES_NOT_TOLD, REACHED_BY_LIES_ONLY } from './lies.js';
 
 const ROLES: Readonly<Record<string, Role>> = {
   'tools/call': 'submit',
@@ -37,7 +37,7 @@ export const sep1391Sim: SimWire = {
   keyLookup: true,
   failedMatch: 'message',
   notApplicable: {
-    ...LIES_ON_TASKS_EXT_ONLY,
+    ...LIES_NOT_TOLD,
     task_id_misuse:
       "SEP-1391 status and result answers do not name the operation they are about, so a read misrouted to another operation's token is, for any client, a true answer about its own: no client can tell, so no checker can hold it to",
     not_found_before_expiry:

@@ -6,6 +6,7 @@
 import { canonicalJson } from '../../core/digest.js';
 import type { TaskStatus } from '../../core/task.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../../executor/adapters/envelope.js';
+import { taskObjectLies } from './lies.js';
 import { normalizeResult } from './payload.js';
 import type { AnswerFields, Classified, Role } from './spec.js';
 import type { SimWire } from './wire.js';
@@ -27,6 +28,7 @@ export const tasksExtSim: SimWire = {
   failedMatch: 'code+message',
   notApplicable: {},
   unreachableStates: {},
+  lies: taskObjectLies(true),
 
   classify(method, params): Classified {
     const role = ROLES[method] ?? 'other';

@@ -4,6 +4,7 @@
  */
 import type { Clock } from '../../core/ports.js';
 import type { ClientWire, RpcChannel } from '../../executor/wire-port.js';
+import type { LieShape } from './lies.js';
 import type { AnswerFields, Classified, Role, SimWireSpec } from './spec.js';
 
 /** What the network offers one client process, to build its adapter on. */
@@ -34,6 +35,8 @@ export interface SimWire extends SimWireSpec {
   errorAnswer?(role: Role, error: { code: number; message: string; data?: unknown }): AnswerFields | null;
   /** Input keys a request answers (`tasks/update`). */
   inputKeys?(method: string, params: Record<string, unknown>): readonly string[] | undefined;
+  /** How this wire's server tells the lies of C13 when they are planned; absent: it tells none. */
+  readonly lies?: LieShape;
   /** The real client adapter of this wire over the process's links (the default: Tasks extension). */
   client?(links: ClientLinks): ClientWire;
 }
