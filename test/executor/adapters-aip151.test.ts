@@ -188,6 +188,22 @@ describe('AIP-151 failure mapping (scripted fetch)', () => {
     }
   });
 
+  test('C13: a done Operation read for its status inlines its outcome, which the fetch is compared with', async () => {
+    // Before, the snapshot dropped it: a server whose result changed between reads had its second
+    // result accepted (aip-151 seeds 2 and 9 with result_changed, test/sim/regressions.test.ts).
+    const result = { content: [{ type: 'text', text: 'first' }] };
+    const done = { name: 'operations/x', done: true, response: { '@type': 'x', ...result } };
+    const snapshot = await scripted(() => json(200, done)).getStatus('x');
+    expect(snapshot).toMatchObject({ status: 'completed', outcome: { status: 'completed', result } });
+    const cancelled = { name: 'operations/x', done: true, error: { code: 1, message: 'c' } };
+    expect((await scripted(() => json(200, cancelled)).getStatus('x')).outcome).toEqual({ status: 'cancelled' });
+    const working = await scripted(() => json(200, { name: 'operations/x', done: false })).getStatus('x');
+    expect(working).not.toHaveProperty('outcome');
+    // An unreadable outcome is left out: the fetch decides on it.
+    const unreadable = { name: 'operations/x', done: true, response: { content: 'no' } };
+    expect(await scripted(() => json(200, unreadable)).getStatus('x')).not.toHaveProperty('outcome');
+  });
+
   test('a foreign failure without our JSON-RPC detail keeps the google.rpc code and status', async () => {
     const status = { code: 13, message: 'boom' };
     const answer = await scripted(() => json(200, { name: 'operations/x', done: true, error: status })).fetchResult(

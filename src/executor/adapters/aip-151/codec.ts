@@ -63,8 +63,20 @@ export function durationMs(value: unknown): number | undefined {
   return match === null ? undefined : Math.round(Number(match[1]) * 1000);
 }
 
+/**
+ * The task an Operation shows. A done one inlines its outcome (G-20): kept as the first read of the
+ * result, which the fetch (another `GetOperation`) is compared with (C13); an unreadable one is left
+ * out, and the fetch decides on it.
+ */
 export function toSnapshot(op: DecodedOperation): TaskSnapshot {
   const snapshot: { -readonly [K in keyof TaskSnapshot]: TaskSnapshot[K] } = { taskId: op.id, status: statusOf(op) };
+  if (op.done) {
+    try {
+      snapshot.outcome = toResult(op);
+    } catch {
+      // Left out: the fetch reads it again.
+    }
+  }
   const { metadata } = op;
   if (typeof metadata.statusMessage === 'string') snapshot.statusMessage = metadata.statusMessage;
   else if (op.error !== undefined && typeof op.error.message === 'string') snapshot.statusMessage = op.error.message;
