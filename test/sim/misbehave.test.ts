@@ -4,8 +4,8 @@
  * reported `working` again, a completion shown after the cancel won), with executor crashes so a
  * restarted executor reconciles what it had left in doubt. Every checker holds, and the executor
  * records the contradictions: UNKNOWN for those found before a receipt, EFFECT_RECONCILIATION_REQUIRED
- * for a completion reported after the cancelled receipt. On each wire whose server tells lies: the
- * Tasks extension and 2025-11-25 (where a result read apart, and once, cannot be seen to change).
+ * for a completion reported after the cancelled receipt. On every wire, with the lies that can be
+ * heard there (`notApplicable` says which cannot, and why).
  */
 import { describe, expect, it } from 'vitest';
 import type { FaultClass } from '../../src/sim/faults.js';
@@ -15,7 +15,7 @@ import { simWire, type SimWireName } from '../../src/sim/wires/index.js';
 
 const FAULTS: readonly FaultClass[] = [...MISBEHAVIOURS, 'executor_crash'];
 const SERIES = 150;
-const WIRES: readonly SimWireName[] = ['mcp-tasks-ext', 'mcp-2025-11-25'];
+const WIRES: readonly SimWireName[] = ['mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'];
 
 describe.each(WIRES)('servers that misbehave (C13) on %s', (wire) => {
   const told = MISBEHAVIOURS.filter((lie) => simWire(wire).notApplicable[lie] === undefined);
@@ -34,9 +34,10 @@ describe.each(WIRES)('servers that misbehave (C13) on %s', (wire) => {
       for (const [s, n] of Object.entries(outcome.statesReached)) states.set(s, (states.get(s) ?? 0) + n);
     }
     expect(failing).toEqual([]);
-    expect(told.length).toBeGreaterThanOrEqual(3);
+    expect(told).toContain('late_completion_shown');
     for (const lie of told) expect(fired.get(lie) ?? 0, lie).toBeGreaterThanOrEqual(3);
-    expect(states.get('UNKNOWN') ?? 0).toBeGreaterThan(0);
+    // A contradiction found before a receipt needs a lie told to a read after the terminal one.
+    if (told.length > 1) expect(states.get('UNKNOWN') ?? 0).toBeGreaterThan(0);
     expect(states.get('EFFECT_RECONCILIATION_REQUIRED') ?? 0).toBeGreaterThan(0);
   }, 600_000);
 });

@@ -15,7 +15,7 @@
  */
 import { isTerminal } from '../../core/task.js';
 import type { FaultClass, MessageRule } from '../faults.js';
-import type { LieShape } from '../wires/lies.js';
+import { taskObjectLies, type LieShape } from '../wires/lies.js';
 import type { Role } from '../wires/spec.js';
 import type { SimWire } from '../wires/wire.js';
 
@@ -41,6 +41,9 @@ export interface Asked {
   readonly op: string | null;
   readonly taskId: string | undefined;
 }
+
+/** A key lookup answers with the modern-era task object, whatever the wire (`terminus/tasks/lookup`). */
+const LOOKUP = taskObjectLies(true);
 
 /**
  * Answers that tell the client a task's status: status and result reads, and a cancel's answer
@@ -82,7 +85,7 @@ export class Misbehaviour {
     if (!('result' in body)) return body;
     const lie = this.#lies.get(taskId);
     // A misrouted request (task id misuse) is answered about another task: no lie of this one.
-    if (lie === undefined || lie.left <= 0 || this.#shape.named('status', body.result) !== taskId) return body;
+    if (lie === undefined || lie.left <= 0 || this.#named('status', body.result, taskId) !== taskId) return body;
     lie.left--;
     lie.reads++;
     return { result: this.#tell(lie, body.result) };
@@ -98,7 +101,7 @@ export class Misbehaviour {
   delivered(asked: Asked, body: Body): void {
     const { role, op, taskId } = asked;
     if (!TELLING.includes(role) || taskId === undefined || !('result' in body)) return;
-    if (this.#shape.named(role, body.result) !== taskId) return;
+    if (this.#named(role, body.result, taskId) !== taskId) return;
     const status = this.#wire.answer(role, asked.method, asked.params, body.result).status;
     if (status === 'cancelled') this.#shownCancelled.add(taskId);
     if (status === undefined || !isTerminal(status) || this.#toldTerminal.has(taskId)) return;
@@ -122,7 +125,7 @@ export class Misbehaviour {
     const lie = task === undefined ? undefined : this.#lies.get(String(task.taskId));
     if (task === undefined || lie === undefined || lie.left <= 0) return body;
     lie.reads++;
-    return { result: { ...body.result, task: this.#tell(lie, task) } };
+    return { result: { ...body.result, task: this.#tell(lie, task, LOOKUP) } };
   }
 
   /**
@@ -143,14 +146,18 @@ export class Misbehaviour {
     };
   }
 
-  #tell(lie: Lie, answer: Answer): Answer {
+  #named(role: Role, answer: Answer, asked: string): string | undefined {
+    return this.#shape.named === undefined ? asked : this.#shape.named(role, answer);
+  }
+
+  #tell(lie: Lie, answer: Answer, shape = this.#shape): Answer {
     switch (lie.kind) {
       case 'rewritten':
-        return this.#shape.status(answer, 'cancelled', {});
+        return shape.status(answer, 'cancelled', {});
       case 'reverted':
-        return this.#shape.status(answer, 'working', {});
+        return shape.status(answer, 'working', {});
       case 'changed':
-        return this.#shape.withResult(answer, (r) => {
+        return shape.withResult(answer, (r) => {
           const content = Array.isArray(r.content) ? r.content : [];
           return { ...r, content: [...content, { type: 'text', text: `read ${lie.reads}` }] };
         });

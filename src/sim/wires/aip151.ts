@@ -6,11 +6,17 @@
  * modern-era MCP endpoint, with the same owner, as `connectServer` sets it up.
  */
 import { createAip151Wire } from '../../executor/adapters/aip-151/index.js';
-import { decodeOperation, toResult, toSnapshot } from '../../executor/adapters/aip-151/codec.js';
+import {
+  CANCELLED_CODE,
+  decodeOperation,
+  OPERATION_PREFIX,
+  toResult,
+  toSnapshot,
+} from '../../executor/adapters/aip-151/codec.js';
 import { decoded, resultFields } from './payload.js';
 import type { AnswerFields, Classified } from './spec.js';
 import type { SimWire } from './wire.js';
-import { LIES_NOT_TOLD, REACHED_BY_LIES_ONLY } from './lies.js';
+import type { LieShape } from './lies.js';
 
 /** Origin the simulated client addresses; the network routes it to the simulated server. */
 export const SIM_ORIGIN = 'http://sim.invalid';
@@ -27,6 +33,24 @@ function parse(method: string): { verb: string; path: string } {
 
 const OPERATION = /^\/v1\/operations\/([^/:]+)(?::(\w+))?$/;
 
+/** The server's lies on an Operation, whose `done` decides between `error` and `response` (G-20). */
+const LIES: LieShape = {
+  named: (_role, answer) =>
+    typeof answer.name === 'string' && answer.name.startsWith(OPERATION_PREFIX)
+      ? answer.name.slice(OPERATION_PREFIX.length)
+      : undefined,
+  status(answer, status, result) {
+    const { response: _response, error: _error, done: _done, ...rest } = answer;
+    const metadata = { ...(answer.metadata as Record<string, unknown> | undefined), status };
+    if (status === 'cancelled') {
+      return { ...rest, metadata, done: true, error: { code: CANCELLED_CODE, message: 'cancelled' } };
+    }
+    if (status === 'completed') return { ...rest, metadata, done: true, response: result };
+    return { ...rest, metadata, done: false };
+  },
+  withResult: (answer, change) => ({ ...answer, response: change((answer.response ?? {}) as Record<string, unknown>) }),
+};
+
 export const aip151Sim: SimWire = {
   name: 'aip-151',
   transport: 'http',
@@ -35,13 +59,12 @@ export const aip151Sim: SimWire = {
   keyLookup: true,
   failedMatch: 'code+message',
   notApplicable: {
-    ...LIES_NOT_TOLD,
     input_replay: 'AIP-151 operations take no input (no input rounds on the wire), so there is no round to replay',
   },
   unreachableStates: {
-    ...REACHED_BY_LIES_ONLY,
     INPUT_REQUIRED: 'AIP-151 operations take no input, so the workload asks for none',
   },
+  lies: LIES,
 
   classify(method, params): Classified {
     if (method === 'terminus/tasks/lookup') {

@@ -1,4 +1,3 @@
-import type { FaultClass } from '../faults.js';
 import type { Role } from './spec.js';
 
 type Answer = Record<string, unknown>;
@@ -8,8 +7,11 @@ type Answer = Record<string, unknown>;
  * names, and how a status answer or a result reads once rewritten. A wire without one tells none.
  */
 export interface LieShape {
-  /** The task an answer of `role` names itself (a misrouted read names another one). */
-  named(role: Role, answer: Answer): string | undefined;
+  /**
+   * The task an answer of `role` names itself (a misrouted read names another one). Absent: the
+   * wire's answers name no task, and no fault misroutes its reads (SEP-1391).
+   */
+  named?(role: Role, answer: Answer): string | undefined;
   /** A status answer reporting `status` instead: its outcome dropped, a completion carrying `result`. */
   status(answer: Answer, status: 'cancelled' | 'working' | 'completed', result: Answer): Answer;
   /** The answer that carries the result (the status answer where it is read with it), with `change` applied. */
@@ -40,18 +42,3 @@ export function taskObjectLies(inlined: boolean, relatedTaskMeta?: string): LieS
       inlined ? { ...answer, result: change((answer.result ?? {}) as Answer) } : change(answer),
   };
 }
-
-const TOLD_ON = 'the Tasks-extension and 2025-11-25 wires';
-
-/** The lies, listed as not applied on a wire whose server tells none (never skipped in silence). */
-export const LIES_NOT_TOLD: Readonly<Partial<Record<FaultClass, string>>> = Object.fromEntries(
-  (['terminal_rewritten', 'result_changed', 'terminal_reverted', 'late_completion_shown'] as const).map((f) => [
-    f,
-    `not simulated on this wire yet: the server's lies (C13) are told on ${TOLD_ON} only`,
-  ]),
-);
-
-/** What only those lies reach: exempt from coverage where they are not told. */
-export const REACHED_BY_LIES_ONLY: Readonly<Record<string, string>> = {
-  EFFECT_RECONCILIATION_REQUIRED: `a correct server never reports a completion after a cancelled one; the misbehaving server that does is simulated on ${TOLD_ON} only`,
-};

@@ -16,7 +16,7 @@ import { canonicalJson } from '../../core/digest.js';
 import { decoded, normalizeResult, resultFields } from './payload.js';
 import type { AnswerFields, Classified, Role } from './spec.js';
 import type { SimWire } from './wire.js';
-import { LIES_NOT_TOLD, REACHED_BY_LIES_ONLY } from './lies.js';
+import type { LieShape } from './lies.js';
 
 const ROLES: Readonly<Record<string, Role>> = {
   'tools/call': 'submit',
@@ -25,6 +25,23 @@ const ROLES: Readonly<Record<string, Role>> = {
   'tools/async/cancel': 'cancel',
   'terminus/tasks/lookup': 'lookup',
 };
+
+/**
+ * The server's lies on `tools/async/status` (`{ status, error? }`, L-11); its answers name no
+ * operation, and no fault misroutes a read here (`task_id_misuse` is not applied). Only the late
+ * completion can be heard here (`AFTER_TERMINAL`).
+ */
+const LIES: LieShape = {
+  status(answer, status) {
+    const { error: _error, ...rest } = answer;
+    return { ...rest, status: status === 'cancelled' ? 'canceled' : status };
+  },
+  withResult: (answer, change) => ({ ...answer, result: change((answer.result ?? {}) as Record<string, unknown>) }),
+};
+
+/** Why a lie told to the status reads after a terminal one cannot be heard on this wire. */
+const AFTER_TERMINAL =
+  'no status read follows a terminal one on SEP-1391: the executor then reads only the result (tools/async/result), and no side channel shows the task terminal before its own read (none was told in 600 series restricted to the lies)';
 
 /** The retention the simulated client asks for, seconds after completion (L-08, L-21). */
 export const SIM_KEEP_ALIVE_S = 60;
@@ -37,7 +54,10 @@ export const sep1391Sim: SimWire = {
   keyLookup: true,
   failedMatch: 'message',
   notApplicable: {
-    ...LIES_NOT_TOLD,
+    result_changed:
+      'the result is read apart (tools/async/result) and once: the executor accepts the first that verifies, and no later read can show it changed',
+    terminal_rewritten: AFTER_TERMINAL,
+    terminal_reverted: AFTER_TERMINAL,
     task_id_misuse:
       "SEP-1391 status and result answers do not name the operation they are about, so a read misrouted to another operation's token is, for any client, a true answer about its own: no client can tell, so no checker can hold it to",
     not_found_before_expiry:
@@ -46,9 +66,9 @@ export const sep1391Sim: SimWire = {
       'the SEP-1391 client adapter answers no input rounds (server requests flushed while polling, L-20, are not supported), so the workload asks for none and there is no round to replay',
   },
   unreachableStates: {
-    ...REACHED_BY_LIES_ONLY,
     INPUT_REQUIRED: 'the SEP-1391 client adapter answers no input rounds, so the workload asks for none',
   },
+  lies: LIES,
 
   classify(method, params, resolve): Classified {
     const role = ROLES[method] ?? 'other';
