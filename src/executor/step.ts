@@ -73,11 +73,19 @@ export function rejected(record: ToolOperation, reason: RejectReason): StepResul
 /**
  * A cancel already requested is delivered and confirmed even after the caller stopped waiting (a
  * disconnect or local timeout, C9): the request is owed to the server (C8), and the caller finds the
- * receipt when it re-attaches. The wait budget still bounds it: past the deadline nothing is driven.
+ * receipt when it re-attaches. So is the doubt such a cancel fell into (a 404 sent it to UNKNOWN):
+ * its key lookups are the confirmation going on. Gate seeds 720217 and 988501: a lookup lost while
+ * detached armed no retry, and nothing was asked for 11-15 s, until the caller re-attached. The wait
+ * budget still bounds it: past the deadline nothing is driven.
  */
 export function drivesDetached(record: ToolOperation, now: number): boolean {
-  return record.state === 'CANCEL_REQUESTED' && !deadlineReached(record, now);
+  const confirming =
+    record.state === 'CANCEL_REQUESTED' || (DOUBTS.includes(record.state) && record.cancelGeneration > 0);
+  return confirming && !deadlineReached(record, now);
 }
+
+/** Doubts a key lookup reconciles. */
+const DOUBTS: readonly LocalState[] = ['UNKNOWN', 'SUBMISSION_UNKNOWN'];
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 

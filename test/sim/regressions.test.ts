@@ -77,6 +77,11 @@ const FOUND = [
   // asked; the executor listed it UNKNOWN for an operator with the C13 evidence and rightly sent
   // nothing more, and the checker still asked for a read every 10 s to the series end.
   { seed: 349967, broke: 'cancel cadence' },
+  // cancel cadence: a 404 sent a cancel being confirmed to UNKNOWN while the caller was detached; the
+  // key lookup was lost and no retry was armed (a detached doubt drove nothing), 11-15 s of silence
+  // until the caller re-attached. Found by the fifth 1,000,000-series run.
+  { seed: 720217, broke: 'cancel cadence' },
+  { seed: 988501, broke: 'cancel cadence' },
 ];
 
 describe('gate seeds from the 100,000- and 1,000,000-series runs', () => {
