@@ -86,6 +86,11 @@ export type OperationEvent =
        */
       readonly resultDigest?: string;
     } & Stamped)
+  /**
+   * A terminal outcome the adapter received unasked (the 2025-11-25 side channel's blocked
+   * `tasks/result`): a report kept at once and compared with the first (C13). It moves nothing.
+   */
+  | ({ readonly type: 'terminal_heard'; readonly status: TerminalStatus; readonly resultDigest: string } & Stamped)
   /** A pushed status hint (notifications/tasks, a webhook). Never changes state by itself. */
   | ({ readonly type: 'notification'; readonly status?: WireStatus; readonly serverEpoch?: number } & Stamped)
   /** The approval gate's reply to one request of an input round (C10). */

@@ -104,6 +104,10 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
         connected.onStatusHint?.((taskId, status) => {
           for (const [driver, w] of wireOf) if (w === connected && driver.record.taskId === taskId) driver.hint(status);
         });
+        connected.onTerminalHeard?.((taskId, outcome) => {
+          for (const [driver, w] of wireOf)
+            if (w === connected && driver.record.taskId === taskId) driver.heard(outcome);
+        });
         connected.onClose?.((reason) => void reconnect(connected, reason));
         return connected;
       });

@@ -36,6 +36,11 @@ function inlinedDigest(snapshot: TaskSnapshot): { resultDigest?: string } {
   return snapshot.outcome === undefined ? {} : { resultDigest: digestOf(payloadOf(snapshot.outcome)) };
 }
 
+/** A terminal outcome the wire received unasked (`onTerminalHeard`). */
+export function terminalHeard(outcome: ResultAnswer, epoch: number): OperationEvent {
+  return { type: 'terminal_heard', epoch, status: outcome.status, resultDigest: digestOf(payloadOf(outcome)) };
+}
+
 /** `valid`: what `validateResult` said of a synchronous answer (C12); a task answer ignores it. */
 export function submitAnswered(answer: SubmitAnswer, epoch: number, valid = true): OperationEvent {
   if (answer.kind === 'task') return { type: 'submit_acked', epoch, ...sighting(answer) };

@@ -24,6 +24,7 @@ import {
   statusObserved,
   submitAnswered,
   submitFailed,
+  terminalHeard,
 } from './interpreter-answers.js';
 import { StatusFeed } from './interpreter-status.js';
 import type { Ledger, Receipt } from './ledger-port.js';
@@ -32,7 +33,7 @@ import type { ToolOperation } from './operation.js';
 import { statusReadCap, statusReadOpensAt } from './schedule.js';
 import type { TokenBucket } from './token-bucket.js';
 import { isReceipted } from './transitions.js';
-import { WireFailure, type ClientWire } from './wire-port.js';
+import { WireFailure, type ClientWire, type ResultAnswer } from './wire-port.js';
 
 export interface DriverContext {
   readonly ledger: Ledger;
@@ -132,6 +133,12 @@ export class OperationDriver {
   hint(status: ToolOperation['lastServerStatus']): void {
     if (status === null) return;
     void this.dispatch({ type: 'notification', epoch: this.ctx.epoch, status });
+  }
+
+  /** The wire received the task's terminal outcome unasked: kept at once, and read for (C13, C2). */
+  heard(outcome: ResultAnswer): void {
+    void this.dispatch(terminalHeard(outcome, this.ctx.epoch));
+    this.hint(outcome.status);
   }
 
   /** Drives the operation over `wire` from now on (the old one's connection ended: a stdio child exited). */

@@ -25,6 +25,7 @@ import {
   onBudgetExhausted,
   onNotFound,
   onNotification,
+  onTerminalHeard,
   onRequestFailed,
   onResumed,
   onRollback,
@@ -97,6 +98,8 @@ export function next(record: ToolOperation, event: OperationEvent, now: number, 
       return onStatusObserved(d, event);
     case 'notification':
       return onNotification(d, event);
+    case 'terminal_heard':
+      return onTerminalHeard(d, event);
     case 'input_answered':
       return onInputAnswered(d, event);
     case 'input_sent':

@@ -211,6 +211,12 @@ export interface ClientWire {
   /** Status hints pushed by the server, where the wire has them; they shorten waits, never replace a fetch. */
   onStatusHint?(listener: (taskId: string, status: WireStatusAnswer) => void): () => void;
   /**
+   * Terminal outcomes the wire received without a read asking for them (the 2025-11-25 side
+   * channel's blocked `tasks/result`): reports the executor keeps at once (C13); the fetch still
+   * verifies the result (C2).
+   */
+  onTerminalHeard?(listener: (taskId: string, outcome: ResultAnswer) => void): () => void;
+  /**
    * The executor waits on `taskId`: the wire may listen for pushes about it (at most one stream per
    * connection, whatever the number of tasks); the returned function stops. Absent where the wire
    * cannot listen (stdio, AIP-151, SEP-1391): polling alone then.

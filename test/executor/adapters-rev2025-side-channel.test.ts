@@ -219,4 +219,19 @@ describe('rev2025-11-25 adapter with a request hook', () => {
     await expect(wire.fetchResult('t1')).resolves.toEqual(outcome);
     expect(sent).toHaveLength(before);
   });
+
+  it('tells the executor of a final answer the moment it is kept (onTerminalHeard), once', async () => {
+    const { channel, calls } = scripted(() => 'input_required');
+    const wire = createRev20251125Wire({ channel, onRequest: () => () => undefined });
+    const heard: unknown[] = [];
+    const stop = wire.onTerminalHeard!((taskId, outcome) => heard.push([taskId, outcome]));
+    await wire.getStatus('t1');
+    expect(heard).toEqual([]);
+    calls[0]!.resolve({ content: [{ type: 'text', text: 'ok' }], _meta: { [TAG]: { taskId: 't1' } } });
+    await flush();
+    expect(heard).toEqual([['t1', { status: 'completed', result: { content: [{ type: 'text', text: 'ok' }] } }]]);
+    stop();
+    // Without a request hook there is no side channel, and nothing to hear.
+    expect(createRev20251125Wire({ channel }).onTerminalHeard).toBeUndefined();
+  });
 });

@@ -143,3 +143,51 @@ describe('C13: reports other than the fetch', () => {
     expect(step(fetching, (r) => fetched(r, CHANGED)).record.state).toBe('UNKNOWN');
   });
 });
+
+describe('C13: a terminal outcome the wire received unasked (2025-11-25 side channel)', () => {
+  const heard = (r: ToolOperation, resultDigest = R0): OperationEvent => ({
+    type: 'terminal_heard',
+    epoch: r.executionEpoch,
+    status: 'completed',
+    resultDigest,
+  });
+
+  it('is kept at once and moves nothing; a `cancelled` read after it is a change, never a cancelled receipt', () => {
+    // Gate seed 6457 on mcp-2025-11-25: the completion came on the side channel, the executor died
+    // before reading again, and its successor's read showed `cancelled` (a rewriting server).
+    const kept = apply(workingRecord(), heard);
+    expect(kept.state).toBe('WORKING');
+    expect(kept.observedTerminal).toMatchObject({ status: 'completed', resultDigest: R0 });
+    const cancelling = apply(kept, ev.cancel);
+    const polling = apply(cancelling, (r) => ev.wake(r));
+    const after = step(polling, (r) => ev.status(r, 'cancelled'));
+    expect(after.record.state).toBe('UNKNOWN');
+    expect(after.record.evidence.at(-1)).toMatchObject({
+      kind: 'terminal_status_changed',
+      observed: { status: 'completed', resultDigest: R0 },
+      reported: { status: 'cancelled' },
+    });
+    expect(effectsOf(after.effects, 'accept_terminal')).toEqual([]);
+    // The same completion read afterwards is fetched and accepted as usual.
+    const terminal = apply(kept, (r) => ev.wake(r));
+    const observed = apply(terminal, (r) => ev.status(r, 'completed', { resultDigest: R0 }));
+    expect(
+      apply(
+        apply(observed, (r) => ev.wake(r)),
+        (r) => fetched(r, RESULT),
+      ).state,
+    ).toBe('ACCEPTED');
+  });
+
+  it('another outcome than the one observed first is a change; after a won cancel a completion flags the effect', () => {
+    const first = apply(workingRecord(), heard);
+    expect(apply(first, (r) => heard(r, R1)).state).toBe('UNKNOWN');
+    expect(step(first, heard).outcome).toBe('ignored');
+    const won = apply(
+      apply(apply(workingRecord(), ev.cancel), (r) => ev.wake(r)),
+      (r) => ev.status(r, 'cancelled'),
+    );
+    expect(won.state).toBe('CANCELLED_ACCEPTED');
+    expect(apply(won, heard).state).toBe('EFFECT_RECONCILIATION_REQUIRED');
+  });
+});

@@ -116,6 +116,9 @@ const ON_WIRES: { seed: number; wire: SimWireName; broke: string; lies?: true }[
   // or on the wire when it came (1151), answered `cancelled` and was followed to a cancelled receipt.
   { seed: 1151, wire: 'mcp-2025-11-25', broke: 'C13', lies: true },
   { seed: 1892, wire: 'mcp-2025-11-25', broke: 'C13', lies: true },
+  // C13: the same, with the completion held on the side channel while the caller was detached; the
+  // executor died before reading again, and its successor followed the `cancelled` read.
+  { seed: 6457, wire: 'mcp-2025-11-25', broke: 'C13', lies: true },
   // C13: the AIP-151 adapter's status snapshot dropped the outcome a done Operation inlines, so a
   // result that changed between reads was accepted as the fetch read it (345 of the first 3,000
   // series once the lies were told on this wire).

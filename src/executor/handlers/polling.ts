@@ -175,6 +175,28 @@ function lateReport(d: Draft, ev: EventOf<'status_observed'>): StepResult {
 }
 
 /**
+ * A terminal outcome the adapter received unasked (the 2025-11-25 side channel's blocked
+ * `tasks/result`) is one more terminal report, kept the moment it arrives: the read it brings
+ * forward is what moves the operation (C2), and a crash before that read no longer loses it. Gate
+ * seed 6457 on that wire: the completion came while the caller was detached, the executor died, and
+ * its successor followed the `cancelled` a rewriting server answered next. Now that `cancelled` is
+ * a change of the completion kept (C13), for an operator.
+ */
+export function onTerminalHeard(d: Draft, ev: EventOf<'terminal_heard'>): StepResult {
+  const r = d.base;
+  if (r.state === 'CANCELLED_ACCEPTED' && isCompletion(ev.status)) {
+    return lateEffect(d, `result ${ev.status} received after the cancel won`, ev.status);
+  }
+  if (isSettled(r.state)) return ignored(r, 'settled');
+  const change = changeOf(d, ev.status, ev.resultDigest);
+  if (change !== null) return changed(d, change);
+  const first = r.observedTerminal ?? null;
+  if (first !== null && first.resultDigest !== undefined) return ignored(r, 'no_news');
+  noteTerminal(d, ev.status, ev.resultDigest);
+  return d.done();
+}
+
+/**
  * A pushed hint never changes state; at most it brings the next status read forward (one extra per
  * cycle). The read is what may act: a hint's status is never taken as the task's (C2). Due now, in
  * WORKING with no read on the wire, the read leaves in this very step (one ledger write instead of a

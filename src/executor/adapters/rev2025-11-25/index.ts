@@ -97,7 +97,14 @@ function offersTask(options: Rev20251125WireOptions, tool: string): boolean {
 export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWire {
   const { channel } = options;
   const onRequest = options.onRequest ?? requestHookOf(channel);
-  const side = onRequest === undefined ? undefined : new SideChannel(channel);
+  const heard = new Set<(taskId: string, outcome: ResultAnswer) => void>();
+  const side =
+    onRequest === undefined
+      ? undefined
+      : new SideChannel(channel, (taskId) => {
+          const outcome = held(taskId);
+          if (outcome !== undefined) for (const listener of [...heard]) listener(taskId, outcome);
+        });
   const unhook = side === undefined ? undefined : onRequest?.(side.accept);
 
   const notFound = (error: RpcErrorFailure): WireFailure =>
@@ -250,6 +257,15 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
     },
 
     logs: (taskId, request, signal) => rpcLogs(channel, taskId, request, signal),
+
+    ...(side === undefined
+      ? {}
+      : {
+          onTerminalHeard(listener: (taskId: string, outcome: ResultAnswer) => void) {
+            heard.add(listener);
+            return () => heard.delete(listener);
+          },
+        }),
 
     ...(options.onNotification === undefined
       ? {}

@@ -39,9 +39,12 @@ interface TaskInput {
 export class SideChannel {
   readonly #channel: RpcChannel;
   readonly #tasks = new Map<string, TaskInput>();
+  readonly #onFinal: (taskId: string, final: Record<string, unknown>) => void;
 
-  constructor(channel: RpcChannel) {
+  /** `onFinal`: told of each final answer as it is kept. */
+  constructor(channel: RpcChannel, onFinal: (taskId: string, final: Record<string, unknown>) => void = () => {}) {
     this.#channel = channel;
+    this.#onFinal = onFinal;
   }
 
   /**
@@ -153,6 +156,7 @@ export class SideChannel {
     task.final = final;
     // The task is terminal: whatever it still asked can no longer matter.
     task.pending.clear();
+    this.#onFinal(taskId, final);
   }
 
   #write(taskId: string, pending: Pending, response: unknown): Promise<void> {
