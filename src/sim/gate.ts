@@ -155,9 +155,9 @@ export function gateReportOf(tally: GateTally, wallMs: number, wireName: SimWire
         thinFaults.length === 0,
       ),
     );
-    // Listen streams (issue 17 item 2), simulated on the Tasks extension: each push fault class,
+    // Push streams (issue 17 item 2), on the wires whose executor listens: each push fault class,
     // by name, so a thin one shows which.
-    if (wire.name === 'mcp-tasks-ext') {
+    if (wire.pushes !== undefined) {
       const thinPush = PUSH_FAULT_CLASSES.filter((f) => (faults.get(f) ?? 0) < COVERAGE_MIN_HITS);
       out.push(
         row(

@@ -101,8 +101,8 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   } else {
     ops = drawWorkload(random.workload, seed);
     plan = swarmPlan(ops, random.faults, allowed);
-    // Pushes are simulated on the Tasks-extension listen stream only (its own random stream).
-    if (wire.name === 'mcp-tasks-ext') {
+    // Pushes, on the wires whose executor listens (their own random stream).
+    if (wire.pushes !== undefined) {
       plan.rules.push(...pushPlan(ops, sfc32(seed, 'push'), options.faults ?? PUSH_FAULT_CLASSES));
     }
     const partitioned = plan.rules.filter((r) => r.fault === 'not_found_after_expiry').map((r) => r.op ?? '');
@@ -222,7 +222,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
       return { action: 'accept', content: { ok: true } };
     };
     const listening =
-      options.listen === false || wire.name !== 'mcp-tasks-ext' ? {} : pushes.client(scope, () => alive);
+      options.listen === false || wire.pushes === undefined ? {} : pushes.client(scope, () => alive, wire.pushes);
     // One connection per connect, as over HTTP or stdio: server requests on a connection's streams
     // reach the adapter built on it.
     const connect = () => {
@@ -233,6 +233,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
         fetch: network.fetch(PRINCIPAL, () => alive),
         clock: scope,
         taskSupport,
+        push: listening,
       };
       return wire.client?.(links) ?? createTasksExtWire({ channel, ...listening });
     };

@@ -6,8 +6,10 @@
  * `DetailedTask` a read would return then), and sends it when it differs from the last one it sent.
  *
  * The client side is the real `TaskListener` (one stream per executor process, reopened with
- * back-off) and the real Tasks-extension adapter's `onStatusHint`: what arrives is a hint the
- * executor must read before acting on. A push cut, lost, duplicated, reordered or late is delivered
+ * back-off) and the real adapter's `onStatusHint`: what arrives is a hint the executor must read
+ * before acting on. On 2025-11-25 (`legacy`) the stream is the session's GET stream: it carries
+ * every task of the connection, as `notifications/tasks/status` with the legacy `Task` a `tasks/get`
+ * returns then. A push cut, lost, duplicated, reordered or late is delivered
  * as such; a server that crashed ends every stream (its connections died with it).
  */
 import type { ClockScope } from '../clock.js';
@@ -33,9 +35,25 @@ export interface PushOptions {
   readonly principal: string;
 }
 
+/** Which era's stream: `subscriptions/listen` (modern) or the 2025-11-25 session's GET stream. */
+export type PushEra = 'modern' | 'legacy';
+
+const NOTIFICATION: Readonly<Record<PushEra, string>> = {
+  modern: 'notifications/tasks',
+  legacy: 'notifications/tasks/status',
+};
+
+/** A server->client request on a push stream has nowhere to go (a stream's reads ask nothing). */
+const NO_STREAM = {
+  signal: new AbortController().signal,
+  send: () => Promise.reject(new Error('no client stream')),
+};
+
 interface Stream {
   readonly n: number;
-  readonly ids: ReadonlySet<string>;
+  readonly era: PushEra;
+  /** The ids it watches; null: every task of the connection (the 2025 session stream). */
+  readonly ids: ReadonlySet<string> | null;
   readonly alive: () => boolean;
   readonly send: (params: Record<string, unknown>) => void;
   readonly last: Map<string, string>;
@@ -69,7 +87,7 @@ export class SimPush {
   changed(taskId: string): void {
     for (const stream of [...this.#streams]) {
       if (!stream.alive()) stream.end('client gone');
-      else if (stream.ids.has(taskId)) this.#read(stream, taskId);
+      else if (stream.ids === null || stream.ids.has(taskId)) this.#read(stream, taskId);
     }
   }
 
@@ -77,7 +95,7 @@ export class SimPush {
    * What one executor process gets: where notifications arrive, and its one listener (the real
    * `TaskListener`, on the process's clock scope: it dies with the process).
    */
-  client(scope: ClockScope, alive: () => boolean) {
+  client(scope: ClockScope, alive: () => boolean, era: PushEra = 'modern') {
     const listeners = new Set<NotificationListener>();
     const onNotification = (listener: NotificationListener): (() => void) => {
       listeners.add(listener);
@@ -85,12 +103,12 @@ export class SimPush {
     };
     const send = (params: Record<string, unknown>): void => {
       if (!alive()) return;
-      for (const listener of [...listeners]) listener('notifications/tasks', params);
+      for (const listener of [...listeners]) listener(NOTIFICATION[era], params);
     };
     const listener = new TaskListener({
       clock: scope,
-      allTasks: false,
-      open: (taskIds, signal) => this.#open(taskIds, signal, alive, send),
+      allTasks: era === 'legacy',
+      open: (taskIds, signal) => this.#open(taskIds, signal, alive, send, era),
     });
     this.#listeners.add(listener);
     return { onNotification, listener };
@@ -112,6 +130,7 @@ export class SimPush {
     signal: AbortSignal,
     alive: () => boolean,
     send: (params: Record<string, unknown>) => void,
+    era: PushEra,
   ): Promise<OpenedStream> {
     const { scope } = this.#o;
     return new Promise((resolve, reject) => {
@@ -123,7 +142,8 @@ export class SimPush {
         const ended = new Promise<string>((done) => (finish = done));
         const stream: Stream = {
           n: ++this.#n,
-          ids: new Set(taskIds),
+          era,
+          ids: era === 'legacy' ? null : new Set(taskIds),
           alive,
           send,
           last: new Map(),
@@ -159,7 +179,10 @@ export class SimPush {
       if (!stream.open || !stream.alive()) return;
       let task: Record<string, unknown>;
       try {
-        task = await this.#o.server.dispatch('tasks/get', { taskId }, this.#o.principal);
+        task =
+          stream.era === 'legacy'
+            ? await this.#o.server.dispatchLegacy('tasks/get', { taskId }, this.#o.principal, NO_STREAM)
+            : await this.#o.server.dispatch('tasks/get', { taskId }, this.#o.principal);
       } catch (error) {
         if (error instanceof ServerDown) stream.end('server gone');
         return; // expired or purged: nothing to report

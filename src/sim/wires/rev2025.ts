@@ -47,6 +47,7 @@ export const rev2025Sim: SimWire = {
       'the result is read apart (tasks/result) and once: the executor accepts the first that verifies, and no later read can show it changed',
   },
   lies: taskObjectLies(false, RELATED_TASK_META),
+  pushes: 'legacy',
   noDuplicate: {
     roles: ['submit'],
     reason:
@@ -99,5 +100,5 @@ export const rev2025Sim: SimWire = {
     return resultFields(decodeResultError(new RpcErrorFailure(error.code, error.message, error.data)));
   },
 
-  client: (links) => createRev20251125Wire({ channel: links.channel, taskSupport: links.taskSupport }),
+  client: (links) => createRev20251125Wire({ channel: links.channel, taskSupport: links.taskSupport, ...links.push }),
 };

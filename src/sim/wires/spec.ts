@@ -80,6 +80,11 @@ export interface SimWireSpec {
    * reaches (`UNREACHABLE_STATES` of the gate, merged in there).
    */
   readonly unreachableStates: Readonly<Record<string, string>>;
+  /**
+   * The push stream the executor listens on over this wire (`network/push.ts`): the Tasks
+   * extension's `subscriptions/listen`, or the 2025-11-25 session's GET stream. Absent: polling only.
+   */
+  readonly pushes?: 'modern' | 'legacy';
   /** Requests a network-level `duplicate` must not touch on this wire, with the reason. */
   readonly noDuplicate?: { readonly roles: readonly Role[]; readonly reason: string };
 }

@@ -29,6 +29,7 @@ export const tasksExtSim: SimWire = {
   notApplicable: {},
   unreachableStates: {},
   lies: taskObjectLies(true),
+  pushes: 'modern',
 
   classify(method, params): Classified {
     const role = ROLES[method] ?? 'other';

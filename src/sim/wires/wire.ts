@@ -3,6 +3,8 @@
  * and how a simulated executor process builds the real client adapter for it.
  */
 import type { Clock } from '../../core/ports.js';
+import type { NotificationListener } from '../../executor/adapters/connection.js';
+import type { TaskListener } from '../../executor/adapters/task-listener.js';
 import type { ClientWire, RpcChannel } from '../../executor/wire-port.js';
 import type { LieShape } from './lies.js';
 import type { AnswerFields, Classified, Role, SimWireSpec } from './spec.js';
@@ -18,6 +20,11 @@ export interface ClientLinks {
   readonly clock: Clock;
   /** `execution.taskSupport` by tool, as the server's `tools/list` shows it (2025-11-25, T-09). */
   readonly taskSupport: ReadonlyMap<string, string>;
+  /** The process's push stream, on a wire with `pushes` and listening on: empty otherwise. */
+  readonly push: {
+    readonly onNotification?: (listener: NotificationListener) => () => void;
+    readonly listener?: TaskListener;
+  };
 }
 
 export interface SimWire extends SimWireSpec {
