@@ -465,7 +465,7 @@ export class OperationDriver {
   private async fetch(taskId: string): Promise<void> {
     const epoch = this.ctx.epoch;
     await this.request(
-      (signal) => this.wire.fetchResult(taskId, signal),
+      (signal) => this.wire.fetchResult(taskId, signal, this.record.observedTerminal?.status),
       async (answer) =>
         resultFetched(answer, epoch, answer.status !== 'completed' || (await this.validate(answer.result, taskId))),
       (error) => fetchFailed(error, this.record, epoch),

@@ -193,7 +193,11 @@ export interface ClientWire {
   submit(request: SubmitRequest, signal?: AbortSignal): Promise<SubmitAnswer>;
   lookupKey(submissionKey: string, signal?: AbortSignal): Promise<KeyLookupAnswer>;
   getStatus(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot>;
-  fetchResult(taskId: string, signal?: AbortSignal): Promise<ResultAnswer>;
+  /**
+   * `observed`: the terminal status the executor saw before fetching, so a wire that answers a
+   * failure as an error (2025-11-25, T-40) reads it without asking the server again.
+   */
+  fetchResult(taskId: string, signal?: AbortSignal, observed?: WireStatusAnswer): Promise<ResultAnswer>;
   cancel(taskId: string, signal?: AbortSignal): Promise<CancelAnswer>;
   sendInput(taskId: string, responses: Readonly<Record<string, unknown>>, signal?: AbortSignal): Promise<void>;
   /**

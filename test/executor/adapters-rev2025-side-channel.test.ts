@@ -168,6 +168,26 @@ describe('rev2025-11-25 adapter with a request hook', () => {
     expect(handler).toBeUndefined();
   });
 
+  it('a failure fetched after the executor saw the task failed is read without another tasks/get (C6)', async () => {
+    // Gate seed 6438: the read settling the error went out 15 ms into a Retry-After of 1,607 ms.
+    const sent: string[] = [];
+    const t = '2026-01-01T00:00:00Z';
+    const channel: RpcChannel = (method, params) => {
+      sent.push(method);
+      if (method === 'tasks/get') {
+        return Promise.resolve({ taskId: params.taskId, status: 'failed', createdAt: t, lastUpdatedAt: t, ttl: null });
+      }
+      return Promise.reject(new RpcErrorFailure(-32603, 'boom', undefined));
+    };
+    const wire = createRev20251125Wire({ channel });
+    const failed = { status: 'failed', error: { code: -32603, message: 'boom' } };
+    await expect(wire.fetchResult('t1', undefined, 'failed')).resolves.toEqual(failed);
+    expect(sent).toEqual(['tasks/result']);
+    // Not told what the executor saw, the adapter reads once to tell a failure from a cancel.
+    await expect(wire.fetchResult('t1')).resolves.toEqual(failed);
+    expect(sent).toEqual(['tasks/result', 'tasks/result', 'tasks/get']);
+  });
+
   it('without a request hook sendInput still rejects and input_required opens nothing', async () => {
     const { channel, calls } = scripted(() => 'input_required');
     const wire = createRev20251125Wire({ channel });

@@ -119,6 +119,9 @@ const ON_WIRES: { seed: number; wire: SimWireName; broke: string; lies?: true }[
   // C13: the same, with the completion held on the side channel while the caller was detached; the
   // executor died before reading again, and its successor followed the `cancelled` read.
   { seed: 6457, wire: 'mcp-2025-11-25', broke: 'C13', lies: true },
+  // C6: a failed task's error from tasks/result was settled by one more tasks/get, 15 ms into a
+  // Retry-After of 1,607 ms another read had heard; the executor had already seen it failed.
+  { seed: 6438, wire: 'mcp-2025-11-25', broke: 'C6', lies: true },
   // C13: the AIP-151 adapter's status snapshot dropped the outcome a done Operation inlines, so a
   // result that changed between reads was accepted as the fetch read it (345 of the first 3,000
   // series once the lies were told on this wire).

@@ -221,7 +221,7 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
         () => readStatus(taskId, signal),
       ),
 
-    async fetchResult(taskId, signal) {
+    async fetchResult(taskId, signal, observed) {
       // The answer the side channel's blocked call received, if any, is decoded like a fetched one.
       const kept = side?.takeFinal(taskId);
       try {
@@ -235,6 +235,9 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
         // A cancelled task has no payload; servers answer it with an error (ours: -32602 with
         // `task_cancelled`, taken as is; SDK 1.32: -32603, settled by one read).
         if (error.reason === 'task_cancelled' && statusIn(error) === 'cancelled') return { status: 'cancelled' };
+        // The executor saw the task failed: the error is its outcome (T-40), and no read goes out to
+        // settle it beside a Retry-After another read may have heard (gate seed 6438: 15 ms into one).
+        if (observed === 'failed') return decodeResultError(error);
         const now = await exists(taskId, signal);
         if (now === 'cancelled') return { status: 'cancelled' };
         if (now === null) throw notFound(error);
