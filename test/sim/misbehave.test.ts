@@ -16,6 +16,7 @@ import { simWire, type SimWireName } from '../../src/sim/wires/index.js';
 const FAULTS: readonly FaultClass[] = [...MISBEHAVIOURS, 'executor_crash'];
 const SERIES = 150;
 const WIRES: readonly SimWireName[] = ['mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'];
+const HEARD_BEFORE_RECEIPT: readonly SimWireName[] = ['mcp-tasks-ext', 'aip-151'];
 
 describe.each(WIRES)('servers that misbehave (C13) on %s', (wire) => {
   const told = MISBEHAVIOURS.filter((lie) => simWire(wire).notApplicable[lie] === undefined);
@@ -36,8 +37,11 @@ describe.each(WIRES)('servers that misbehave (C13) on %s', (wire) => {
     expect(failing).toEqual([]);
     expect(told).toContain('late_completion_shown');
     for (const lie of told) expect(fired.get(lie) ?? 0, lie).toBeGreaterThanOrEqual(3);
-    // A contradiction found before a receipt needs a lie told to a read after the terminal one.
-    if (told.length > 1) expect(states.get('UNKNOWN') ?? 0).toBeGreaterThan(0);
+    // A contradiction found before a receipt needs a lie told to a read after the terminal one: on
+    // the wires whose status read carries the result, read again by the fetch. On 2025-11-25 the
+    // side channel's final answer is kept first, so no lie was heard before a receipt in 600 series;
+    // SEP-1391 has no such read.
+    if (HEARD_BEFORE_RECEIPT.includes(wire)) expect(states.get('UNKNOWN') ?? 0).toBeGreaterThan(0);
     expect(states.get('EFFECT_RECONCILIATION_REQUIRED') ?? 0).toBeGreaterThan(0);
   }, 600_000);
 });
