@@ -196,40 +196,48 @@ describe('rev2025-11-25 adapter with a request hook', () => {
     await expect(wire.sendInput('t1', { a: {} })).rejects.toMatchObject({ kind: 'rejected' });
   });
 
-  it('a held final answer is the first terminal report: status reads and cancels after it ask nothing, and one on the wire yields to it (C13)', async () => {
+  it('a held final answer is the first terminal report: status reads and cancels after it ask nothing, and one on the wire yields to it unless it names another terminal status (C13)', async () => {
     // A peer that rewrote a completed task to `cancelled` once it was cancelled (gate seeds 1151
     // and 1892 on this wire): every tasks/get and tasks/cancel answer after the completion lies.
     const sent: string[] = [];
-    const gets: ((task: Record<string, unknown>) => void)[] = [];
+    const held: ((task: Record<string, unknown>) => void)[] = [];
     const results: Call[] = [];
-    let holdGets = false;
+    let hold = false;
     let status = 'input_required';
     const t = '2026-01-01T00:00:00Z';
     const task = () => ({ taskId: 't1', status, createdAt: t, lastUpdatedAt: t, ttl: null });
     const channel: RpcChannel = (method, params) => {
       sent.push(method);
-      if (method === 'tasks/get') {
-        return holdGets ? new Promise((resolve) => gets.push(resolve)) : Promise.resolve(task());
+      if (method === 'tasks/get' || method === 'tasks/cancel') {
+        return hold ? new Promise((resolve) => held.push(resolve)) : Promise.resolve(task());
       }
-      if (method === 'tasks/cancel') return Promise.resolve(task());
       return new Promise((resolve, reject) => results.push({ method, params, resolve, reject }));
     };
     const wire = createRev20251125Wire({ channel, onRequest: () => () => undefined });
     await wire.getStatus('t1');
     expect(sent).toEqual(['tasks/get', 'tasks/result']);
 
-    // A status read and a cancel leave; the final answer comes while they are on the wire.
-    holdGets = true;
-    const reading = wire.getStatus('t1');
-    const cancelling = wire.cancel('t1');
+    // Two status reads and two cancels leave; the final answer comes while they are on the wire.
+    hold = true;
+    const late = [wire.getStatus('t1'), wire.cancel('t1')];
+    const lying = [wire.getStatus('t1'), wire.cancel('t1')];
     const done = { content: [{ type: 'text', text: 'ok' }], _meta: { [TAG]: { taskId: 't1' } } };
     results[0]!.resolve(done);
     await flush();
-    status = 'cancelled';
-    gets[0]!(task());
     const outcome = { status: 'completed', result: { content: [{ type: 'text', text: 'ok' }] } };
-    await expect(reading).resolves.toEqual({ taskId: 't1', status: 'completed', outcome });
-    await expect(cancelling).resolves.toEqual({ kind: 'already_terminal', status: 'completed' });
+    // Sent before the task ended: `working` is only late, and yields to the final answer.
+    status = 'working';
+    held[0]!(task());
+    held[1]!(task());
+    await expect(late[0]).resolves.toEqual({ taskId: 't1', status: 'completed', outcome });
+    await expect(late[1]).resolves.toEqual({ kind: 'already_terminal', status: 'completed' });
+    // Another terminal status is a contradiction no late answer explains: passed on, for the
+    // executor to compare with the final answer it was told of first.
+    status = 'cancelled';
+    held[2]!(task());
+    held[3]!(task());
+    await expect(lying[0]).resolves.toMatchObject({ taskId: 't1', status: 'cancelled' });
+    await expect(lying[1]).resolves.toEqual({ kind: 'acked', status: 'cancelled' });
 
     // After it: nothing more is asked of the server, and the fetch gets the held answer.
     const before = sent.length;

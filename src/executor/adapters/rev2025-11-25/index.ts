@@ -29,6 +29,7 @@ import type {
   TaskSnapshot,
   WireStatusAnswer,
 } from '../../wire-port.js';
+import { isTerminal } from '../../../core/task.js';
 import { WireFailure } from '../../wire-port.js';
 import { requestHookOf, type NotificationListener, type ServerRequestHook } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
@@ -124,11 +125,18 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
   /**
    * A status read or a cancel, unless the side channel already holds the task's final answer: that
    * was the task's first terminal report, and a terminal status is final (T-39), so the server is
-   * not asked, and an answer that came after it (or failed) yields to it. A peer that rewrote a
-   * completed task to `cancelled` once it was cancelled would otherwise be followed (gate seeds
-   * 1151 and 1892 on this wire). The fetch still verifies the held answer (C2).
+   * not asked. An answer that came while the final one arrived yields to it (a `working` sent before
+   * the task ended is only late, a failure is nothing), unless it names another terminal status: no
+   * honest server reports two, so that answer is passed on and the executor, told of the final one
+   * first (`onTerminalHeard`), records the contradiction (C13). Gate seeds 1151 and 1892 on this
+   * wire: a peer that rewrote a completed task to `cancelled` once it was cancelled was followed.
+   * The fetch still verifies the held answer (C2).
    */
-  async function unlessHeld<T>(taskId: string, fromHeld: (outcome: ResultAnswer) => T, ask: () => Promise<T>) {
+  async function unlessHeld<T extends { readonly status?: WireStatusAnswer }>(
+    taskId: string,
+    fromHeld: (outcome: ResultAnswer) => T,
+    ask: () => Promise<T>,
+  ) {
     const before = held(taskId);
     if (before !== undefined) return fromHeld(before);
     let answer: T;
@@ -140,7 +148,9 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
       return fromHeld(came);
     }
     const came = held(taskId);
-    return came === undefined ? answer : fromHeld(came);
+    if (came === undefined) return answer;
+    const contradicts = answer.status !== undefined && isTerminal(answer.status) && answer.status !== came.status;
+    return contradicts ? answer : fromHeld(came);
   }
 
   async function readStatus(taskId: string, signal?: AbortSignal): Promise<TaskSnapshot> {
