@@ -100,8 +100,13 @@ export class CheckpointError extends Error {}
 const FORMAT = 'terminus-gate-checkpoint';
 const count = z.number().int().nonnegative();
 const pairs = <K extends z.ZodType>(key: K) => z.array(z.tuple([key, count]));
+/** Counts a checkpoint written before they were counted may lack: read as 0. */
+const ADDED_COUNTS: ReadonlySet<string> = new Set(['contradictions']);
 const counts = z.object(
-  Object.fromEntries(COUNTS.map((k) => [k, count])) as Record<(typeof COUNTS)[number], typeof count>,
+  Object.fromEntries(COUNTS.map((k) => [k, ADDED_COUNTS.has(k) ? count.default(0) : count])) as Record<
+    (typeof COUNTS)[number],
+    typeof count
+  >,
 );
 const histograms = z.object(
   Object.fromEntries(HISTOGRAMS.map((k) => [k, pairs(z.number().int())])) as Record<

@@ -102,6 +102,8 @@ export interface SeriesMetrics {
    * operator can settle (their time to the listing is in `unknownReconcileMs`).
    */
   readonly unknownByHand?: number;
+  /** Operations the executor left for an operator because the server contradicted itself (C13). */
+  readonly contradictions?: number;
   readonly outboxRows: number;
   readonly outboxTraced: number;
 }
@@ -168,6 +170,7 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
   const unknownReconcileOwnMs: number[] = [];
   let unknownHandedOver = 0;
   let unknownByHand = 0;
+  let contradictions = 0;
   const wire = input.wire ?? tasksExtSim;
   const byOp = groupByOp(log.events);
 
@@ -358,6 +361,7 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       if (handed) unknownHandedOver++;
       unknownReconcileOwnMs.push(...doubtTimes(record, handed ? Math.min(now, record.updatedAt) : now));
     }
+    if (contradiction(record) !== undefined) contradictions++;
   }
 
   // C7: every outbox row traces to the node's one receipt.
@@ -388,6 +392,7 @@ export async function checkSeries(input: CheckInput): Promise<{ violations: Viol
       unknownReconcileOwnMs,
       unknownHandedOver,
       ...(wire.keyLookup ? {} : { unknownByHand }),
+      contradictions,
       outboxRows: rows.length,
       outboxTraced: traced,
     },

@@ -127,7 +127,7 @@ export function gateReportOf(tally: GateTally, wallMs: number, wireName: SimWire
     row(
       'UNKNOWN reconciliation p99, executor share',
       '< 60 s (our target)',
-      `${(p99(unknownOwn) / 1000).toFixed(2)} s (n=${unknownOwn.count}, ${tally.unknownHandedOver} handed to an operator)`,
+      `${(p99(unknownOwn) / 1000).toFixed(2)} s (n=${unknownOwn.count}, ${tally.unknownHandedOver} handed to an operator, ${tally.contradictions} contradictions)`,
       p99(unknownOwn) < 60_000,
     ),
     row(

@@ -80,6 +80,8 @@ export class GateTally {
   /** UNKNOWN stretches with a hand-over to an operator timed to the hand-over (`unknownReconcileOwnMs`). */
   unknownOwn = new MsHistogram();
   unknownHandedOver = 0;
+  /** Operations left for an operator because the server contradicted itself (C13). */
+  contradictions = 0;
   readonly byInvariant = new Map<string, number>();
   readonly faults = new Map<string, number>();
   readonly states = new Map<string, number>();
@@ -112,6 +114,7 @@ export class GateTally {
     for (const ms of m.unknownReconcileOwnMs ?? []) this.unknownOwn.add(ms);
     this.unknownHandedOver += m.unknownHandedOver ?? 0;
     this.unknownByHand += m.unknownByHand ?? 0;
+    this.contradictions += m.contradictions ?? 0;
     for (const [f, n] of Object.entries(s.faultsFired)) bump(this.faults, f, n ?? 0);
     for (const [st, n] of Object.entries(s.statesReached)) bump(this.states, st, n);
   }
@@ -163,6 +166,7 @@ export const COUNTS = [
   'outboxTraced',
   'unknownByHand',
   'unknownHandedOver',
+  'contradictions',
 ] as const;
 export const HISTOGRAMS = ['cancel', 'cancelOwn', 'unknown', 'unknownOwn'] as const;
 export type TallyCount = (typeof COUNTS)[number];

@@ -49,6 +49,14 @@ describe('gate checkpoint', () => {
     expect(wire!.tally.cancel.quantile(0.99)).toBe(tally.cancel.quantile(0.99));
   }, 120_000);
 
+  it('a checkpoint written before a count was added still reads, the count 0 (the fifth million run)', async () => {
+    const back = await readCheckpoint('docs/gate-runs/million-86e4c4f480826979.ckpt');
+    const tally = back!.wires.get('mcp-tasks-ext')!.tally;
+    expect(tally.series).toBe(1_000_000);
+    expect(tally.contradictions).toBe(0);
+    expect(gateReportOf(tally, 0).rows.every((r) => !r.measured.includes('NaN'))).toBe(true);
+  });
+
   it('seeds done out of order keep only those above the first gap', () => {
     const done = new DoneSeeds(10);
     for (const seed of [11, 13, 10, 14]) done.add(seed);

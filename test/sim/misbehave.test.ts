@@ -16,7 +16,7 @@ import { simWire, type SimWireName } from '../../src/sim/wires/index.js';
 const FAULTS: readonly FaultClass[] = [...MISBEHAVIOURS, 'executor_crash'];
 const SERIES = 150;
 const WIRES: readonly SimWireName[] = ['mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'];
-const HEARD_BEFORE_RECEIPT: readonly SimWireName[] = ['mcp-tasks-ext', 'aip-151'];
+const HEARD_BEFORE_RECEIPT: readonly SimWireName[] = ['mcp-tasks-ext', 'mcp-2025-11-25', 'aip-151'];
 
 describe.each(WIRES)('servers that misbehave (C13) on %s', (wire) => {
   const told = MISBEHAVIOURS.filter((lie) => simWire(wire).notApplicable[lie] === undefined);
@@ -25,6 +25,7 @@ describe.each(WIRES)('servers that misbehave (C13) on %s', (wire) => {
     const fired = new Map<string, number>();
     const states = new Map<string, number>();
     const failing: string[] = [];
+    let contradictions = 0;
     for (let seed = 1; seed <= SERIES; seed++) {
       const outcome = await runSeries({ seed, wire, faults: FAULTS });
       for (const v of outcome.violations)
@@ -33,15 +34,19 @@ describe.each(WIRES)('servers that misbehave (C13) on %s', (wire) => {
         );
       for (const [f, n] of Object.entries(outcome.faultsFired)) fired.set(f, (fired.get(f) ?? 0) + (n ?? 0));
       for (const [s, n] of Object.entries(outcome.statesReached)) states.set(s, (states.get(s) ?? 0) + n);
+      contradictions += outcome.metrics.contradictions ?? 0;
     }
     expect(failing).toEqual([]);
     expect(told).toContain('late_completion_shown');
     for (const lie of told) expect(fired.get(lie) ?? 0, lie).toBeGreaterThanOrEqual(3);
     // A contradiction found before a receipt needs a lie told to a read after the terminal one: on
-    // the wires whose status read carries the result, read again by the fetch. On 2025-11-25 the
-    // side channel's final answer is kept first, so no lie was heard before a receipt in 600 series;
-    // SEP-1391 has no such read.
-    if (HEARD_BEFORE_RECEIPT.includes(wire)) expect(states.get('UNKNOWN') ?? 0).toBeGreaterThan(0);
+    // the wires whose status read carries the result, read again by the fetch, and on 2025-11-25 a
+    // status or cancel answer naming another terminal status than the side channel's final answer.
+    // SEP-1391 has no such read: there a contradiction would be a false one.
+    if (HEARD_BEFORE_RECEIPT.includes(wire)) {
+      expect(contradictions).toBeGreaterThan(0);
+      expect(states.get('UNKNOWN') ?? 0).toBeGreaterThanOrEqual(contradictions);
+    } else expect(contradictions).toBe(0);
     expect(states.get('EFFECT_RECONCILIATION_REQUIRED') ?? 0).toBeGreaterThan(0);
   }, 600_000);
 });
