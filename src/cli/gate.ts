@@ -14,6 +14,7 @@ import {
 import { FAULT_CLASSES, isFaultClass, type FaultClass } from '../sim/faults.js';
 import { formatGate, formatWireTable, gateReportOf, wireRow, type GateReport } from '../sim/gate.js';
 import { runPool } from '../sim/pool.js';
+import { seedCount, type SeedRange } from '../sim/seeds.js';
 import { runSeries } from '../sim/series.js';
 import { GateTally } from '../sim/tally.js';
 import { formatTrace } from '../sim/trace.js';
@@ -73,7 +74,18 @@ export function registerGate(program: Command): void {
     .action((flags: GateFlags) => (flags.status ? status(flags) : gate(flags)));
 }
 
+/** The last seed a series can have: seeds are 32-bit. */
+const LAST_SEED = 0xffff_ffff;
+
 async function gate(flags: GateFlags): Promise<void> {
+  if (flags.seed + flags.series - 1 > LAST_SEED) {
+    process.stderr.write(
+      `terminus gate: seeds ${flags.seed}..${flags.seed + flags.series - 1} go past the last seed ${LAST_SEED}: ` +
+        `give at most --series ${LAST_SEED - flags.seed + 1} from --seed ${flags.seed}\n`,
+    );
+    process.exitCode = EXIT.usage;
+    return;
+  }
   const wires: readonly SimWireName[] = flags.wire === 'all' ? SIM_WIRES : [flags.wire];
   const run: GateRun = {
     seed: flags.seed,
@@ -232,8 +244,8 @@ async function runWire(
 ): Promise<GateReport | undefined> {
   const state = saver?.wire(wire) ?? { done: new DoneSeeds(flags.seed), tally: new GateTally(), elapsedMs: 0 };
   const { done, tally } = state;
-  const seeds = Array.from({ length: flags.series }, (_, i) => flags.seed + i).filter((seed) => !done.has(seed));
-  const already = flags.series - seeds.length;
+  const seeds: SeedRange = { first: flags.seed, count: flags.series, done: { below: done.below, above: done.above } };
+  const already = flags.series - seedCount(seeds);
   const started = performance.now();
   // Folded as each series ends, never held: a million series run in flat memory.
   const prefix = several ? `${wire}: ` : '';
@@ -241,7 +253,7 @@ async function runWire(
   const progress = flags.json
     ? undefined
     : new GateProgress({ prefix, total: flags.series, started, already, failing });
-  if (already > 0 && seeds.length > 0) {
+  if (already > 0 && already < flags.series) {
     process.stderr.write(
       `${prefix}going on from ${already}/${flags.series} series, ${failing} failing (${saver?.path})\n`,
     );
@@ -373,7 +385,7 @@ function positiveInt(value: string): number {
 
 function nonNegativeInt(value: string): number {
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0 || n > 0xffff_ffff) throw new InvalidArgumentError('expected an integer 0..2^32-1');
+  if (!Number.isInteger(n) || n < 0 || n > LAST_SEED) throw new InvalidArgumentError('expected an integer 0..2^32-1');
   return n;
 }
 

@@ -1,17 +1,18 @@
 /**
  * Runs seeds across worker threads. Each worker gets an interleaved share of the seeds (worker i
- * takes every k-th), so slow seeds spread evenly. Workers run JavaScript: from `dist/` the worker is
+ * takes every k-th), so slow seeds spread evenly; a range of seeds is handed over as a range. Workers run JavaScript: from `dist/` the worker is
  * `worker.js`; from sources (vitest, tsx) it is `worker.ts`, loaded with tsx's import hook.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { FaultClass } from './faults.js';
+import { seedCount, seedsOf, type Seeds } from './seeds.js';
 import { runSeries } from './series.js';
 import { summarize, type SeriesSummary } from './summary.js';
 import type { SimWireName } from './wires/index.js';
 
 export interface PoolOptions {
-  readonly seeds: readonly number[];
+  readonly seeds: Seeds;
   readonly workers?: number;
   readonly faults?: readonly FaultClass[];
   /** The wire every series speaks; default the Tasks extension. */
@@ -30,7 +31,7 @@ export interface PoolOptions {
 }
 
 export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
-  const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), options.seeds.length));
+  const workers = Math.max(1, Math.min(options.workers ?? availableParallelism(), seedCount(options.seeds)));
   const results: SeriesSummary[] = [];
   const collect = options.collect ?? true;
   let done = 0;
@@ -40,7 +41,7 @@ export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
     options.onSummary?.(summary, done);
   };
   if (workers === 1) {
-    for (const seed of options.seeds) {
+    for (const seed of seedsOf(options.seeds)) {
       if (options.signal?.aborted === true) break;
       take(
         summarize(
@@ -57,32 +58,42 @@ export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
   if (options.signal?.aborted === true) return results;
   const fromSource = import.meta.url.endsWith('.ts');
   const entry = new URL(fromSource ? './worker.ts' : './worker.js', import.meta.url);
-  await Promise.all(
-    Array.from({ length: workers }, (_, i) => {
-      const seeds = options.seeds.filter((_, j) => j % workers === i);
-      return new Promise<void>((resolve, reject) => {
-        const workerData = {
-          seeds,
-          ...(options.faults === undefined ? {} : { faults: options.faults }),
-          ...(options.wire === undefined ? {} : { wire: options.wire }),
-        };
-        const worker = fromSource
-          ? new Worker(tsxBootstrap(entry), { eval: true, workerData })
-          : new Worker(entry, { workerData });
-        const stop = (): void => void worker.terminate();
-        options.signal?.addEventListener('abort', stop, { once: true });
-        worker.on('message', (summary: SeriesSummary) => {
-          if (options.signal?.aborted !== true) take(summary);
+  const running = new Set<Worker>();
+  const stop = (): void => {
+    for (const worker of running) void worker.terminate();
+  };
+  options.signal?.addEventListener('abort', stop, { once: true });
+  try {
+    await Promise.all(
+      Array.from({ length: workers }, (_, share) => {
+        return new Promise<void>((resolve, reject) => {
+          const workerData = {
+            seeds: options.seeds,
+            share,
+            shares: workers,
+            ...(options.faults === undefined ? {} : { faults: options.faults }),
+            ...(options.wire === undefined ? {} : { wire: options.wire }),
+          };
+          const worker = fromSource
+            ? new Worker(tsxBootstrap(entry), { eval: true, workerData })
+            : new Worker(entry, { workerData });
+          running.add(worker);
+          worker.on('message', (summary: SeriesSummary) => {
+            if (options.signal?.aborted !== true) take(summary);
+          });
+          worker.on('error', reject);
+          worker.on('exit', (code) => {
+            running.delete(worker);
+            if (code === 0 || options.signal?.aborted === true) resolve();
+            else reject(new Error(`sim worker exited with ${code}`));
+          });
         });
-        worker.on('error', reject);
-        worker.on('exit', (code) => {
-          options.signal?.removeEventListener('abort', stop);
-          if (code === 0 || options.signal?.aborted === true) resolve();
-          else reject(new Error(`sim worker exited with ${code}`));
-        });
-      });
-    }),
-  );
+      }),
+    );
+  } finally {
+    options.signal?.removeEventListener('abort', stop);
+    stop();
+  }
   return results.sort((a, b) => a.seed - b.seed);
 }
 

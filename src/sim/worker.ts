@@ -4,12 +4,16 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { NO_METRICS } from './checks.js';
 import type { FaultClass } from './faults.js';
+import { seedsOf, type Seeds } from './seeds.js';
 import { runSeries } from './series.js';
 import { summarize, type SeriesSummary } from './summary.js';
 import type { SimWireName } from './wires/index.js';
 
 interface Job {
-  readonly seeds: readonly number[];
+  readonly seeds: Seeds;
+  /** This worker's share of the seeds: every `shares`-th, from the `share`-th on. */
+  readonly share: number;
+  readonly shares: number;
   readonly faults?: readonly FaultClass[];
   readonly wire?: SimWireName;
 }
@@ -17,7 +21,7 @@ interface Job {
 const job = workerData as Job;
 const port = parentPort;
 if (port === null) throw new Error('sim worker must run in a worker thread');
-for (const seed of job.seeds) {
+for (const seed of seedsOf(job.seeds, job.share, job.shares)) {
   let summary: SeriesSummary;
   try {
     summary = summarize(
