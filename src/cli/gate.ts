@@ -18,7 +18,7 @@ import { seedCount, type SeedRange } from '../sim/seeds.js';
 import { runSeries } from '../sim/series.js';
 import { GateTally } from '../sim/tally.js';
 import { formatTrace } from '../sim/trace.js';
-import { isSimWire, SIM_WIRES, type SimWireName } from '../sim/wires/index.js';
+import { isSimWire, SIM_WIRES, simWire, type SimWireName } from '../sim/wires/index.js';
 import { EXIT } from './call-outcome.js';
 import { GateProgress } from './gate-progress.js';
 
@@ -87,6 +87,10 @@ async function gate(flags: GateFlags): Promise<void> {
     return;
   }
   const wires: readonly SimWireName[] = flags.wire === 'all' ? SIM_WIRES : [flags.wire];
+  if (flags.faults !== undefined && !faultsApply(flags.faults, wires)) {
+    process.exitCode = EXIT.usage;
+    return;
+  }
   const run: GateRun = {
     seed: flags.seed,
     series: flags.series,
@@ -373,6 +377,24 @@ function wireChoice(value: string): SimWireName | 'all' {
   throw new InvalidArgumentError(`unknown wire ${value}: use one of ${SIM_WIRES.join(', ')} or all`);
 }
 
+/**
+ * Says on stderr which of `--faults` cannot apply on a wire, and why (the series there run without
+ * them); false when none of them applies on one of the wires, which would run no fault at all.
+ */
+function faultsApply(faults: readonly FaultClass[], wires: readonly SimWireName[]): boolean {
+  let some = true;
+  for (const wire of wires) {
+    const cannot = faults.filter((f) => simWire(wire).notApplicable[f] !== undefined);
+    for (const f of cannot)
+      process.stderr.write(`terminus gate: ${f} does not apply on ${wire}: ${simWire(wire).notApplicable[f]}\n`);
+    if (cannot.length === faults.length) {
+      process.stderr.write(`terminus gate: none of --faults applies on ${wire}: give a class that does\n`);
+      some = false;
+    }
+  }
+  return some;
+}
+
 function replayOf(wire: SimWireName, seed: number): string {
   return `terminus gate --wire ${wire} --seed ${seed} --series 1`;
 }
@@ -396,5 +418,6 @@ function faultList(value: string): FaultClass[] {
     .filter((s) => s !== '');
   const bad = names.filter((n) => !isFaultClass(n));
   if (bad.length > 0) throw new InvalidArgumentError(`unknown fault classes: ${bad.join(', ')}`);
+  if (names.length === 0) throw new InvalidArgumentError(`give at least one of ${FAULT_CLASSES.join(', ')}`);
   return names as FaultClass[];
 }

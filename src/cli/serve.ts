@@ -188,7 +188,8 @@ function environmentCommand(program: Command, name: string): Command {
       return super.addOption(option);
     }
   }
-  const command = new EnvironmentCommand(name);
+  // Made apart from `program.command()`, so it takes the program's settings (a usage error exits 2) itself.
+  const command = new EnvironmentCommand(name).copyInheritedSettings(program);
   // Commander turns a boolean flag on whenever its variable exists; TERMINUS_STDIO=false must not.
   command.hook('preAction', (self) => {
     for (const option of self.options) {

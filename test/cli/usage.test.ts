@@ -1,0 +1,62 @@
+/**
+ * A usage error exits 2 on every `terminus` command, never 1: 1 says a gate failed, a call failed
+ * or a server could not start, and a script must tell them apart. Before, `gate`, `serve`, `worker`,
+ * `bridge` and the program itself exited 1 on an unknown option.
+ */
+import { spawnSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+
+const terminus = (...args: string[]) =>
+  spawnSync('node', ['dist/cli/main.js', ...args], { encoding: 'utf8', timeout: 60_000 });
+
+describe('usage errors', () => {
+  it.each([
+    ['gate', '--bogus'],
+    ['gate', '--series', 'abc'],
+    ['serve', '--bogus'],
+    ['serve', '--port', 'abc'],
+    ['worker', '--bogus'],
+    ['bridge', '--bogus'],
+    ['call', '--bogus'],
+    ['ops', 'show'],
+    ['tools', '--bogus'],
+    ['--bogus'],
+    ['nosuch'],
+  ])('terminus %s %s exits 2 with the error on stderr', (...args) => {
+    const run = terminus(...args);
+    expect(run.status).toBe(2);
+    expect(run.stderr).toMatch(/^error: /);
+    expect(run.stdout).toBe('');
+  });
+
+  it('help and the version still exit 0', () => {
+    for (const args of [['--help'], ['gate', '--help'], ['serve', '--help'], ['--version']]) {
+      expect(terminus(...args).status).toBe(0);
+    }
+  });
+
+  it('gate: --faults that cannot apply on the wire are named with the reason; none applying, or none given, is a usage error', () => {
+    const none = terminus('gate', '--wire', 'sep-1391', '--faults', 'result_changed', '--series', '2');
+    expect(none.status).toBe(2);
+    expect(none.stderr).toContain('terminus gate: result_changed does not apply on sep-1391: the result is read apart');
+    expect(none.stderr).toContain('terminus gate: none of --faults applies on sep-1391: give a class that does');
+    expect(none.stdout).toBe('');
+    const some = terminus(
+      'gate',
+      '--wire',
+      'sep-1391',
+      '--faults',
+      'result_changed,drop',
+      '--series',
+      '2',
+      '--workers',
+      '1',
+    );
+    expect(some.status).toBe(0);
+    expect(some.stderr).toContain('result_changed does not apply on sep-1391');
+    expect(some.stdout).toMatch(/^2 series in [\d.]+ s: PASS$/m);
+    const empty = terminus('gate', '--faults', ',', '--series', '2');
+    expect(empty.status).toBe(2);
+    expect(empty.stderr).toContain('give at least one of submit_response_lost');
+  });
+});
