@@ -1,7 +1,8 @@
 /**
  * Runs seeds across worker threads. Each worker gets an interleaved share of the seeds (worker i
- * takes every k-th), so slow seeds spread evenly; a range of seeds is handed over as a range. Workers run JavaScript: from `dist/` the worker is
- * `worker.js`; from sources (vitest, tsx) it is `worker.ts`, loaded with tsx's import hook.
+ * takes every k-th), so slow seeds spread evenly; a range is handed over as a range, not a list.
+ * Workers run JavaScript: from `dist/` the worker is `worker.js`; from sources (vitest, tsx) it is
+ * `worker.ts`, loaded with tsx's import hook.
  */
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
@@ -65,30 +66,32 @@ export async function runPool(options: PoolOptions): Promise<SeriesSummary[]> {
   options.signal?.addEventListener('abort', stop, { once: true });
   try {
     await Promise.all(
-      Array.from({ length: workers }, (_, share) => {
-        return new Promise<void>((resolve, reject) => {
-          const workerData = {
-            seeds: options.seeds,
-            share,
-            shares: workers,
-            ...(options.faults === undefined ? {} : { faults: options.faults }),
-            ...(options.wire === undefined ? {} : { wire: options.wire }),
-          };
-          const worker = fromSource
-            ? new Worker(tsxBootstrap(entry), { eval: true, workerData })
-            : new Worker(entry, { workerData });
-          running.add(worker);
-          worker.on('message', (summary: SeriesSummary) => {
-            if (options.signal?.aborted !== true) take(summary);
-          });
-          worker.on('error', reject);
-          worker.on('exit', (code) => {
-            running.delete(worker);
-            if (code === 0 || options.signal?.aborted === true) resolve();
-            else reject(new Error(`sim worker exited with ${code}`));
-          });
-        });
-      }),
+      Array.from(
+        { length: workers },
+        (_, share) =>
+          new Promise<void>((resolve, reject) => {
+            const workerData = {
+              seeds: options.seeds,
+              share,
+              shares: workers,
+              ...(options.faults === undefined ? {} : { faults: options.faults }),
+              ...(options.wire === undefined ? {} : { wire: options.wire }),
+            };
+            const worker = fromSource
+              ? new Worker(tsxBootstrap(entry), { eval: true, workerData })
+              : new Worker(entry, { workerData });
+            running.add(worker);
+            worker.on('message', (summary: SeriesSummary) => {
+              if (options.signal?.aborted !== true) take(summary);
+            });
+            worker.on('error', reject);
+            worker.on('exit', (code) => {
+              running.delete(worker);
+              if (code === 0 || options.signal?.aborted === true) resolve();
+              else reject(new Error(`sim worker exited with ${code}`));
+            });
+          }),
+      ),
     );
   } finally {
     options.signal?.removeEventListener('abort', stop);
