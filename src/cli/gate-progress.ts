@@ -52,8 +52,8 @@ export class GateProgress {
     const s = (now - this.#started) / 1000;
     const rate = (done - this.#already) / Math.max(s, 0.001);
     const line =
-      `${this.#prefix}${done}/${this.#total} series (${Math.floor((100 * done) / this.#total)}%), ${s.toFixed(0)} s, ` +
-      `${rate.toFixed(0)} series/s, about ${((this.#total - done) / rate).toFixed(0)} s left, ${this.#failing} failing`;
+      `${this.#prefix}${done}/${this.#total} series (${Math.floor((100 * done) / this.#total)}%), ${span(s)}, ` +
+      `${rate.toFixed(0)} series/s, about ${span((this.#total - done) / rate)} left, ${this.#failing} failing`;
     this.#out.write(this.#tty ? `\r${line}\x1b[K` : `${line}\n`);
   }
 
@@ -65,4 +65,11 @@ export class GateProgress {
   end(): void {
     if (this.#tty) this.#out.write('\n');
   }
+}
+
+/** Seconds as a person reads them: `95 s`, `41 min`, `31.3 h` (a million series run for hours). */
+export function span(seconds: number): string {
+  if (Math.round(seconds) < 120) return `${Math.round(seconds)} s`;
+  const minutes = Math.round(seconds / 60);
+  return minutes < 120 ? `${minutes} min` : `${(seconds / 3600).toFixed(1)} h`;
 }

@@ -3,7 +3,7 @@
  * series is told the moment it ends, with the command that replays it.
  */
 import { describe, expect, it } from 'vitest';
-import { GateProgress } from '../../src/cli/gate-progress.js';
+import { GateProgress, span } from '../../src/cli/gate-progress.js';
 
 function sink(isTTY: boolean) {
   const lines: string[] = [];
@@ -37,6 +37,20 @@ describe('gate progress', () => {
       'tasks-ext: 1202/1000000',
       'tasks-ext: 1803/1000000',
       'tasks-ext: 2404/1000000',
+    ]);
+    // Hours are read as hours: 997,596 series at 10 series/s.
+    expect(lines[3]).toBe('tasks-ext: 2404/1000000 series (0%), 4 min, 10 series/s, about 27.7 h left, 0 failing\n');
+  });
+
+  it('spans: seconds below 2 min, minutes below 2 h, then hours', () => {
+    expect([0, 119, 119.6, 2_468, 7_169, 7_199, 112_568].map(span)).toEqual([
+      '0 s',
+      '119 s',
+      '2 min',
+      '41 min',
+      '119 min',
+      '2.0 h',
+      '31.3 h',
     ]);
   });
 
