@@ -20,7 +20,7 @@ import { GateTally } from '../sim/tally.js';
 import { formatTrace } from '../sim/trace.js';
 import { isSimWire, SIM_WIRES, simWire, type SimWireName } from '../sim/wires/index.js';
 import { EXIT } from './call-outcome.js';
-import { GateProgress } from './gate-progress.js';
+import { GateProgress, span } from './gate-progress.js';
 
 interface GateFlags {
   readonly series: number;
@@ -147,7 +147,7 @@ async function status(flags: GateFlags): Promise<void> {
     const failing = w === undefined ? 0 : w.tally.failing.length + w.tally.moreFailing.length;
     const rate = seconds > 0 ? `, ${Math.round(done / seconds)} series/s` : '';
     lines.push(
-      `  ${wire}: ${done}/${run.series} series (${percent(done, run.series)}), ${seconds.toFixed(0)} s run${rate}, ${failing} failing`,
+      `  ${wire}: ${done}/${run.series} series (${percent(done, run.series)}), ${span(seconds)} run${rate}, ${failing} failing`,
     );
   }
   process.stderr.write(`${lines.join('\n')}\n`);
