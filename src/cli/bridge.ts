@@ -10,6 +10,7 @@ import type { Logger } from '../core/ports.js';
 import { createBridge, DEFAULT_INLINE_WAIT_MS } from '../bridge/index.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
 import { targetOf } from './call-connect.js';
+import { handOverStdout } from './broken-pipe.js';
 import { openLedgerOrExit } from './open-ledger.js';
 import { executorMetrics } from '../telemetry/executor.js';
 
@@ -154,6 +155,7 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
     process.stdout.write(`terminus bridge listening on ${http.url} (${bridge.resumed} operations resumed)\n`);
   } else {
     // stdio: the host closing stdin ends the bridge; operations stay in the ledger.
+    handOverStdout();
     bridge.serveStdio();
     process.stdin.once('end', () => void stop());
     process.stderr.write(`terminus bridge on stdio (${bridge.resumed} operations resumed)\n`);

@@ -84,7 +84,8 @@ Follow, detach, resume, cancel:
                     re-run starts a new operation. --new always starts one.
 
 Exit codes: 0 completed; 1 failed, tool error (isError), refused or unreachable; 2 usage;
-3 detached, budget used up, expired or unknown (see terminus ops); 130 cancelled.`;
+3 detached, budget used up, expired or unknown (see terminus ops); 130 cancelled;
+141 stdout's reader left before the result was printed (terminus ops result ID has it).`;
 
 export function registerCall(program: Command): void {
   const command = program

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 import { Command } from 'commander';
+import { onBrokenPipe } from './broken-pipe.js';
 import { registerCall, usageExit } from './call.js';
 import { registerOps } from './ops.js';
 import { registerOpsUi } from './ops-ui.js';
@@ -18,6 +19,7 @@ const program = new Command()
   .version('0.1.0')
   .exitOverride(usageExit);
 
+onBrokenPipe();
 registerServe(program);
 registerGate(program);
 registerCall(program);

@@ -26,6 +26,7 @@ import { taskGauge } from '../telemetry/task-gauge.js';
 import { timedStore } from '../telemetry/store.js';
 import { taskTracing } from '../telemetry/trace.js';
 import { listenErrorMessage, probeListen } from './listen-check.js';
+import { handOverStdout } from './broken-pipe.js';
 
 interface ServeFlags extends AuthFlags {
   readonly host: string;
@@ -331,6 +332,7 @@ async function serve(flags: ServeFlags): Promise<void> {
 
   let close: () => Promise<void>;
   if (flags.stdio) {
+    handOverStdout();
     const stdio = server.serveStdio({
       limits: { createsPerMinute: flags.createsPerMinute, pollsPerMinute: flags.pollsPerMinute },
       fastPath: flags.fastPath,

@@ -178,6 +178,45 @@ describe('terminus call: Ctrl-C', () => {
     SLOW,
   );
 
+  it(
+    '--cancel-on-interrupt whose output reader died of the same Ctrl-C (`2>&1 | grep`): the cancel still reaches the server',
+    async () => {
+      const file = ledger();
+      const call = start(
+        [
+          BUILT,
+          'call',
+          '--url',
+          served.url,
+          'build_report',
+          '--args',
+          report('piped'),
+          '--ledger',
+          file,
+          '--cancel-on-interrupt',
+        ],
+        { cwd: dir.path },
+      );
+      call.child.stdout!.on('error', () => undefined);
+      await call.waitFor(/WORKING \(server: working\)/, 'stderr');
+      // The terminal's Ctrl-C reaches the whole pipeline: `grep` is gone before the CLI writes
+      // "cancel requested", so every later write to either stream fails with EPIPE.
+      call.child.stdout!.destroy();
+      call.child.stderr!.destroy();
+      call.child.kill('SIGINT');
+      const ran = await call.done;
+      // Before: the first write's EPIPE was thrown at the top, the process died with exit 1, and
+      // the cancel was never recorded: the operation stayed WORKING and the task ran on.
+      expect(ran.code).toBe(130);
+      const record = onlyJson(
+        (await built(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path })).stdout,
+      ).operations as { state: string; taskId: string }[];
+      expect(record.map((r) => r.state)).toEqual(['CANCELLED_ACCEPTED']);
+      expect(await serverStatus(record[0]!.taskId)).toBe('cancelled');
+    },
+    SLOW,
+  );
+
   it('--help explains Ctrl-C, --cancel-on-interrupt, re-runs and the exit codes', async () => {
     const help = await built(['call', '--help'], { cwd: dir.path });
     expect(help.stdout).toMatch(/Ctrl-C +stop following; the task keeps running/);

@@ -285,6 +285,42 @@ describe('terminus ops logs', () => {
     SLOW,
   );
 
+  it(
+    '--follow whose reader left (`| head -1`): it ends at its next line with 141, quietly, the task untouched',
+    async () => {
+      const file = ledger();
+      const detached = await built(
+        [
+          'call',
+          '--url',
+          served.url,
+          'run_tests',
+          '--args',
+          suite(40, 300),
+          '--budget',
+          '1',
+          '--json',
+          '--ledger',
+          file,
+        ],
+        { cwd: dir.path },
+      );
+      expect(detached.code, detached.stderr).toBe(3);
+      const id = (onlyJson(detached.stdout).operation as { id: string }).id;
+      const follow = start([BUILT, 'ops', 'logs', id, '--follow', '--ledger', file], { cwd: dir.path });
+      follow.child.stdout!.on('error', () => undefined);
+      await follow.waitFor(/PASS test_001/, 'stdout');
+      follow.child.stdout!.destroy();
+      const ran = await follow.done;
+      // Before: the EPIPE was thrown at the top (exit 1, a stack on stderr).
+      expect(ran.code).toBe(141);
+      expect(ran.stderr).toBe('');
+      const shown = onlyJson((await built(['ops', 'show', id, '--json', '--ledger', file], { cwd: dir.path })).stdout);
+      expect((shown.operation as { state: string }).state).toBe('WORKING');
+    },
+    SLOW,
+  );
+
   it('errors: unknown id (1), bad --after (2), no ledger (2), one line each', async () => {
     const file = ledger();
     const made = await built(['call', '--url', served.url, 'run_tests', '--args', suite(1, 0), '--ledger', file], {
