@@ -13,6 +13,7 @@
  * stdout carries the result only (or, with `--json`, exactly one JSON object); the progress display,
  * prompts and messages go to stderr. Exit codes: `EXIT` in `call-outcome.ts`.
  */
+import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { isTerminusError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
@@ -94,7 +95,7 @@ export function registerCall(program: Command): void {
     .argument('<tool>', 'tool name')
     .option('--url <url>', 'MCP endpoint (Streamable HTTP), e.g. http://127.0.0.1:3000/mcp')
     .option('--stdio <command>', 'spawn a server and speak MCP on its stdin/stdout')
-    .option('--args <json>', 'tool arguments as a JSON object', '{}');
+    .option('--args <json|@file>', 'tool arguments as a JSON object, or @FILE to read them from a file', '{}');
   serverOptions(command)
     .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL (env TERMINUS_LEDGER)', defaultLedgerPath())
     .addOption(
@@ -133,15 +134,29 @@ export function parseSeconds(value: string): number {
 
 class UsageError extends Error {}
 
-function parseArgs(text: string): Record<string, unknown> {
+/**
+ * `--args JSON`, or `--args @FILE` for arguments past what a command line holds (Linux: 128 KiB
+ * for one argument, "Argument list too long") or kept in a file. No JSON text starts with @.
+ */
+function parseArgs(option: string): Record<string, unknown> {
+  const from = option.startsWith('@') ? option.slice(1) : undefined;
+  let text = option;
+  if (from !== undefined) {
+    try {
+      text = readFileSync(from, 'utf8');
+    } catch (error) {
+      throw new UsageError(`--args @${from}: cannot read it: ${(error as Error).message}`);
+    }
+  }
+  const what = from === undefined ? '--args' : `--args @${from}`;
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    throw new UsageError(`--args is not valid JSON: ${(error as Error).message}`);
+    throw new UsageError(`${what} is not valid JSON: ${(error as Error).message}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
-    throw new UsageError('--args must be a JSON object, e.g. --args \'{"sections": 3}\'');
+    throw new UsageError(`${what} must be a JSON object, e.g. --args '{"sections": 3}'`);
   }
   return value as Record<string, unknown>;
 }

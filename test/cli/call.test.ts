@@ -2,6 +2,7 @@
  * `terminus call` end to end: the CLI as a child process against `terminus serve` (Tasks extension
  * over HTTP) on 127.0.0.1 port 0, with its own SQLite ledger per test.
  */
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/system.js';
@@ -164,6 +165,21 @@ describe('terminus call', () => {
   // Ctrl-C: test/cli/interrupt.test.ts (it stops following; --cancel-on-interrupt cancels).
 
   it(
+    '--args @FILE: arguments past what one command-line argument holds (128 KiB on Linux) reach the tool',
+    async () => {
+      const title = 'T'.repeat(200_000);
+      writeFileSync(join(dir.path, 'long.json'), JSON.stringify({ title, sections: 1, sectionSeconds: 0 }));
+      const ran = await terminus(
+        ['call', '--url', served.url, 'build_report', '--args', '@long.json', '--ledger', ledger(), '--json'],
+        { cwd: dir.path },
+      );
+      expect(ran.code, ran.stderr).toBe(0);
+      expect(JSON.stringify(onlyJson(ran.stdout).result)).toContain(`# ${title}`);
+    },
+    SLOW,
+  );
+
+  it(
     'errors: bad --args JSON and a missing server are usage errors (2)',
     async () => {
       const bad = await terminus(
@@ -182,6 +198,18 @@ describe('terminus call', () => {
       );
       expect(array.code).toBe(2);
       expect(array.stderr).toMatch(/--args must be a JSON object/);
+      for (const [file, message] of [
+        ['absent.json', /--args @absent\.json: cannot read it: ENOENT/],
+        ['.', /--args @\.: cannot read it: EISDIR/],
+        ['array.json', /--args @array\.json must be a JSON object/],
+      ] as const) {
+        writeFileSync(join(dir.path, 'array.json'), '[1]');
+        const read = await terminus(['call', '--url', served.url, 'build_report', '--args', `@${file}`], {
+          cwd: dir.path,
+        });
+        expect(read.code, read.stderr).toBe(2);
+        expect(read.stderr).toMatch(message);
+      }
       const none = await terminus(['call', 'build_report', '--ledger', ledger()], { cwd: dir.path });
       expect(none.code).toBe(2);
       expect(none.stderr).toMatch(/exactly one of --url URL or --stdio/);
