@@ -1,4 +1,5 @@
 import { TerminusError } from '../core/errors.js';
+import type { Logger } from '../core/ports.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { openPostgresLedger } from '../executor/ledger/postgres.js';
 import { openSqliteLedger } from '../executor/ledger/sqlite.js';
@@ -8,11 +9,13 @@ import { checkWritableFile, PathError, sqliteOpenMessage } from './paths.js';
 /**
  * Opens the ledger `--ledger` names: a `postgres://` / `postgresql://` URL is a PostgreSQL ledger
  * several executors share (migrations applied on open); anything else is a SQLite file, whose
- * folder is created (a read-only file, a folder that cannot be made or a file that is not a SQLite
- * database rejects a `PathError` naming the path and the reason). Rejects a `TerminusError` with a one-line message: `unavailable` when
- * PostgreSQL cannot be reached, `invalid_argument` for an unsupported server or URL scheme.
+ * folder is created (a read-only, damaged or foreign file, or a folder that cannot be made, rejects
+ * a `PathError` naming the path, the reason and what to do; a damaged WAL copied aside is reported
+ * on stderr as `<command>: ledger: ...`). Rejects a `TerminusError` with a one-line message:
+ * `unavailable` when PostgreSQL cannot be reached, `invalid_argument` for an unsupported server or
+ * URL scheme.
  */
-export async function openLedger(location: string): Promise<Ledger> {
+export async function openLedger(location: string, command: string): Promise<Ledger> {
   if (isPostgresUrl(location)) {
     return openPostgresLedger({ connectionString: location, applicationName: `terminus executor ${defaultNodeId()}` });
   }
@@ -26,7 +29,7 @@ export async function openLedger(location: string): Promise<Ledger> {
   if (location === ':memory:') return openSqliteLedger({ path: location });
   await checkWritableFile(location, 'ledger');
   try {
-    return openSqliteLedger({ path: location });
+    return openSqliteLedger({ path: location, logger: lineLogger(command) });
   } catch (error) {
     const message = sqliteOpenMessage(location, 'ledger', error);
     throw message === undefined ? error : new PathError(message);
@@ -36,7 +39,7 @@ export async function openLedger(location: string): Promise<Ledger> {
 /** `openLedger` for the CLI: on failure writes `<command>: <reason>` to stderr and exits 1. */
 export async function openLedgerOrExit(location: string, command: string): Promise<Ledger> {
   try {
-    return await openLedger(location);
+    return await openLedger(location, command);
   } catch (error) {
     let message = error instanceof Error ? error.message : String(error);
     if (error instanceof TerminusError && error.code === 'internal') {
@@ -45,4 +48,10 @@ export async function openLedgerOrExit(location: string, command: string): Promi
     process.stderr.write(`${command}: ${message.replaceAll('\n', ' ')}\n`);
     process.exit(1);
   }
+}
+
+/** The ledger's warnings and errors (a damaged WAL copied aside) as one stderr line each. */
+function lineLogger(command: string): Logger {
+  const line = (message: string): void => void process.stderr.write(`${command}: ledger: ${message}\n`);
+  return { debug: () => undefined, info: () => undefined, warn: line, error: line };
 }

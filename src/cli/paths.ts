@@ -92,16 +92,17 @@ export async function checkWritableFile(path: string, what: string): Promise<voi
   }
 }
 
-/** One line for an error SQLite raised while opening `path` (`cause` chains are followed). */
-export function sqliteOpenMessage(path: string, what: string, error: unknown): string | undefined {
+/**
+ * One line for an error SQLite raised while opening `path` (`cause` chains are followed). A damaged
+ * database is not moved aside or replaced on advice: what it holds is only there (for a ledger,
+ * the operations whose calls would otherwise be submitted again).
+ */
+export function sqliteOpenMessage(path: string, what: 'ledger' | 'database', error: unknown): string | undefined {
   for (let e: unknown = error; e instanceof Error; e = e.cause) {
-    // The store's own start-up check (not a database, a failed quick_check, a missing table)
-    // already names the file and the cause; add what a person can do about it.
-    if (isTerminusError(e, 'storage_damaged')) return `${e.message}: pass another path or move the file away`;
+    // The start-up check (not a database, a failed quick_check, a missing table) already names the
+    // file and the cause; add what a person can do about it.
+    if (isTerminusError(e, 'storage_damaged')) return `${what} ${e.message}: ${damageAdvice(path, what, e.details)}`;
     const code = (e as { code?: unknown }).code;
-    if (code === 'SQLITE_NOTADB' || code === 'SQLITE_CORRUPT') {
-      return `${what} ${path} is not a SQLite database (${String(code)}): pass another path or move the file away`;
-    }
     if (code === 'SQLITE_READONLY' || code === 'SQLITE_PERM') {
       return `${what} ${path} is read-only (${String(code)}): make it writable or pass another path`;
     }
@@ -110,4 +111,14 @@ export function sqliteOpenMessage(path: string, what: string, error: unknown): s
     }
   }
   return undefined;
+}
+
+function damageAdvice(path: string, what: 'ledger' | 'database', details: Record<string, unknown> | undefined): string {
+  if (details?.damage !== 'corrupt') return 'pass another path or move the file away';
+  const held = what === 'ledger' ? 'operations' : 'tasks';
+  const again = what === 'ledger' ? ', and a call made again is then submitted again' : '';
+  return (
+    `keep the file: its ${held} are only there, and \`sqlite3 ${path} .dump\` prints the rows it can still read ` +
+    `(README, "Damaged storage"); another path starts without them${again}`
+  );
 }

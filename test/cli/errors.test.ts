@@ -1,15 +1,18 @@
 /**
  * Errors a person can act on (issue 11): one line on stderr naming the thing and what to do, no
  * stack trace, and nothing left behind: a port in use or a bad --host (no database file created),
- * a wrong endpoint path, a ledger or database that is read-only, not a database, or under /proc.
+ * a wrong endpoint path, a ledger or database that is read-only, not a database, damaged, or under
+ * /proc.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { requestDigest } from '../../src/core/digest.js';
 import { openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
+import { newOperation } from '../../src/executor/operation.js';
 import { assertBuilt, built, killAll, tempDir, type Ran } from './helpers.js';
 
 const dir = tempDir('terminus-errors-');
@@ -74,7 +77,7 @@ describe('terminus serve', () => {
     expect(ran.code).toBe(1);
     oneLine(
       ran,
-      new RegExp(`serve: ${db.replaceAll('.', '\\.')}: not a SQLite database \\(.*\\).*: pass another path`),
+      new RegExp(`serve: database ${db.replaceAll('.', '\\.')}: not a SQLite database \\(.*\\).*: pass another path`),
     );
   });
 });
@@ -89,7 +92,7 @@ describe('ledgers', () => {
       expect(listed.code).toBe(1);
       oneLine(
         listed,
-        new RegExp(`ledger ${notDb.replaceAll('.', '\\.')} is not a SQLite database \\(SQLITE_NOTADB\\)`),
+        new RegExp(`ledger ${notDb.replaceAll('.', '\\.')}: not a SQLite database \\(.*\\).*: pass another path`),
       );
 
       const ro = join(dir.path, 'ro', 'ledger.db');
@@ -157,6 +160,50 @@ describe('servers', () => {
       } finally {
         http.close();
       }
+    },
+    SLOW,
+  );
+
+  it(
+    'a damaged ledger is refused with the advice to keep it: its operations are only there',
+    async () => {
+      const path = join(dir.path, 'damaged-ledger.db');
+      const ledger = openSqliteLedger({ path });
+      for (let n = 0; n < 100; n++) {
+        await ledger.create(
+          newOperation({
+            id: `op-${n}`,
+            callNodeId: `node-${n}`,
+            requestDigest: requestDigest('report', { n }),
+            tool: { name: 'report', descriptorVersion: 'v1' },
+            body: { n, pad: 'x'.repeat(400) },
+            wire: { name: 'mcp-2025-11-25', adapterVersion: '1' },
+            submissionKey: `key-${n}`,
+            executionEpoch: 0,
+            now: Date.now(),
+            budgetMs: 60_000,
+          }),
+        );
+      }
+      await ledger.close();
+      const bytes = readFileSync(path);
+      bytes.fill(0xff, bytes.readUInt16BE(16) * 3, bytes.readUInt16BE(16) * 3 + 64);
+      writeFileSync(path, bytes);
+      const advice = new RegExp(
+        `^terminus (ops|call): ledger ${path.replaceAll('.', '\\.')}: quick_check failed: .*: keep the file: ` +
+          `its operations are only there, and \`sqlite3 ${path.replaceAll('.', '\\.')} \\.dump\` prints the rows it can still read ` +
+          '\\(README, "Damaged storage"\\); ' +
+          'another path starts without them, and a call made again is then submitted again$',
+      );
+      const listed = await built(['ops', 'list', '--ledger', path], { cwd: dir.path });
+      expect(listed.code).toBe(1);
+      oneLine(listed, advice);
+      const called = await built(['call', '--url', 'http://127.0.0.1:9/mcp', 'report', '--ledger', path], {
+        cwd: dir.path,
+      });
+      expect(called.code).toBe(1);
+      oneLine(called, advice);
+      expect(readFileSync(path).equals(bytes)).toBe(true);
     },
     SLOW,
   );

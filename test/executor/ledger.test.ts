@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readFileSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -75,5 +75,78 @@ describe('SQLite ledger specifics', () => {
     expect((await b.load('op-2'))?.revision).toBe(2);
     await a.close();
     await b.close();
+  });
+});
+
+/**
+ * A damaged ledger is refused at open, as the task store is (issue 12 item 10): opened in silence
+ * it would forget operations, and their calls, made again, would be submitted again.
+ */
+describe('SQLite ledger: damaged files at open', () => {
+  const withOperations = async (name: string, count: number): Promise<string> => {
+    const path = join(dir, name);
+    const ledger = openSqliteLedger({ path });
+    for (let n = 0; n < count; n++) await ledger.create({ ...op(1000 + n), body: { n, pad: 'x'.repeat(400) } });
+    await ledger.close();
+    return path;
+  };
+  const refusal = async (path: string): Promise<unknown> => {
+    try {
+      await openSqliteLedger({ path }).close();
+    } catch (error) {
+      return error;
+    }
+    return undefined;
+  };
+
+  it('a damaged page fails quick_check: storage_damaged, corrupt, the file untouched', async () => {
+    const path = await withOperations('paged.db', 200);
+    const bytes = readFileSync(path);
+    const pageSize = bytes.readUInt16BE(16);
+    bytes.fill(0xff, pageSize * 3, pageSize * 3 + 64);
+    writeFileSync(path, bytes);
+    expect(await refusal(path)).toMatchObject({
+      code: 'storage_damaged',
+      message: expect.stringMatching(new RegExp(`^${path}: quick_check failed: `)),
+      details: { path, damage: 'corrupt' },
+    });
+    expect(readFileSync(path).equals(bytes)).toBe(true);
+  });
+
+  it('a truncated file is corrupt, a foreign one is not_sqlite; neither is changed', async () => {
+    const truncated = await withOperations('truncated.db', 200);
+    truncateSync(truncated, 8192);
+    expect(await refusal(truncated)).toMatchObject({ code: 'storage_damaged', details: { damage: 'corrupt' } });
+    expect(statSync(truncated).size).toBe(8192);
+    const foreign = join(dir, 'notes.db');
+    writeFileSync(foreign, 'my notes\n'.repeat(100));
+    expect(await refusal(foreign)).toMatchObject({
+      code: 'storage_damaged',
+      message: expect.stringMatching(new RegExp(`^${foreign}: not a SQLite database`)),
+      details: { damage: 'not_sqlite' },
+    });
+    expect(readFileSync(foreign, 'utf8')).toBe('my notes\n'.repeat(100));
+  });
+
+  it('a damaged WAL header: the WAL is copied aside and the loss reported to the logger', async () => {
+    const live = join(dir, 'wal-live.db');
+    const ledger = openSqliteLedger({ path: live });
+    for (let n = 0; n < 5; n++) await ledger.create(op(2000 + n));
+    const image = join(dir, 'wal-image.db');
+    copyFileSync(live, image);
+    copyFileSync(`${live}-wal`, `${image}-wal`);
+    await ledger.close();
+    const wal = readFileSync(`${image}-wal`);
+    wal.writeUInt32BE(0xdeadbeef, 24);
+    writeFileSync(`${image}-wal`, wal);
+    const errors: string[] = [];
+    const none = (): void => undefined;
+    const opened = openSqliteLedger({
+      path: image,
+      logger: { debug: none, info: none, warn: none, error: (message) => errors.push(message) },
+    });
+    await opened.close();
+    expect(errors).toEqual([expect.stringContaining(`damaged WAL header in ${image}-wal`)]);
+    expect(readFileSync(`${image}-wal.damaged`).equals(wal)).toBe(true);
   });
 });

@@ -135,6 +135,32 @@ describe('SQLite store: damaged storage at open', () => {
     expect(ran.code).toBe(1);
     expect(ran.stdout).toBe('');
     const lines = ran.stderr.split('\n').filter((line) => line.trim() !== '');
-    expect(lines).toEqual([expect.stringMatching(new RegExp(`^terminus serve: ${path}: not a SQLite database`))]);
+    expect(lines).toEqual([
+      expect.stringMatching(new RegExp(`^terminus serve: database ${path}: not a SQLite database`)),
+    ]);
+  });
+
+  test('terminus serve refuses a database with a damaged page, advising to keep the file, exit 1', async () => {
+    const path = fresh();
+    const store = await openSqliteTaskStore({ path });
+    for (let i = 0; i < 200; i++) await store.create({ ...newTask(i), args: { i, pad: 'x'.repeat(500) } });
+    await store.close();
+    const bytes = readFileSync(path);
+    bytes.fill(0xff, bytes.readUInt16BE(16) * 3, bytes.readUInt16BE(16) * 3 + 64);
+    writeFileSync(path, bytes);
+    const ran = await terminus(['serve', '--db', path, '--port', '0'], { cwd: dir });
+    expect(ran.code).toBe(1);
+    const lines = ran.stderr.split('\n').filter((line) => line.trim() !== '');
+    const file = path.replaceAll('.', '\\.');
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^terminus serve: database ${file}: quick_check failed: .+: keep the file: its tasks are only there, and ` +
+            `\`sqlite3 ${file} \\.dump\` prints the rows it can still read \\(README, "Damaged storage"\\); ` +
+            'another path starts without them$',
+        ),
+      ),
+    ]);
+    expect(readFileSync(path).equals(bytes)).toBe(true);
   });
 });

@@ -5,6 +5,8 @@
  */
 import Database, { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
+import { silentLogger, type Logger } from '../../core/ports.js';
+import { checkFileHeader, checkIntegrity, damageOf, preserveDamagedWal } from '../../store/sqlite/integrity.js';
 import { PRUNABLE_STATES, type Ledger } from '../ledger-port.js';
 import { checkAcceptance, checkApply, checkCreate, checkRecreate, keyConflict } from './checks.js';
 import { LEDGER_MIGRATIONS, type LedgerMigration } from './sqlite-migrations.js';
@@ -15,6 +17,8 @@ export interface SqliteLedgerOptions {
   readonly path: string;
   /** How long a write waits for another process's lock before `unavailable`. Default 5000. */
   readonly busyTimeoutMs?: number;
+  /** Where a damaged WAL header (its transactions copied aside, then lost to SQLite) is reported. */
+  readonly logger?: Logger;
 }
 
 /**
@@ -28,15 +32,28 @@ export interface SqliteLedgerOptions {
  * ```
  */
 export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
-  const db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+  // A file is checked as the task store's is: a damaged ledger opened in silence would forget the
+  // operations it holds, and a call made again would be submitted again.
+  const file = options.path !== ':memory:' && options.path !== '';
+  if (file) {
+    checkFileHeader(options.path);
+    preserveDamagedWal(options.path, options.logger ?? silentLogger);
+  }
+  let db: Database.Database;
   try {
+    db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+  } catch (error) {
+    throw damageOf(options.path, error) ?? mapError(error);
+  }
+  try {
+    if (file) checkIntegrity(db, options.path, false);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
     migrateLedger(db);
   } catch (error) {
     db.close();
-    throw mapError(error);
+    throw damageOf(options.path, error) ?? mapError(error);
   }
   let closed = false;
   const run = async <T>(op: () => T): Promise<T> => {

@@ -1,5 +1,5 @@
 import { closeSync, copyFileSync, openSync, readSync, statSync } from 'node:fs';
-import Database, { type Database as Db } from 'better-sqlite3';
+import Database, { SqliteError, type Database as Db } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports.js';
 import { migrate } from './migrate.js';
@@ -20,11 +20,26 @@ const WAL_MAGIC_BE = 0x377f0683;
 const WAL_VERSION = 3007000;
 const WAL_HEADER_BYTES = 32;
 
-function damaged(path: string, cause: string, error?: unknown): TerminusError {
+/**
+ * What is wrong with a refused file, in `details.damage`: `not_sqlite` (someone else's file: pass
+ * another path), `corrupt` (a database whose pages are damaged: what it holds may be recovered, so
+ * keep it), `schema` (tables the migrations made are gone).
+ */
+type Damage = 'not_sqlite' | 'corrupt' | 'schema';
+
+function damaged(path: string, damage: Damage, cause: string, error?: unknown): TerminusError {
   return new TerminusError('storage_damaged', `${path}: ${cause}`, {
     ...(error === undefined ? {} : { cause: error }),
-    details: { path },
+    details: { path, damage },
   });
+}
+
+/** SQLite's own refusal of a damaged file (not a database, malformed) as `storage_damaged`; else undefined. */
+export function damageOf(path: string, error: unknown): TerminusError | undefined {
+  const code = error instanceof SqliteError ? error.code : '';
+  if (code === 'SQLITE_NOTADB') return damaged(path, 'not_sqlite', (error as Error).message, error);
+  if (code.startsWith('SQLITE_CORRUPT')) return damaged(path, 'corrupt', (error as Error).message, error);
+  return undefined;
 }
 
 function readHead(path: string, bytes: number): Buffer | null {
@@ -48,7 +63,11 @@ export function checkFileHeader(path: string): void {
   const head = readHead(path, SQLITE_HEADER.length);
   if (head === null || head.length === 0) return;
   if (!head.equals(SQLITE_HEADER)) {
-    throw damaged(path, 'not a SQLite database (the file does not start with "SQLite format 3"); refusing to open it');
+    throw damaged(
+      path,
+      'not_sqlite',
+      'not a SQLite database (the file does not start with "SQLite format 3"); refusing to open it',
+    );
   }
 }
 
@@ -114,10 +133,10 @@ export function checkIntegrity(db: Db, path: string, full: boolean): void {
   try {
     rows = (db.pragma(`${pragma}(10)`) as Record<string, unknown>[]).map((row) => String(Object.values(row)[0]));
   } catch (error) {
-    throw damaged(path, `${pragma} could not run: ${(error as Error).message}`, error);
+    throw damaged(path, 'corrupt', `${pragma} could not run: ${(error as Error).message}`, error);
   }
   if (rows.length === 1 && rows[0] === 'ok') return;
-  throw damaged(path, `${pragma} failed: ${rows.slice(0, 3).join('; ')}${rows.length > 3 ? '; ...' : ''}`);
+  throw damaged(path, 'corrupt', `${pragma} failed: ${rows.slice(0, 3).join('; ')}${rows.length > 3 ? '; ...' : ''}`);
 }
 
 type Columns = ReadonlyMap<string, readonly string[]>;
@@ -156,9 +175,13 @@ export function checkSchema(db: Db, path: string): void {
   for (const [table, columns] of expectedSchema()) {
     const present = actual.get(table);
     if (present === undefined) {
-      throw damaged(path, `table ${table} is missing although schema_migrations records the migration that creates it`);
+      throw damaged(
+        path,
+        'schema',
+        `table ${table} is missing although schema_migrations records the migration that creates it`,
+      );
     }
     const missing = columns.filter((column) => !present.includes(column));
-    if (missing.length > 0) throw damaged(path, `table ${table} lacks column(s) ${missing.join(', ')}`);
+    if (missing.length > 0) throw damaged(path, 'schema', `table ${table} lacks column(s) ${missing.join(', ')}`);
   }
 }

@@ -10,7 +10,7 @@ import { finish } from './finish.js';
 import { createWriteQueue, type CommitReport } from './group-commit.js';
 import { lookupKey } from './keys.js';
 import { appendLog, readLog } from './log.js';
-import { checkFileHeader, checkIntegrity, checkSchema, preserveDamagedWal } from './integrity.js';
+import { checkFileHeader, checkIntegrity, checkSchema, damageOf, preserveDamagedWal } from './integrity.js';
 import { migrate } from './migrate.js';
 import { countByStatus, getTask, listTasks } from './read.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
@@ -119,9 +119,8 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
 /** At open: SQLite's refusals (not a database, malformed, unreadable) name the file and the cause. */
 function openError(path: string, error: unknown): unknown {
   if (error instanceof TerminusError) return error;
-  if (error instanceof SqliteError && (error.code === 'SQLITE_NOTADB' || error.code.startsWith('SQLITE_CORRUPT'))) {
-    return new TerminusError('storage_damaged', `${path}: ${error.message}`, { cause: error, details: { path } });
-  }
+  const damage = damageOf(path, error);
+  if (damage !== undefined) return damage;
   if (error instanceof SqliteError && !error.code.startsWith('SQLITE_BUSY')) {
     return new TerminusError('internal', `${path}: ${error.message}`, { cause: error, details: { path } });
   }
