@@ -6,7 +6,7 @@
 import Database, { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/ports.js';
-import { checkFileHeader, checkIntegrity, damageOf, preserveDamagedWal } from '../../store/sqlite/integrity.js';
+import { damageOf, openCheckedDatabase } from '../../store/sqlite/integrity.js';
 import { PRUNABLE_STATES, type Ledger } from '../ledger-port.js';
 import { checkAcceptance, checkApply, checkCreate, checkRecreate, keyConflict } from './checks.js';
 import { LEDGER_MIGRATIONS, type LedgerMigration } from './sqlite-migrations.js';
@@ -34,19 +34,17 @@ export interface SqliteLedgerOptions {
 export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
   // A file is checked as the task store's is: a damaged ledger opened in silence would forget the
   // operations it holds, and a call made again would be submitted again.
-  const file = options.path !== ':memory:' && options.path !== '';
-  if (file) {
-    checkFileHeader(options.path);
-    preserveDamagedWal(options.path, options.logger ?? silentLogger);
-  }
   let db: Database.Database;
   try {
-    db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+    db = openCheckedDatabase(options.path, {
+      timeoutMs: options.busyTimeoutMs ?? 5000,
+      logger: options.logger ?? silentLogger,
+      full: false,
+    });
   } catch (error) {
-    throw damageOf(options.path, error) ?? mapError(error);
+    throw mapError(error);
   }
   try {
-    if (file) checkIntegrity(db, options.path, false);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');

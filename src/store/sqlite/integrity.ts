@@ -42,6 +42,35 @@ export function damageOf(path: string, error: unknown): TerminusError | undefine
   return undefined;
 }
 
+/**
+ * Opens a SQLite file behind the start-up checks: the header, the WAL header (a damaged WAL is
+ * copied aside and logged), and `quick_check` (`integrity_check` with `full`); `:memory:` and `''`
+ * skip them. Throws `storage_damaged` for damage, SQLite's own error otherwise.
+ */
+export function openCheckedDatabase(
+  path: string,
+  options: { readonly timeoutMs: number; readonly logger: Logger; readonly full: boolean },
+): Db {
+  const file = path !== ':memory:' && path !== '';
+  if (file) {
+    checkFileHeader(path);
+    preserveDamagedWal(path, options.logger);
+  }
+  let db: Db;
+  try {
+    db = new Database(path, { timeout: options.timeoutMs });
+  } catch (error) {
+    throw damageOf(path, error) ?? error;
+  }
+  try {
+    if (file) checkIntegrity(db, path, options.full);
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  return db;
+}
+
 function readHead(path: string, bytes: number): Buffer | null {
   let fd: number;
   try {
@@ -59,7 +88,7 @@ function readHead(path: string, bytes: number): Buffer | null {
 }
 
 /** Refuses a non-empty file that does not start with the SQLite header (before SQLite touches it). */
-export function checkFileHeader(path: string): void {
+function checkFileHeader(path: string): void {
   const head = readHead(path, SQLITE_HEADER.length);
   if (head === null || head.length === 0) return;
   if (!head.equals(SQLITE_HEADER)) {
@@ -78,7 +107,7 @@ export function checkFileHeader(path: string): void {
  * `<path>-wal.damaged` first and logs an error naming both, so nothing is lost silently.
  * Returns the copy's path, or null when the WAL is absent, empty or sound.
  */
-export function preserveDamagedWal(path: string, logger: Logger): string | null {
+function preserveDamagedWal(path: string, logger: Logger): string | null {
   const wal = `${path}-wal`;
   let size: number;
   try {
@@ -127,7 +156,7 @@ function walChecksum(data: Buffer, bigEndian: boolean): [number, number] {
  * `PRAGMA quick_check` (O(database size), skips index-to-table cross checks) or, with `full`,
  * `integrity_check`; anything but `ok` is refused with SQLite's first complaint.
  */
-export function checkIntegrity(db: Db, path: string, full: boolean): void {
+function checkIntegrity(db: Db, path: string, full: boolean): void {
   const pragma = full ? 'integrity_check' : 'quick_check';
   let rows: string[];
   try {

@@ -10,7 +10,7 @@ import { finish } from './finish.js';
 import { createWriteQueue, type CommitReport } from './group-commit.js';
 import { lookupKey } from './keys.js';
 import { appendLog, readLog } from './log.js';
-import { checkFileHeader, checkIntegrity, checkSchema, damageOf, preserveDamagedWal } from './integrity.js';
+import { checkSchema, damageOf, openCheckedDatabase } from './integrity.js';
 import { migrate } from './migrate.js';
 import { countByStatus, getTask, listTasks } from './read.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
@@ -55,19 +55,17 @@ export interface SqliteTaskStoreOptions {
  * ```
  */
 export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Promise<TaskStore> {
-  const file = options.path !== ':memory:' && options.path !== '';
-  if (file) {
-    checkFileHeader(options.path);
-    preserveDamagedWal(options.path, options.logger ?? silentLogger);
-  }
   let db: Database.Database;
   try {
-    db = new Database(options.path, { timeout: options.busyTimeoutMs ?? 5000 });
+    db = openCheckedDatabase(options.path, {
+      timeoutMs: options.busyTimeoutMs ?? 5000,
+      logger: options.logger ?? silentLogger,
+      full: options.integrityCheck === 'full',
+    });
   } catch (error) {
     throw openError(options.path, error);
   }
   try {
-    if (file) checkIntegrity(db, options.path, options.integrityCheck === 'full');
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     migrate(db);
