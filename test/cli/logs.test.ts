@@ -47,6 +47,14 @@ function inTerminal(args: readonly string[]): Promise<{ code: number | null; tex
   return new Promise((resolve) => child.on('close', (code) => resolve({ code, text })));
 }
 
+/** `terminus call run_tests` detached after its 1 s budget (exit 3): the operation's id. */
+async function detachedSuite(url: string, file: string, count: number, pauseMs: number): Promise<string> {
+  const args = ['call', '--url', url, 'run_tests', '--args', suite(count, pauseMs), '--budget', '1', '--json'];
+  const detached = await built([...args, '--ledger', file], { cwd: dir.path });
+  expect(detached.code, detached.stderr).toBe(3);
+  return (onlyJson(detached.stdout).operation as { id: string }).id;
+}
+
 const jsonLines = (text: string): Record<string, unknown>[] =>
   text
     .split('\n')
@@ -176,24 +184,7 @@ describe('terminus ops logs', () => {
       let server = await serveBuilt(db, ['--lease-ms', '1000']);
       try {
         // Detach after 1 s: the operation is in the ledger with its task id; the suite goes on.
-        const detached = await built(
-          [
-            'call',
-            '--url',
-            server.url,
-            'run_tests',
-            '--args',
-            suite(16, 300),
-            '--budget',
-            '1',
-            '--json',
-            '--ledger',
-            file,
-          ],
-          { cwd: dir.path },
-        );
-        expect(detached.code, detached.stderr).toBe(3);
-        const id = (onlyJson(detached.stdout).operation as { id: string }).id;
+        const id = await detachedSuite(server.url, file, 16, 300);
 
         const follow = start([BUILT, 'ops', 'logs', id.slice(0, 12), '--follow', '--json', '--ledger', file], {
           cwd: dir.path,
@@ -240,24 +231,7 @@ describe('terminus ops logs', () => {
     'a follower stopped by Ctrl-C (exit 3) and started again with the --after it printed: each line once',
     async () => {
       const file = ledger();
-      const detached = await built(
-        [
-          'call',
-          '--url',
-          served.url,
-          'run_tests',
-          '--args',
-          suite(12, 300),
-          '--budget',
-          '1',
-          '--json',
-          '--ledger',
-          file,
-        ],
-        { cwd: dir.path },
-      );
-      expect(detached.code, detached.stderr).toBe(3);
-      const id = (onlyJson(detached.stdout).operation as { id: string }).id;
+      const id = await detachedSuite(served.url, file, 12, 300);
 
       const first = start([BUILT, 'ops', 'logs', id, '--follow', '--json', '--ledger', file], { cwd: dir.path });
       await first.waitFor(/"text":"PASS test_003"/, 'stdout');
@@ -289,24 +263,7 @@ describe('terminus ops logs', () => {
     '--follow whose reader left (`| head -1`): it ends at its next line with 141, quietly, the task untouched',
     async () => {
       const file = ledger();
-      const detached = await built(
-        [
-          'call',
-          '--url',
-          served.url,
-          'run_tests',
-          '--args',
-          suite(40, 300),
-          '--budget',
-          '1',
-          '--json',
-          '--ledger',
-          file,
-        ],
-        { cwd: dir.path },
-      );
-      expect(detached.code, detached.stderr).toBe(3);
-      const id = (onlyJson(detached.stdout).operation as { id: string }).id;
+      const id = await detachedSuite(served.url, file, 40, 300);
       const follow = start([BUILT, 'ops', 'logs', id, '--follow', '--ledger', file], { cwd: dir.path });
       follow.child.stdout!.on('error', () => undefined);
       await follow.waitFor(/PASS test_001/, 'stdout');
