@@ -6,11 +6,13 @@
  * - `http://host:port/mcp` (or https): Streamable HTTP;
  * - `stdio:COMMAND ARGS...`: a server spawned on stdin/stdout (words split like a shell, quotes kept).
  */
+import { TerminusError } from '../core/errors.js';
 import type { Clock } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import { connectServer, type ServerTarget, type WireChoice } from '../executor/adapters/index.js';
 import type { Connector } from '../executor/executor-types.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
+import { ledgerFailure } from './open-ledger.js';
 
 const STDIO_PREFIX = 'stdio:';
 
@@ -98,6 +100,15 @@ export function connectMessage(server: string, error: unknown): string {
   const code = (error as { code?: unknown }).code;
   const detail = typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;
   return `cannot reach ${server}: ${detail} (is the server running? check --url)`;
+}
+
+/**
+ * One line for a failure while driving a call: an error of ours is the ledger's (the wire's errors
+ * are the SDK's), anything else a failure to reach `server`.
+ */
+export function driveFailure(server: string | undefined, ledger: string, error: unknown): string {
+  if (error instanceof TerminusError) return ledgerFailure(ledger, error);
+  return server === undefined ? String(error) : connectMessage(server, error);
 }
 
 /** What a server said about a task, as the wire decoded it: the display's status message and progress. */

@@ -29,7 +29,7 @@ import {
 import type { Ledger } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
-import { cliConnector, connectMessage, stdioDescriptor, urlDescriptor } from './call-connect.js';
+import { cliConnector, driveFailure, stdioDescriptor, urlDescriptor } from './call-connect.js';
 import { chooseCallNode, derivedCallNode, type CallNodeChoice } from './call-node.js';
 import {
   EXIT,
@@ -42,7 +42,7 @@ import {
 } from './call-outcome.js';
 import { openLedgerOrExit } from './open-ledger.js';
 import { redact } from './open-store.js';
-import { defaultLedgerPath } from './paths.js';
+import { defaultLedgerPath, diskNote } from './paths.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
 import { progressView, stateView } from './follow.js';
 import { LogMarks } from './log-lines.js';
@@ -496,7 +496,8 @@ class CallSession {
       const record = await this.ledger.load(handle.operationId);
       const fail = (status: 'detached' | 'unknown' | 'refused' | 'error', code: number, message: string) =>
         noReceipt(status, code, record, this.attached, message);
-      if (!(error instanceof ExecutorError)) return fail('error', EXIT.failed, String(error));
+      if (!(error instanceof ExecutorError))
+        return fail('error', EXIT.failed, driveFailure(undefined, this.flags.ledger, error));
       switch (error.code) {
         case 'waiting_stopped':
           return fail(
@@ -510,6 +511,12 @@ class CallSession {
           return fail('refused', EXIT.failed, refusal(record));
         case 'unknown':
           return fail('unknown', EXIT.detached, 'outcome unknown; see terminus ops reconcile');
+        case 'ledger_error':
+          return fail(
+            'error',
+            EXIT.failed,
+            `${error.message}${diskNote(this.flags.ledger, error)}\n  the operation stays in the ledger as last written; once the ledger can be written again:${this.nextSteps(handle.operationId)}`,
+          );
         default:
           return fail('error', EXIT.failed, error.message);
       }
@@ -539,7 +546,7 @@ class CallSession {
     }
     if (error instanceof WireUnavailableError) return fail(`${this.request.server}: ${error.message}`);
     if (error instanceof ExecutorError) return fail(error.message);
-    return fail(connectMessage(this.request.server, error));
+    return fail(driveFailure(this.request.server, this.flags.ledger, error));
   }
 
   print(outcome: CallOutcome): void {

@@ -3,8 +3,8 @@ import type { Logger } from '../core/ports.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { openPostgresLedger } from '../executor/ledger/postgres.js';
 import { openSqliteLedger } from '../executor/ledger/sqlite.js';
-import { defaultNodeId, isPostgresUrl } from './open-store.js';
-import { checkWritableFile, PathError, sqliteOpenMessage } from './paths.js';
+import { defaultNodeId, isPostgresUrl, redact } from './open-store.js';
+import { checkWritableFile, diskNote, PathError, sqliteOpenMessage } from './paths.js';
 
 /**
  * Opens the ledger `--ledger` names: a `postgres://` / `postgresql://` URL is a PostgreSQL ledger
@@ -41,13 +41,21 @@ export async function openLedgerOrExit(location: string, command: string): Promi
   try {
     return await openLedger(location, command);
   } catch (error) {
-    let message = error instanceof Error ? error.message : String(error);
-    if (error instanceof TerminusError && error.code === 'internal') {
-      message = `ledger ${location}: ${error.message} (${String((error.cause as Error | undefined)?.message ?? 'no detail')})`;
-    }
+    const internal = error instanceof TerminusError && error.code === 'internal';
+    const message = internal ? ledgerFailure(location, error) : error instanceof Error ? error.message : String(error);
     process.stderr.write(`${command}: ${message.replaceAll('\n', ' ')}\n`);
     process.exit(1);
   }
+}
+
+/**
+ * One line for an error of ours (a `TerminusError`: the ledger's, never the wire's, whose errors
+ * are the SDK's) met while driving a call: `ledger <location>: <reason>`, so a full disk or a busy
+ * file is not taken for a server that cannot be reached.
+ */
+export function ledgerFailure(location: string, error: TerminusError): string {
+  const disk = isPostgresUrl(location) ? '' : diskNote(location, error);
+  return `ledger ${redact(location)}: ${error.message.replaceAll('\n', ' ')}${disk}`;
 }
 
 /** The ledger's warnings and errors (a damaged WAL copied aside) as one stderr line each. */

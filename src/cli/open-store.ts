@@ -7,7 +7,7 @@ import type { TaskStore } from '../store/port.js';
 import { openPostgresBackend } from '../store/postgres/index.js';
 import { openSqliteTaskStore } from '../store/sqlite/index.js';
 import type { CommitReport } from '../store/sqlite/index.js';
-import { checkWritableFile, PathError, sqliteOpenMessage } from './paths.js';
+import { checkWritableFile, diskNote, PathError, sqliteOpenMessage } from './paths.js';
 
 /** What `terminus serve` needs to pick its store. */
 export interface StoreChoice {
@@ -72,7 +72,10 @@ export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
       ...(choice.onCommit === undefined ? {} : { onCommit: choice.onCommit }),
     });
   } catch (error) {
-    const message = sqliteOpenMessage(db, 'database', error);
+    const disk = diskNote(db, error);
+    const message =
+      sqliteOpenMessage(db, 'database', error) ??
+      (disk === '' ? undefined : `database ${namedFile(db, (error as Error).message)}${disk}`);
     throw message === undefined ? error : new PathError(message);
   }
   return { store, events: undefined, dataDir: `${dirname(db)}/data`, label: db, close: () => store.close() };
@@ -113,4 +116,9 @@ export function redact(url: string): string {
   } catch {
     return url.replace(/\/\/[^@/]*@/, '//***@');
   }
+}
+
+/** `FILE: message`, once: the store's own messages already begin with the file. */
+function namedFile(file: string, message: string): string {
+  return message.startsWith(`${file}: `) ? message : `${file}: ${message}`;
 }

@@ -16,7 +16,7 @@ import {
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import { IN_FLIGHT_STATES, isSettled } from '../executor/transitions.js';
-import { cliConnector, connectMessage, urlDescriptor } from './call-connect.js';
+import { cliConnector, driveFailure, urlDescriptor } from './call-connect.js';
 import { EXIT, receiptOutcome } from './call-outcome.js';
 import { attachTo, statusView, StatusLog } from './follow.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
@@ -184,7 +184,7 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
     try {
       handles = record === null ? await executor.resume() : [await attachTo(executor, record, budgetOf(flags))];
     } catch (error) {
-      err(`${command}: ${record?.server === undefined ? String(error) : connectMessage(record.server, error)}\n`);
+      err(`${command}: ${driveFailure(record?.server, flags.ledger, error)}\n`);
       return EXIT.failed;
     }
     handles.forEach(follow);
@@ -255,7 +255,7 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
     try {
       handle = await attachTo(executor, record, budgetOf(flags) ?? null);
     } catch (error) {
-      err(`${command}: ${record.server === undefined ? String(error) : connectMessage(record.server, error)}\n`);
+      err(`${command}: ${driveFailure(record.server, flags.ledger, error)}\n`);
       return EXIT.failed;
     }
     follow(handle);

@@ -16,7 +16,7 @@ import { createExecutor } from '../executor/executor.js';
 import { ExecutorError } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { WireFailure } from '../executor/wire-port.js';
-import { connectMessage } from './call-connect.js';
+import { driveFailure } from './call-connect.js';
 import { EXIT } from './call-outcome.js';
 import { LogMarks } from './log-lines.js';
 import { connectorOf, type DriveFlags } from './ops-drive.js';
@@ -92,7 +92,7 @@ export async function logs(ledger: Ledger, id: string, flags: LogsFlags): Promis
       out(`${text}\n`);
     }
   } catch (error) {
-    err(`${command}: ${explain(record.id, record.server, error)}\n`);
+    err(`${command}: ${explain(record.id, record.server, flags.ledger, error)}\n`);
     return EXIT.failed;
   } finally {
     process.off('SIGINT', onSigint);
@@ -110,9 +110,9 @@ export async function logs(ledger: Ledger, id: string, flags: LogsFlags): Promis
 }
 
 /** One line for a read that cannot go on. */
-function explain(operationId: string, server: string | undefined, error: unknown): string {
+function explain(operationId: string, server: string | undefined, ledger: string, error: unknown): string {
   if (error instanceof ExecutorError) return `operation ${operationId}: ${error.message}`;
   if (error instanceof WireFailure)
     return `operation ${operationId}: the server refused the log read: ${error.message}`;
-  return server === undefined ? String(error) : connectMessage(server, error);
+  return driveFailure(server, ledger, error);
 }

@@ -2,7 +2,7 @@
  * Where the CLI keeps its files, and the checks that turn a bad path into one line a person can act
  * on before SQLite or a retry loop sees it.
  */
-import { constants } from 'node:fs';
+import { constants, statfsSync } from 'node:fs';
 import { access, mkdir, open, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -121,4 +121,26 @@ function damageAdvice(path: string, what: 'ledger' | 'database', details: Record
     `keep the file: its ${held} are only there, and \`sqlite3 ${path} .dump\` prints the rows it can still read ` +
     `(README, "Damaged storage"); another path starts without them${again}`
   );
+}
+
+/**
+ * For an error SQLite raised writing `path` (a full disk is SQLITE_FULL, or an I/O error when not
+ * even its shared-memory file fits): `; FOLDER has N bytes free`, with what to do when nearly
+ * nothing is; '' for any other error or where the folder cannot be asked.
+ */
+export function diskNote(path: string, error: unknown): string {
+  let code = '';
+  for (let e: unknown = error; e instanceof Error && code === ''; e = e.cause) {
+    const own = (e as { code?: unknown }).code;
+    if (typeof own === 'string' && own.startsWith('SQLITE_')) code = own;
+  }
+  if (code !== 'SQLITE_FULL' && !code.startsWith('SQLITE_IOERR')) return '';
+  const folder = dirname(resolve(path));
+  try {
+    const fs = statfsSync(folder);
+    const free = fs.bavail * fs.bsize;
+    return `; ${folder} has ${free} bytes free${free < 1024 * 1024 ? ': free some space, then run the command again' : ''}`;
+  } catch {
+    return '';
+  }
 }

@@ -207,14 +207,13 @@ export class OperationDriver {
           }
         }
         const code = isTerminusError(error, 'lease_lost') ? 'superseded' : 'ledger_error';
+        const reason = error instanceof Error ? error.message : String(error);
         this.ctx.logger.warn('ledger refused a step; no longer driving the operation', {
           operationId: base.id,
           event: event.type,
-          error: error instanceof Error ? error.message : String(error),
+          error: reason,
         });
-        this.halt(
-          new ExecutorError(code, `operation ${base.id}: ${String(error)}`, { state: base.state, cause: error }),
-        );
+        this.halt(new ExecutorError(code, `operation ${base.id}: ${reason}`, { state: base.state, cause: error }));
         return null;
       }
       if (base.state !== this.record.state) {

@@ -152,7 +152,11 @@ describe('executor crash and resume()', () => {
       tool: 'slow_compute',
       args: { seconds: 0.1, label: 'crash-accept' },
     });
-    await expect(op.result()).rejects.toMatchObject({ code: 'ledger_error' });
+    // The ledger's own words, not the class name ("TerminusError: ...") before them.
+    await expect(op.result()).rejects.toMatchObject({
+      code: 'ledger_error',
+      message: `operation ${op.operationId}: simulated crash inside acceptTerminal`,
+    });
     expect((await real.loadByCallNode('n-accepting'))?.state).toBe('FETCHING_RESULT');
     expect(await real.getReceipt('n-accepting')).toBeNull();
     await executor.close();

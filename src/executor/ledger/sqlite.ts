@@ -172,5 +172,7 @@ function mapError(error: unknown): unknown {
   if (error instanceof SqliteError && error.code.startsWith('SQLITE_CONSTRAINT')) {
     return new TerminusError('operation_conflict', 'ledger constraint violated', { cause: error });
   }
-  return new TerminusError('internal', 'ledger error', { cause: error });
+  // SQLite's own words and code (a full disk is SQLITE_FULL): the ledger's refusal reaches a person.
+  const detail = error instanceof SqliteError ? `${error.message} (${error.code})` : String(error);
+  return new TerminusError('internal', `ledger error: ${detail}`, { cause: error });
 }

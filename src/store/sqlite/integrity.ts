@@ -162,6 +162,10 @@ function checkIntegrity(db: Db, path: string, full: boolean): void {
   try {
     rows = (db.pragma(`${pragma}(10)`) as Record<string, unknown>[]).map((row) => String(Object.values(row)[0]));
   } catch (error) {
+    // Malformed pages stop the check itself; any other error (a disk I/O error when the disk is
+    // full) says nothing of the file and is not reported as damage.
+    const damage = damageOf(path, error);
+    if (damage === undefined) throw error;
     throw damaged(path, 'corrupt', `${pragma} could not run: ${(error as Error).message}`, error);
   }
   if (rows.length === 1 && rows[0] === 'ok') return;
