@@ -4,7 +4,7 @@
  * every operation as a resource `terminus://operations/{id}`.
  */
 import { ProtocolError, Server, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
-import { digestOf } from '../core/digest.js';
+import { digestOf, MAX_DIGEST_DEPTH, nestingDepth } from '../core/digest.js';
 import type { Logger } from '../core/ports.js';
 import type { Catalog } from './catalog.js';
 import type { BridgeCore, Caller } from './core.js';
@@ -103,6 +103,10 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { name } = request.params;
     const args = request.params.arguments ?? {};
+    // Past this depth the call cannot be digested (nor, much deeper, serialised): invalid params.
+    if (nestingDepth(args, MAX_DIGEST_DEPTH) > MAX_DIGEST_DEPTH) {
+      throw new ProtocolError(-32602, `arguments nest deeper than ${MAX_DIGEST_DEPTH} levels`);
+    }
     const caller = callerOf(ctx);
     if ((MODEL_TOOL_NAMES as readonly string[]).includes(name)) return modelCall(core, name, args, caller) as never;
     const entry = await catalog.find(name);

@@ -1,8 +1,34 @@
 import { createHash } from 'node:crypto';
+import { TerminusError } from './errors.js';
+
+/**
+ * How deep a value a digest takes. `JSON.stringify` itself overflows the stack a few thousand
+ * levels down (about 5,000 on Node 20), and so did the key sort: a deeper value is refused with
+ * `invalid_argument` instead of a `RangeError` from somewhere inside.
+ */
+export const MAX_DIGEST_DEPTH = 1000;
 
 /** JSON with object keys sorted at every depth, so equal values give equal bytes. */
 export function canonicalJson(value: unknown): string {
+  const depth = nestingDepth(value, MAX_DIGEST_DEPTH);
+  if (depth > MAX_DIGEST_DEPTH) {
+    throw new TerminusError('invalid_argument', `value nests deeper than ${MAX_DIGEST_DEPTH} levels`);
+  }
   return JSON.stringify(sortKeys(value));
+}
+
+/** Depth of a parsed JSON value, walked with an explicit stack (no recursion), stopping past `bound`. */
+export function nestingDepth(value: unknown, bound: number): number {
+  let max = 0;
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth > max) max = depth;
+    if (max > bound) return max;
+    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
+  }
+  return max;
 }
 
 function sortKeys(value: unknown): unknown {

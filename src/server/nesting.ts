@@ -1,3 +1,4 @@
+import { nestingDepth } from '../core/digest.js';
 import { TerminusError } from '../core/errors.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { MAX_JSON_DEPTH } from './http/edge.js';
@@ -36,22 +37,8 @@ export function boundedNesting(engine: TaskEngine): TaskEngine {
   };
 }
 
-/** Depth of a parsed JSON value, walked with an explicit stack (no recursion), stopping past the bound. */
-export function nestingDepth(value: unknown, bound = MAX_JSON_DEPTH): number {
-  let max = 0;
-  const stack: [unknown, number][] = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth > max) max = depth;
-    if (max > bound) return max;
-    for (const child of Array.isArray(node) ? node : Object.values(node)) stack.push([child, depth + 1]);
-  }
-  return max;
-}
-
 function checkDepth(value: unknown): void {
-  if (nestingDepth(value) > MAX_JSON_DEPTH) {
+  if (nestingDepth(value, MAX_JSON_DEPTH) > MAX_JSON_DEPTH) {
     throw new TerminusError('invalid_argument', `arguments nest deeper than ${MAX_JSON_DEPTH} levels`);
   }
 }

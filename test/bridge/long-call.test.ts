@@ -113,4 +113,20 @@ describe('terminus bridge: a 20 s tool behind a host with a 5 s timeout', () => 
       expect(textOf(answer)).toMatch(/unknown or not yours.*terminus_operations/s);
     }
   });
+
+  it('arguments nested past what a digest takes are -32602, not a stack overflow; the bridge answers on', async () => {
+    const levels = 2_000; // the SDK client still serialises this; the digest stops at 1,000
+    const deep = JSON.parse(`{"label":"deep","nested":${'['.repeat(levels)}${']'.repeat(levels)}}`) as Record<
+      string,
+      unknown
+    >;
+    // Before: -32603 "Maximum call stack size exceeded" from the key sort of the digest.
+    await expect(hostCall(bridge.client, 'slow_compute', deep)).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('arguments nest deeper than 1000 levels'),
+    });
+    expect(upstreamTasks(served.db, 'deep')).toBe(0);
+    const greet = await hostCall(bridge.client, 'greet', { name: 'Ada' });
+    expect(greet).toMatchObject({ content: [{ type: 'text', text: 'Hello, Ada!' }] });
+  });
 });

@@ -202,8 +202,14 @@ describe('terminus call', () => {
         ['absent.json', /--args @absent\.json: cannot read it: ENOENT/],
         ['.', /--args @\.: cannot read it: EISDIR/],
         ['array.json', /--args @array\.json must be a JSON object/],
+        // 20,000 levels: parsed, then overflowed the stack digesting them (a stack trace, exit 1).
+        [
+          'deep.json',
+          /^terminus call: --args @deep\.json nests deeper than 1000 levels, more than a call can carry\n$/,
+        ],
       ] as const) {
         writeFileSync(join(dir.path, 'array.json'), '[1]');
+        writeFileSync(join(dir.path, 'deep.json'), `{"title":${'['.repeat(20_000)}${']'.repeat(20_000)}}`);
         const read = await terminus(['call', '--url', served.url, 'build_report', '--args', `@${file}`], {
           cwd: dir.path,
         });

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { nestingDepth } from '../../src/server/nesting.js';
+import { nestingDepth } from '../../src/core/digest.js';
 
 /**
  * Issue 12 item 11 over stdio, where no HTTP edge counts brackets: arguments nested 10,000 levels
@@ -18,9 +18,9 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const deep = '['.repeat(10_000) + ']'.repeat(10_000);
 
 it('nestingDepth walks without recursion and stops past its bound', () => {
-  expect(nestingDepth({ a: [1, { b: 2 }] })).toBe(3);
-  expect(nestingDepth(JSON.parse(deep))).toBe(65);
-  expect(nestingDepth('x')).toBe(0);
+  expect(nestingDepth({ a: [1, { b: 2 }] }, 64)).toBe(3);
+  expect(nestingDepth(JSON.parse(deep), 64)).toBe(65);
+  expect(nestingDepth('x', 64)).toBe(0);
 });
 
 describe('terminus serve --stdio', () => {
