@@ -32,7 +32,7 @@ import { next, type StepResult } from './machine.js';
 import type { ToolOperation } from './operation.js';
 import { statusReadCap, statusReadOpensAt } from './schedule.js';
 import type { TokenBucket } from './token-bucket.js';
-import { isReceipted } from './transitions.js';
+import { isReceipted, isSettled } from './transitions.js';
 import { WireFailure, type ClientWire, type ResultAnswer } from './wire-port.js';
 
 export interface DriverContext {
@@ -55,6 +55,9 @@ type EventSource = OperationEvent | ((record: ToolOperation) => OperationEvent);
 
 /** States in which a pushed status may bring a read forward (or will again, after an input round). */
 const LISTENED: readonly ToolOperation['state'][] = ['WORKING', 'INPUT_REQUIRED', 'CANCEL_REQUESTED'];
+
+/** Tries of one step against other executors' writes to the record (revision conflicts). */
+const MAX_STEP_ATTEMPTS = 16;
 
 export class OperationDriver {
   record: ToolOperation;
@@ -98,7 +101,17 @@ export class OperationDriver {
     this.wire = wire;
     this.ctx = ctx;
     this.status = new StatusFeed(record, ctx.clock);
-    if (takenUp) this.statusReadsSent.push(...Array<number>(statusReadCap(record.policy)).fill(ctx.clock.now()));
+    if (takenUp) this.fillReadWindow();
+  }
+
+  /** Counts this second's status-read window as full: whoever drove the record may have used it (C6). */
+  private fillReadWindow(): void {
+    const now = this.ctx.clock.now();
+    this.statusReadsSent.splice(
+      0,
+      this.statusReadsSent.length,
+      ...Array<number>(statusReadCap(this.record.policy)).fill(now),
+    );
   }
 
   get isStopped(): boolean {
@@ -182,7 +195,7 @@ export class OperationDriver {
   }
 
   private async step(source: EventSource): Promise<StepResult | null> {
-    for (let attempt = 0; attempt < 2 && !this.stopped; attempt++) {
+    for (let attempt = 0; attempt < MAX_STEP_ATTEMPTS && !this.stopped; attempt++) {
       const base = this.record;
       const event = typeof source === 'function' ? source(base) : source;
       const result = next(base, event, this.ctx.clock.now(), this.ctx.random.next());
@@ -193,13 +206,15 @@ export class OperationDriver {
           outcome: result.outcome,
           reason: result.reason,
         });
+        if (attempt > 0) await this.takeUp(base);
         return result;
       }
       try {
         if (!(await this.persist(base, result))) return null;
       } catch (error) {
-        if (isTerminusError(error, 'revision_conflict') && attempt === 0) {
+        if (isTerminusError(error, 'revision_conflict') && attempt < MAX_STEP_ATTEMPTS - 1) {
           // Someone else stepped the record (another executor on the file): step again on theirs.
+          // Each conflict is a write of theirs that landed, so several executors racing converge.
           const fresh = await this.ctx.ledger.load(base.id).catch(() => null);
           if (fresh !== null) {
             this.record = fresh;
@@ -232,6 +247,37 @@ export class OperationDriver {
       return result;
     }
     return null;
+  }
+
+  /**
+   * Another executor stepped the record (its write came first) and this driver's event does not
+   * apply to the state it left: nothing armed here fits that state any more. A settled record hands
+   * its receipt to this process's waiters; one still in flight is taken up as after a restart (a
+   * submission in doubt is looked up by its key, never sent again), so no waiter is left with
+   * nothing to wait for.
+   */
+  private async takeUp(fresh: ToolOperation): Promise<void> {
+    if (isSettled(fresh.state)) {
+      // Nothing is left to do here: no wake of this driver's plan, and the status feed shows the
+      // settled record (and ends, as it does when this process settles the operation itself).
+      this.timer?.abort();
+      const receipt = await this.ctx.ledger.getReceipt(fresh.callNodeId).catch(() => null);
+      if (receipt !== null) this.settle(receipt);
+      else {
+        this.fail(
+          new ExecutorError('never_created', `operation ${fresh.id} settled without a receipt`, { state: fresh.state }),
+        );
+      }
+      this.status.push(fresh, false);
+      this.status.end();
+      return;
+    }
+    this.ctx.logger.debug('operation stepped by another executor; taking it up', {
+      operationId: fresh.id,
+      state: fresh.state,
+    });
+    this.fillReadWindow();
+    await this.step({ type: 'resumed', epoch: this.ctx.epoch });
   }
 
   /** Writes the step; false when a receipt already existed for the call node (nothing written). */
