@@ -4,7 +4,7 @@
  * every operation as a resource `terminus://operations/{id}`.
  */
 import { ProtocolError, Server, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
-import { digestOf, MAX_DIGEST_DEPTH, nestingDepth } from '../core/digest.js';
+import { digestOf, MAX_DIGEST_DEPTH, tooDeepForDigest } from '../core/digest.js';
 import type { Logger } from '../core/ports.js';
 import type { Catalog } from './catalog.js';
 import type { BridgeCore, Caller } from './core.js';
@@ -104,7 +104,7 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
     const { name } = request.params;
     const args = request.params.arguments ?? {};
     // Past this depth the call cannot be digested (nor, much deeper, serialised): invalid params.
-    if (nestingDepth(args, MAX_DIGEST_DEPTH) > MAX_DIGEST_DEPTH) {
+    if (tooDeepForDigest(args)) {
       throw new ProtocolError(-32602, `arguments nest deeper than ${MAX_DIGEST_DEPTH} levels`);
     }
     const caller = callerOf(ctx);

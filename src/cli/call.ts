@@ -15,7 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { MAX_DIGEST_DEPTH, nestingDepth } from '../core/digest.js';
+import { MAX_DIGEST_DEPTH, tooDeepForDigest } from '../core/digest.js';
 import { isTerminusError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
@@ -159,7 +159,7 @@ function parseArgs(option: string): Record<string, unknown> {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new UsageError(`${what} must be a JSON object, e.g. --args '{"sections": 3}'`);
   }
-  if (nestingDepth(value, MAX_DIGEST_DEPTH) > MAX_DIGEST_DEPTH) {
+  if (tooDeepForDigest(value)) {
     throw new UsageError(`${what} nests deeper than ${MAX_DIGEST_DEPTH} levels, more than a call can carry`);
   }
   return value as Record<string, unknown>;

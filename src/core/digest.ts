@@ -10,11 +10,12 @@ export const MAX_DIGEST_DEPTH = 1000;
 
 /** JSON with object keys sorted at every depth, so equal values give equal bytes. */
 export function canonicalJson(value: unknown): string {
-  const depth = nestingDepth(value, MAX_DIGEST_DEPTH);
-  if (depth > MAX_DIGEST_DEPTH) {
-    throw new TerminusError('invalid_argument', `value nests deeper than ${MAX_DIGEST_DEPTH} levels`);
-  }
-  return JSON.stringify(sortKeys(value));
+  return JSON.stringify(sortKeys(value, 1));
+}
+
+/** Whether a digest refuses `value` (nested deeper than `MAX_DIGEST_DEPTH`), found without recursion. */
+export function tooDeepForDigest(value: unknown): boolean {
+  return nestingDepth(value, MAX_DIGEST_DEPTH) > MAX_DIGEST_DEPTH;
 }
 
 /** Depth of a parsed JSON value, walked with an explicit stack (no recursion), stopping past `bound`. */
@@ -31,17 +32,19 @@ export function nestingDepth(value: unknown, bound: number): number {
   return max;
 }
 
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const key of Object.keys(value).sort()) {
-      const v = (value as Record<string, unknown>)[key];
-      if (v !== undefined) out[key] = sortKeys(v);
-    }
-    return out;
+/** `value` with its keys sorted; `depth` is its own (1 at the top), checked in the same walk. */
+function sortKeys(value: unknown, depth: number): unknown {
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > MAX_DIGEST_DEPTH) {
+    throw new TerminusError('invalid_argument', `value nests deeper than ${MAX_DIGEST_DEPTH} levels`);
   }
-  return value;
+  if (Array.isArray(value)) return value.map((item: unknown) => sortKeys(item, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(value).sort()) {
+    const v = (value as Record<string, unknown>)[key];
+    if (v !== undefined) out[key] = sortKeys(v, depth + 1);
+  }
+  return out;
 }
 
 /** sha256 hex of the canonical JSON of `value`. */
