@@ -2,8 +2,8 @@ import { createServer } from 'node:net';
 import type { Pool } from 'pg';
 import { describe, expect, it } from 'vitest';
 import { isTerminusError, type TerminusError } from '../../src/core/errors.js';
-import { checkServer } from '../../src/store/postgres/connect.js';
-import { mapError } from '../../src/store/postgres/errors.js';
+import { mapError } from '../../src/sql/pg-errors.js';
+import { checkServer } from '../../src/sql/pg-pool.js';
 import { openPostgresTaskStore } from '../../src/store/postgres/index.js';
 import { adminPool, dropSchema, failWithoutDatabase, freshSchema, PG_URL } from './postgres-fixture.js';
 

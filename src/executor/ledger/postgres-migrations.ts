@@ -3,8 +3,8 @@
  * package needs no `.sql` files at run time. Never edit a released migration: add the next number.
  * Tables are prefixed `ledger_` so a ledger may share a schema with a task store.
  */
-import type { SchemaTables } from '../../store/postgres/db.js';
-import type { Migration } from '../../store/postgres/migrate.js';
+import type { SchemaTables } from '../../sql/pg-db.js';
+import type { Migration } from '../../sql/pg-migrate.js';
 
 export interface LedgerTables extends SchemaTables {
   readonly meta: string;

@@ -5,7 +5,7 @@
  */
 import type { QueryResult, QueryResultRow } from 'pg';
 import { TerminusError } from '../../core/errors.js';
-import type { Sql } from '../../store/postgres/db.js';
+import type { Sql } from '../../sql/pg-db.js';
 import type { OutboxRow, Receipt } from '../ledger-port.js';
 import { isLocalState, type LocalState, type ReceiptStatus, type ToolOperation } from '../operation.js';
 import type { LedgerTables } from './postgres-migrations.js';

@@ -9,10 +9,10 @@
 import { TerminusError } from '../../core/errors.js';
 import type { Clock, Logger } from '../../core/ports.js';
 import { systemClock } from '../../core/system.js';
-import { checkServer, poolFor, type ConnectOptions } from '../../store/postgres/connect.js';
-import { createDb, quoteIdent, type Db } from '../../store/postgres/db.js';
-import { sqlState } from '../../store/postgres/errors.js';
-import { migrate } from '../../store/postgres/migrate.js';
+import { createDb, quoteIdent, type Db } from '../../sql/pg-db.js';
+import { sqlState } from '../../sql/pg-errors.js';
+import { migrate } from '../../sql/pg-migrate.js';
+import { checkServer, poolFor, type ConnectOptions } from '../../sql/pg-pool.js';
 import { PRUNABLE_STATES, type Ledger } from '../ledger-port.js';
 import { checkAcceptance, checkApply, checkCreate, checkRecreate, keyConflict } from './checks.js';
 import { LEDGER_MIGRATIONS, type LedgerTables } from './postgres-migrations.js';

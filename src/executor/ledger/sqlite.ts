@@ -6,7 +6,7 @@
 import Database, { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/ports.js';
-import { damageOf, openCheckedDatabase } from '../../store/sqlite/integrity.js';
+import { damageOf, openCheckedDatabase } from '../../sql/sqlite-open.js';
 import { PRUNABLE_STATES, type Ledger } from '../ledger-port.js';
 import { checkAcceptance, checkApply, checkCreate, checkRecreate, keyConflict } from './checks.js';
 import { LEDGER_MIGRATIONS, type LedgerMigration } from './sqlite-migrations.js';

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import type { Logger } from '../../core/ports.js';
+import { quoteIdent } from '../../sql/pg-db.js';
+import { describe } from '../../sql/pg-errors.js';
+import { poolFor, type ConnectOptions } from '../../sql/pg-pool.js';
 import type { TaskEvent, TaskEventKind, TaskEvents } from '../events.js';
-import { poolFor, type ConnectOptions } from './connect.js';
-import { quoteIdent } from './db.js';
-import { describe } from './errors.js';
 
 export interface PostgresEventsOptions extends ConnectOptions {
   /** LISTEN/NOTIFY channel; every node of one deployment MUST use the same. Default `terminus_tasks`. */

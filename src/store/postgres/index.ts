@@ -9,5 +9,5 @@ export { openPostgresBackend } from './backend.js';
 export type { PostgresBackend, PostgresBackendOptions } from './backend.js';
 export { createPostgresEvents } from './events.js';
 export type { PostgresEventsOptions, PostgresTaskEvents } from './events.js';
-export { MIN_SERVER_VERSION } from './connect.js';
-export type { ConnectOptions } from './connect.js';
+export { MIN_SERVER_VERSION } from '../../sql/pg-pool.js';
+export type { ConnectOptions } from '../../sql/pg-pool.js';

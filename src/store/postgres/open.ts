@@ -1,14 +1,15 @@
 import type { Clock, Logger } from '../../core/ports.js';
 import { systemClock } from '../../core/system.js';
+import { createDb } from '../../sql/pg-db.js';
+import { migrate } from '../../sql/pg-migrate.js';
+import { checkServer, poolFor, type ConnectOptions } from '../../sql/pg-pool.js';
 import type { TaskStore } from '../port.js';
 import { claimTasks } from './claim.js';
 import { cancelTask, respondTask } from './client-writes.js';
-import { checkServer, poolFor, type ConnectOptions } from './connect.js';
 import { createTask, lookupKey } from './create.js';
-import { createDb, tablesOf } from './db.js';
+import { tablesOf } from './db.js';
 import { finish } from './finish.js';
 import { appendLog, readLog } from './log.js';
-import { migrate } from './migrate.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { countByStatus, getTask, listTasks } from './read.js';
 import { checkSchema } from './schema-check.js';

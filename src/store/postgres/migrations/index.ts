@@ -1,5 +1,5 @@
 import type { Tables } from '../db.js';
-import type { Migration } from '../migrate.js';
+import type { Migration } from '../../../sql/pg-migrate.js';
 import { sql as init } from './001_init.js';
 import { sql as claimOrder } from './002_claim_order.js';
 import { sql as taskLogs } from './003_task_logs.js';

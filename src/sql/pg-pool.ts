@@ -1,8 +1,8 @@
 import pg from 'pg';
 import type { Pool } from 'pg';
-import { TerminusError } from '../../core/errors.js';
-import type { Logger } from '../../core/ports.js';
-import { describe, sqlState } from './errors.js';
+import { TerminusError } from '../core/errors.js';
+import type { Logger } from '../core/ports.js';
+import { describe, sqlState } from './pg-errors.js';
 
 /** The oldest server we test against and support (generated columns, `hashtextextended`, ...). */
 export const MIN_SERVER_VERSION = 13;

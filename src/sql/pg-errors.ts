@@ -1,4 +1,4 @@
-import { TerminusError } from '../../core/errors.js';
+import { TerminusError } from '../core/errors.js';
 
 /**
  * SQLSTATE classes and node error codes that mean "the database is not reachable right now":

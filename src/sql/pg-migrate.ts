@@ -1,5 +1,5 @@
-import { TerminusError } from '../../core/errors.js';
-import type { Db, SchemaTables, Sql } from './db.js';
+import { TerminusError } from '../core/errors.js';
+import type { Db, SchemaTables, Sql } from './pg-db.js';
 
 export interface Migration<T extends SchemaTables> {
   /** Applied in ascending order; never renumber or edit one that has shipped, add the next. */

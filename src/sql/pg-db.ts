@@ -1,0 +1,94 @@
+import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
+import { TerminusError } from '../core/errors.js';
+import { isRetryableConflict, mapError } from './pg-errors.js';
+
+/** What every schema-qualified table set has: the ledger has its own, beside the store's. */
+export interface SchemaTables {
+  /** The schema's name as given (unquoted), for catalogue look-ups. */
+  readonly schemaName: string;
+  /** The schema's quoted identifier, for SQL text. */
+  readonly schema: string;
+  readonly migrations: string;
+}
+
+/** A SQL literal written against a table set, so one store can live in any schema. */
+export type Sql<T extends SchemaTables> = (t: T) => string;
+
+export interface Tx<T extends SchemaTables> {
+  query<R extends QueryResultRow>(sql: Sql<T>, params: readonly unknown[]): Promise<QueryResult<R>>;
+}
+
+export interface Db<T extends SchemaTables> {
+  readonly pool: Pool;
+  readonly tables: T;
+  /** One statement, autocommit. Errors come out as `TerminusError` (see `mapError`). */
+  query<R extends QueryResultRow>(where: string, sql: Sql<T>, params: readonly unknown[]): Promise<QueryResult<R>>;
+  /**
+   * Runs `fn` in one transaction on one pooled client. Serialization failures and deadlocks are
+   * retried (up to 5 runs); a `TerminusError` thrown by `fn` rolls back and passes through.
+   */
+  transaction<R>(where: string, fn: (tx: Tx<T>) => Promise<R>, isolation?: 'serializable'): Promise<R>;
+}
+
+export function quoteIdent(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+const MAX_RUNS = 5;
+
+export function createDb<T extends SchemaTables>(pool: Pool, tables: T, isClosed: () => boolean): Db<T> {
+  const texts = new Map<Sql<T>, string>();
+  const text = (sql: Sql<T>): string => {
+    let t = texts.get(sql);
+    if (t === undefined) {
+      t = sql(tables);
+      texts.set(sql, t);
+    }
+    return t;
+  };
+  const open = (): void => {
+    if (isClosed()) throw new TerminusError('unavailable', 'task store is closed');
+  };
+
+  return {
+    pool,
+    tables,
+    async query(where, sql, params) {
+      open();
+      try {
+        return await pool.query(text(sql), params as unknown[]);
+      } catch (error) {
+        throw mapError(error, where);
+      }
+    },
+    async transaction(where, fn, isolation) {
+      open();
+      for (let run = 1; ; run++) {
+        let client: PoolClient | undefined;
+        try {
+          client = await pool.connect();
+          const c = client;
+          await c.query(isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN');
+          const result = await fn({ query: (sql, params) => c.query(text(sql), params as unknown[]) });
+          await c.query('COMMIT');
+          c.release();
+          return result;
+        } catch (error) {
+          if (client !== undefined) await rollback(client, error);
+          if (run < MAX_RUNS && isRetryableConflict(error)) continue;
+          throw mapError(error, where);
+        }
+      }
+    },
+  };
+}
+
+/** Rolls back and returns the client; a client whose connection broke is destroyed, not reused. */
+async function rollback(client: PoolClient, cause: unknown): Promise<void> {
+  try {
+    await client.query('ROLLBACK');
+    client.release();
+  } catch {
+    client.release(cause instanceof Error ? cause : true);
+  }
+}
