@@ -182,8 +182,8 @@ export type { LogFollower, LogsOptions } from './executor/logs.js';
 export { LOG_POLL_MS } from './executor/logs.js';
 
 // Operations: lifecycle logs, metrics, traces, health (issue 16).
-export { combineObservers, silentObserver } from './telemetry/lifecycle.js';
-export type { LifecycleEvent, LifecycleKind, RunOutcome, TaskObserver } from './telemetry/lifecycle.js';
+export { combineObservers, silentObserver } from './runner/observer.js';
+export type { LifecycleEvent, LifecycleKind, RunOutcome, TaskObserver } from './runner/observer.js';
 export { lifecycleLog, lineLogger, LOG_FORMATS } from './telemetry/log.js';
 export type { LifecycleLogOptions, LineLoggerOptions, LogFormat } from './telemetry/log.js';
 export { createMetrics } from './telemetry/metrics.js';
@@ -201,8 +201,8 @@ export { executorMetrics } from './telemetry/executor.js';
 export type { ExecutorMetrics } from './telemetry/executor.js';
 export { executorTracing } from './telemetry/executor-trace.js';
 export type { ExecutorTracing } from './telemetry/executor-trace.js';
-export { withinRun } from './telemetry/lifecycle.js';
-export type { RunScope } from './telemetry/lifecycle.js';
+export { withinRun } from './runner/observer.js';
+export type { RunScope } from './runner/observer.js';
 export { operationsRoutes } from './server/http/ops-routes.js';
 export type { RequestFacts } from './server/http/serve.js';
 export { createBridge, DEFAULT_INLINE_WAIT_MS, OPERATION_URI_PREFIX } from './bridge/index.js';

@@ -19,7 +19,7 @@ import { timelineRecorder } from '../console/timeline.js';
 import { operationsRoutes } from '../server/http/ops-routes.js';
 import { readinessProbe } from '../telemetry/health.js';
 import { requestInstrument } from '../telemetry/http.js';
-import { combineObservers } from '../telemetry/lifecycle.js';
+import { combineObservers } from '../runner/observer.js';
 import { LOG_FORMATS, lifecycleLog, lineLogger, type LogFormat } from '../telemetry/log.js';
 import { createMetrics } from '../telemetry/metrics.js';
 import { taskGauge } from '../telemetry/task-gauge.js';

@@ -1,5 +1,5 @@
 import type { TaskRecord } from '../core/task.js';
-import type { LifecycleEvent, TaskObserver } from '../telemetry/lifecycle.js';
+import type { LifecycleEvent, TaskObserver } from '../runner/observer.js';
 
 /** One line of a task's timeline. */
 export interface TimelineEntry {

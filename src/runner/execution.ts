@@ -10,7 +10,7 @@ import type { EngineSettings } from './options.js';
 import type { Invoked } from './handlers.js';
 import { toFinish, toOutcome } from './outcome.js';
 import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
-import { withinRun, type LifecycleEvent, type RunOutcome } from '../telemetry/lifecycle.js';
+import { withinRun, type LifecycleEvent, type RunOutcome } from './observer.js';
 import { TaskLogWriter } from './task-log.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
 

@@ -4,7 +4,7 @@ import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { TaskEvents } from '../store/events.js';
 import { createLocalEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
-import { combineObservers, silentObserver, type TaskObserver } from '../telemetry/lifecycle.js';
+import { combineObservers, silentObserver, type TaskObserver } from './observer.js';
 import { DEFAULT_LOG_LIMITS } from '../core/log.js';
 import type { LogLimits } from './task-log.js';
 import { inThreadHandlers, type HandlerHost } from './handlers.js';

@@ -1,6 +1,6 @@
 import type { Clock, Logger } from '../core/ports.js';
 import type { TaskStore } from '../store/port.js';
-import type { TaskObserver } from '../telemetry/lifecycle.js';
+import type { TaskObserver } from './observer.js';
 import { errorFields } from './logger.js';
 
 /** Rows deleted per store call; a full batch is followed by another at once. */

@@ -1,5 +1,5 @@
 import type { TaskStore } from '../store/port.js';
-import type { TaskObserver } from './lifecycle.js';
+import type { TaskObserver } from '../runner/observer.js';
 
 /** What `/readyz` reports: every check, and `ready` when all pass. */
 export interface Readiness {

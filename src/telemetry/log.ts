@@ -1,5 +1,5 @@
 import type { Logger } from '../core/ports.js';
-import type { LifecycleEvent, TaskObserver } from './lifecycle.js';
+import type { LifecycleEvent, TaskObserver } from '../runner/observer.js';
 
 /** Options of `lifecycleLog`. */
 export interface LifecycleLogOptions {

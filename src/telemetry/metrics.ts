@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { LifecycleEvent, TaskObserver } from './lifecycle.js';
+import type { LifecycleEvent, TaskObserver } from '../runner/observer.js';
 
 /** The metrics of one server node, on one prom-client registry (see the README's table). */
 export interface TerminusMetrics {

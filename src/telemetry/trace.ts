@@ -11,7 +11,7 @@ import {
   type SpanContext,
   type Tracer,
 } from '@opentelemetry/api';
-import type { TaskObserver } from './lifecycle.js';
+import type { TaskObserver } from '../runner/observer.js';
 
 /** The instrumentation scope of every span mcp-terminus makes. */
 export const TRACER_NAME = 'mcp-terminus';

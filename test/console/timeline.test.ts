@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { timelineOf } from '../../src/console/timeline.js';
 import type { TaskRecord } from '../../src/core/task.js';
-import type { LifecycleEvent } from '../../src/telemetry/lifecycle.js';
+import type { LifecycleEvent } from '../../src/runner/observer.js';
 import { taskRecord } from '../fixtures/task-record.js';
 
 const T0 = 1_800_000_000_000;

@@ -6,7 +6,7 @@ import { systemClock } from '../../src/core/system.js';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
 import { AsyncContextManager } from '../../src/telemetry/context.js';
 import { requestInstrument } from '../../src/telemetry/http.js';
-import { combineObservers, type LifecycleEvent, type TaskObserver } from '../../src/telemetry/lifecycle.js';
+import { combineObservers, type LifecycleEvent, type TaskObserver } from '../../src/runner/observer.js';
 import { lifecycleLog } from '../../src/telemetry/log.js';
 import { createMetrics, type TerminusMetrics } from '../../src/telemetry/metrics.js';
 import { taskSpanContext, taskTracing } from '../../src/telemetry/trace.js';

@@ -13,7 +13,7 @@ import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import { AsyncContextManager } from '../../src/telemetry/context.js';
 import { executorTracing } from '../../src/telemetry/executor-trace.js';
 import { requestInstrument } from '../../src/telemetry/http.js';
-import { combineObservers } from '../../src/telemetry/lifecycle.js';
+import { combineObservers } from '../../src/runner/observer.js';
 import { lifecycleLog } from '../../src/telemetry/log.js';
 import { createMetrics } from '../../src/telemetry/metrics.js';
 import { taskTracing } from '../../src/telemetry/trace.js';
