@@ -178,7 +178,7 @@ export type {
   LogsAnswer,
   LogsRequest,
 } from './executor/wire-port.js';
-export type { LogFollower, LogsOptions } from './executor/logs.js';
+export type { LogFollower, LogsOptions } from './executor/executor-types.js';
 export { LOG_POLL_MS } from './executor/logs.js';
 
 // Operations: lifecycle logs, metrics, traces, health (issue 16).

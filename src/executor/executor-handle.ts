@@ -1,7 +1,6 @@
 /** Operation handles: a live one over a driver, and a settled one read from the ledger. */
 import type { Clock } from '../core/ports.js';
-import type { OperationHandle } from './executor-types.js';
-import type { LogFollower, LogsOptions } from './logs.js';
+import type { LogFollower, LogsOptions, OperationHandle } from './executor-types.js';
 import { ExecutorError } from './executor-types.js';
 import type { OperationDriver } from './interpreter.js';
 import { toStatus } from './interpreter-status.js';

@@ -7,8 +7,7 @@ import type { Clock, Ids, Logger, Random } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import type { Ledger, Receipt } from './ledger-port.js';
 import type { LocalState, OperationPolicy, WireStatus } from './operation.js';
-import type { LogFollower, LogsOptions } from './logs.js';
-import type { ClientWire, LogPage } from './wire-port.js';
+import type { ClientWire, LogLine, LogPage, WireFailure, WireStatusAnswer } from './wire-port.js';
 
 /**
  * Returns the wire for a server name. `wire` is set when an existing operation is resumed: the
@@ -259,6 +258,36 @@ export interface Executor {
   logs(operationId: string, options?: LogsOptions): LogFollower;
   /** One page of that log after `request.after` (default 0), at most `request.limit` lines: the bridge's read. */
   readLogs(operationId: string, request?: { readonly after?: number; readonly limit?: number }): Promise<LogPage>;
+}
+
+/** How `op.logs()` / `executor.logs()` read: from where, until when, how often. */
+export interface LogsOptions {
+  /** Start after this `seq` (a cursor from an earlier read); default 0, the whole log. */
+  readonly after?: number;
+  /** Ends the iteration (quietly) when aborted. */
+  readonly signal?: AbortSignal;
+  /** Keep reading until the server says `done` (default true); false ends once caught up. */
+  readonly follow?: boolean;
+  /** Wait between reads of a caught-up log, in ms; default `LOG_POLL_MS`. */
+  readonly intervalMs?: number;
+  /** Told of every failed read that will be retried, with the delay before the retry (ms). */
+  readonly onRetry?: (failure: WireFailure, retryInMs: number) => void;
+}
+
+/**
+ * The lines of a task's log, in `seq` order, each once. `next`, `dropped` and `status` are those of
+ * the last page read. A gap in `seq` is lines the server dropped (its per-task bound) before they
+ * were read.
+ */
+export interface LogFollower extends AsyncIterable<LogLine> {
+  /** The cursor after the last line yielded: pass it as `after` to go on later without repeats. */
+  readonly next: number;
+  /** Lines the server dropped for this task, in total, as of the last page. */
+  readonly dropped: number;
+  /** The server's status of the task at the last page, or null before the first. */
+  readonly status: WireStatusAnswer | null;
+  /** True once the server said the log is complete (terminal, nothing after `next`). */
+  readonly done: boolean;
 }
 
 export const EXECUTOR_ERROR_CODES = [

@@ -6,8 +6,14 @@
 import { digestOf, requestDigest } from '../core/digest.js';
 import { silentLogger } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
-import type { Executor, ExecutorOptions, OperationHandle, SubmitInput, WaitOptions } from './executor-types.js';
-import type { LogsOptions } from './logs.js';
+import type {
+  Executor,
+  ExecutorOptions,
+  LogsOptions,
+  OperationHandle,
+  SubmitInput,
+  WaitOptions,
+} from './executor-types.js';
 import { ExecutorError } from './executor-types.js';
 import { OperationDriver, type DriverContext } from './interpreter.js';
 import { initialEffects } from './machine.js';

@@ -11,7 +11,7 @@
  */
 import type { Clock } from '../core/ports.js';
 import { isTerminal } from '../core/task.js';
-import { ExecutorError } from './executor-types.js';
+import { ExecutorError, type LogFollower, type LogsOptions } from './executor-types.js';
 import type { Ledger } from './ledger-port.js';
 import type { ToolOperation } from './operation.js';
 import type { TokenBucket } from './token-bucket.js';
@@ -25,36 +25,6 @@ export const LOG_POLL_MS = 1_000;
 export const LOG_PAGE_LIMIT = 500;
 const RETRY_MAX_MS = 30_000;
 const TASK_ID_POLL_MS = 200;
-
-/** How `op.logs()` / `executor.logs()` read: from where, until when, how often. */
-export interface LogsOptions {
-  /** Start after this `seq` (a cursor from an earlier read); default 0, the whole log. */
-  readonly after?: number;
-  /** Ends the iteration (quietly) when aborted. */
-  readonly signal?: AbortSignal;
-  /** Keep reading until the server says `done` (default true); false ends once caught up. */
-  readonly follow?: boolean;
-  /** Wait between reads of a caught-up log, in ms; default `LOG_POLL_MS`. */
-  readonly intervalMs?: number;
-  /** Told of every failed read that will be retried, with the delay before the retry (ms). */
-  readonly onRetry?: (failure: WireFailure, retryInMs: number) => void;
-}
-
-/**
- * The lines of a task's log, in `seq` order, each once. `next`, `dropped` and `status` are those of
- * the last page read. A gap in `seq` is lines the server dropped (its per-task bound) before they
- * were read.
- */
-export interface LogFollower extends AsyncIterable<LogLine> {
-  /** The cursor after the last line yielded: pass it as `after` to go on later without repeats. */
-  readonly next: number;
-  /** Lines the server dropped for this task, in total, as of the last page. */
-  readonly dropped: number;
-  /** The server's status of the task at the last page, or null before the first. */
-  readonly status: WireStatusAnswer | null;
-  /** True once the server said the log is complete (terminal, nothing after `next`). */
-  readonly done: boolean;
-}
 
 /** What the follower needs from the executor: the ledger (task id), the clock, the QPS bucket, the wire. */
 export interface LogsDeps {

@@ -6,7 +6,6 @@
  * timed process faults. `faultsFired` in a series outcome counts the rules that actually fired, which
  * is what coverage is measured on (a planned fault that never met its message does not count).
  */
-import { PUSH_FAULT_CLASSES, type PushFaultClass } from './push-faults.js';
 import type { SimRandom } from './random.js';
 import type { Trace } from './trace.js';
 
@@ -53,7 +52,23 @@ export const FAULT_CLASSES = [
   /** A status read on the wire when the cancel won is answered late with a completion. */
   'late_completion_shown',
 ] as const;
-/** The classes above (drawn by `plan.ts`) and the push faults of listen streams (`push-faults.ts`). */
+
+/** What a listen stream can do to the notifications on it (drawn by `push-faults.ts`, fired by `network/push.ts`). */
+export const PUSH_FAULT_CLASSES = [
+  /** A notification is never delivered. */
+  'push_lost',
+  /** A notification is delivered twice. */
+  'push_duplicated',
+  /** A notification is delivered after the next one about the same task (an older snapshot last). */
+  'push_reordered',
+  /** A notification is delivered seconds late, after later changes (and their pushes). */
+  'push_late',
+  /** The stream is cut at a delivery: that push and the stream are gone; the client opens another. */
+  'stream_cut',
+] as const;
+export type PushFaultClass = (typeof PUSH_FAULT_CLASSES)[number];
+
+/** `FAULT_CLASSES` (drawn by `plan.ts`) and the push faults of listen streams (`PUSH_FAULT_CLASSES`). */
 export type FaultClass = (typeof FAULT_CLASSES)[number] | PushFaultClass;
 
 export function isFaultClass(value: string): value is FaultClass {

@@ -11,8 +11,7 @@
  * out), the part a slower executor would lengthen.
  */
 import { INVARIANTS, QPS_CAP } from './checks.js';
-import { FAULT_CLASSES } from './faults.js';
-import { PUSH_FAULT_CLASSES } from './push-faults.js';
+import { FAULT_CLASSES, PUSH_FAULT_CLASSES } from './faults.js';
 import { LOCAL_STATES } from '../executor/operation.js';
 import type { SeriesSummary } from './summary.js';
 import { simWire, type SimWireName } from './wires/index.js';

@@ -4,23 +4,9 @@
  * plans; the rules are ordinary `MessageRule`s in the series plan (printed with it, and an
  * operation they name is not "clean" for the poll-count figure), fired by `network/push.ts`.
  */
-import type { MessageRule } from './faults.js';
+import { PUSH_FAULT_CLASSES, type MessageRule, type PushFaultClass } from './faults.js';
 import type { SimRandom } from './random.js';
 import type { OperationPlan } from './workload.js';
-
-export const PUSH_FAULT_CLASSES = [
-  /** A notification is never delivered. */
-  'push_lost',
-  /** A notification is delivered twice. */
-  'push_duplicated',
-  /** A notification is delivered after the next one about the same task (an older snapshot last). */
-  'push_reordered',
-  /** A notification is delivered seconds late, after later changes (and their pushes). */
-  'push_late',
-  /** The stream is cut at a delivery: that push and the stream are gone; the client opens another. */
-  'stream_cut',
-] as const;
-export type PushFaultClass = (typeof PUSH_FAULT_CLASSES)[number];
 
 const rule = (fault: PushFaultClass, op: string | null, remaining: number, p: number, arg = 0): MessageRule => ({
   fault,

@@ -5,7 +5,7 @@
  * on a refusal (polling is the baseline, reference 2.7), closed with the executor.
  */
 import { describe, expect, it } from 'vitest';
-import type { OpenedStream } from '../../src/executor/adapters/push-stream.js';
+import type { OpenedStream } from '../../src/executor/adapters/connection.js';
 import { TaskListener } from '../../src/executor/adapters/task-listener.js';
 import { WireFailure } from '../../src/executor/wire-port.js';
 import { VirtualClock } from './executor-helpers.js';

@@ -11,7 +11,7 @@ import { isScripted } from '../../src/sim/plan.js';
 import { seriesRandom } from '../../src/sim/random.js';
 import { SIM_TOOL_SLOW_POLL } from '../../src/sim/server/tools.js';
 import { drawWorkload, withEdges } from '../../src/sim/workload.js';
-import { PUSH_FAULT_CLASSES } from '../../src/sim/push-faults.js';
+import { PUSH_FAULT_CLASSES } from '../../src/sim/faults.js';
 import { PUSH_BROKEN_VARIANTS } from '../../src/sim/push-variants.js';
 import { runSeries } from '../../src/sim/series.js';
 import { summarize, type SeriesSummary } from '../../src/sim/summary.js';

@@ -4,7 +4,6 @@
  * hints need. HTTP (`http-channel.ts`) and stdio (`stdio-channel.ts`) implement it.
  */
 import type { RpcChannel } from '../wire-port.js';
-import type { OpenedStream, StreamRequest } from './push-stream.js';
 
 /** `modern`: 2026-07-28, every request carries the `_meta` envelope. `legacy`: 2025-11-25 after `initialize`. */
 export type Era = 'modern' | 'legacy';
@@ -33,6 +32,16 @@ export interface RpcConnection {
   onRequest?(handler: ServerRequestHandler): () => void;
   close(): Promise<void>;
 }
+
+/** A push stream the server accepted. */
+export interface OpenedStream {
+  /** Resolves (never rejects) with why the stream ended. */
+  readonly ended: Promise<string>;
+}
+
+/** What to open: a `subscriptions/listen` request (modern era) or the session's GET stream (legacy). */
+export type StreamRequest =
+  { readonly kind: 'listen'; readonly params: Record<string, unknown> } | { readonly kind: 'session' };
 
 /** A request the server sent to the client (`elicitation/create`, `sampling/createMessage`). */
 export interface ServerRequest {

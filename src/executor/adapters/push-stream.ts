@@ -11,17 +11,7 @@
  */
 import type { Clock } from '../../core/ports.js';
 import { WireFailure } from '../wire-port.js';
-import { parseRetryAfter } from './connection.js';
-
-/** A push stream the server accepted. */
-export interface OpenedStream {
-  /** Resolves (never rejects) with why the stream ended. */
-  readonly ended: Promise<string>;
-}
-
-/** What to open: a `subscriptions/listen` request (modern era) or the session's GET stream (legacy). */
-export type StreamRequest =
-  { readonly kind: 'listen'; readonly params: Record<string, unknown> } | { readonly kind: 'session' };
+import { parseRetryAfter, type OpenedStream } from './connection.js';
 
 export interface PushStreamDeps {
   readonly url: string;

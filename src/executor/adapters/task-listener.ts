@@ -19,7 +19,7 @@
  */
 import type { Clock } from '../../core/ports.js';
 import { WireFailure } from '../wire-port.js';
-import type { OpenedStream } from './push-stream.js';
+import type { OpenedStream } from './connection.js';
 
 export type ListenerState = 'idle' | 'opening' | 'open' | 'retrying' | 'unsupported' | 'closed';
 

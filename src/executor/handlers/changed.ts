@@ -8,8 +8,7 @@
  */
 import type { TerminalStatus } from '../../core/task.js';
 import type { ServerReport, WireStatus } from '../operation.js';
-import type { Draft, StepResult } from '../step.js';
-import { toUnknown } from './outcomes.js';
+import type { Draft } from '../step.js';
 
 export interface Change {
   readonly kind: 'terminal_status_changed' | 'result_changed';
@@ -49,18 +48,4 @@ export function noteTerminal(d: Draft, status: TerminalStatus, resultDigest?: st
   } else if (first.resultDigest === undefined && resultDigest !== undefined && first.status === status) {
     d.set({ observedTerminal: { ...first, resultDigest } });
   }
-}
-
-/** The server contradicted itself: UNKNOWN, both reports kept, nothing accepted, no lookup. */
-export function changed(d: Draft, change: Change): StepResult {
-  const what = change.kind === 'result_changed' ? 'result digest' : 'status';
-  const detail =
-    `server reported ${describe(change.reported)} after ${describe(change.observed)}: the ${what} changed ` +
-    'after it was observed; not followed, left for an operator';
-  return toUnknown(d, change.kind, detail, false, { observed: change.observed, reported: change.reported });
-}
-
-function describe(r: ServerReport): string {
-  const digest = r.resultDigest === undefined ? '' : ` (result ${r.resultDigest.slice(0, 12)})`;
-  return `${r.status ?? '?'}${digest} at ${new Date(r.at).toISOString()}`;
 }

@@ -5,6 +5,7 @@
 import type { EventOf } from '../events.js';
 import { nextPoll } from '../schedule.js';
 import { ignored, rejected, type Draft, type StepResult } from '../step.js';
+import { awaitDeadline } from './deadline.js';
 import { onPreTaskAnswered } from './submission.js';
 
 /**
@@ -24,16 +25,6 @@ export function openRound(d: Draft, requests: Readonly<Record<string, unknown>> 
   if (d.base.state !== 'INPUT_REQUIRED') d.clearWake();
   awaitDeadline(d).emit({ type: 'ask_approval', round, requests: pending });
   return true;
-}
-
-/**
- * Polling is paused while the gate is asked (C10), but the wait budget still holds (C9): with no
- * resend timer armed, the one timer is the deadline, where local waiting stops.
- */
-export function awaitDeadline(d: Draft): Draft {
-  const deadline = d.record.policy.deadlineAt;
-  if (d.record.wakeAt === null && deadline !== null) d.wake({ atMs: Math.max(deadline, d.now), purpose: 'deadline' });
-  return d;
 }
 
 export function hasFreshInput(d: Draft, requests: Readonly<Record<string, unknown>> | undefined): boolean {

@@ -4,10 +4,10 @@
  */
 import { isTerminal, type TerminalStatus } from '../../core/task.js';
 import type { Acceptance } from '../effects.js';
-import type { InputState, ReceiptStatus, ToolOperation, Evidence, WireStatus } from '../operation.js';
+import type { InputState, ReceiptStatus, ServerReport, ToolOperation, Evidence, WireStatus } from '../operation.js';
 import { immediate, nextPoll, throttled } from '../schedule.js';
 import { rejected, type Draft, type StepResult } from '../step.js';
-import { changed, changeOf, noteTerminal } from './changed.js';
+import { changeOf, noteTerminal, type Change } from './changed.js';
 
 export function acceptanceOf(
   record: ToolOperation,
@@ -71,6 +71,20 @@ export function acceptExpired(d: Draft, observedStatus: WireStatus | null): Step
   d.clearWake().moveTo('EXPIRED_WITH_RECEIPT');
   const acceptance = acceptanceOf(d.record, taskId, 'expired', { observedStatus }, null);
   return d.emit({ type: 'accept_terminal', acceptance }).done();
+}
+
+/** The server contradicted itself: UNKNOWN, both reports kept, nothing accepted, no lookup. */
+export function changed(d: Draft, change: Change): StepResult {
+  const what = change.kind === 'result_changed' ? 'result digest' : 'status';
+  const detail =
+    `server reported ${describe(change.reported)} after ${describe(change.observed)}: the ${what} changed ` +
+    'after it was observed; not followed, left for an operator';
+  return toUnknown(d, change.kind, detail, false, { observed: change.observed, reported: change.reported });
+}
+
+function describe(r: ServerReport): string {
+  const digest = r.resultDigest === undefined ? '' : ` (result ${r.resultDigest.slice(0, 12)})`;
+  return `${r.status ?? '?'}${digest} at ${new Date(r.at).toISOString()}`;
 }
 
 /** Into UNKNOWN with evidence (C4); `lookup` tries an automatic reconciliation by key first. */

@@ -17,10 +17,12 @@ import {
 } from '../schedule.js';
 import { drivesDetached, ignored, rejected, type Draft, type StepResult } from '../step.js';
 import { isSettled } from '../transitions.js';
-import { awaitDeadline, hasFreshInput, openRound } from './input.js';
+import { awaitDeadline } from './deadline.js';
+import { hasFreshInput, openRound } from './input.js';
 import {
   acceptCancelled,
   acceptExpired,
+  changed,
   closeRound,
   isCompletion,
   isStaleServerEpoch,
@@ -31,7 +33,7 @@ import {
   reconcileByKey,
   toUnknown,
 } from './outcomes.js';
-import { changed, changeOf, noteTerminal } from './changed.js';
+import { changeOf, noteTerminal } from './changed.js';
 import { lateAnswer } from './submission.js';
 
 const POLLED: readonly LocalState[] = ['WORKING', 'INPUT_REQUIRED', 'CANCEL_REQUESTED'];

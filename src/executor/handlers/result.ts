@@ -7,9 +7,9 @@ import { digestOf } from '../../core/digest.js';
 import type { EventOf } from '../events.js';
 import { nextRetry } from '../schedule.js';
 import { rejected, type Draft, type StepResult } from '../step.js';
-import { acceptanceOf, isCompletion, lateEffect, toUnknown } from './outcomes.js';
+import { acceptanceOf, changed, isCompletion, lateEffect, toUnknown } from './outcomes.js';
 import { lateAnswer } from './submission.js';
-import { changed, changeOf } from './changed.js';
+import { changeOf } from './changed.js';
 
 export function onResultFetched(d: Draft, ev: EventOf<'result_fetched'>): StepResult {
   const r = d.base;

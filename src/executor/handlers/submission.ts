@@ -7,7 +7,7 @@ import type { EventOf } from '../events.js';
 import { isSettled } from '../transitions.js';
 import { ignored, rejected, type Draft, type StepResult } from '../step.js';
 import { digestOf } from '../../core/digest.js';
-import { awaitDeadline } from './input.js';
+import { awaitDeadline } from './deadline.js';
 import { acceptanceOf, countReconciled, keyNeverNamedTheCall, rediscovered, toUnknown } from './outcomes.js';
 
 export function onSubmitSent(d: Draft, _ev: EventOf<'submit_sent'>): StepResult {

@@ -10,7 +10,6 @@ import {
   type AuthInfo,
   type Implementation,
 } from '@modelcontextprotocol/server';
-import type { LegacyFastLeg } from '../wire/adapter.js';
 import { UNAVAILABLE_RETRY_AFTER_MS, UNAVAILABLE_RPC_CODE } from '../wire/retryable.js';
 import { modernRequestRevision } from './modern-request.js';
 
@@ -43,6 +42,21 @@ export interface FastContext {
  * resolves with the result or throws the error (a `ProtocolError` with `code`, `message`, `data`).
  */
 export type FastMethod = (params: Record<string, unknown>, ctx: FastContext) => Promise<Record<string, unknown>>;
+
+/**
+ * The sessionful leg as the HTTP fast path sees it: the handlers its sessions' servers run, and the
+ * session state those servers' transports check before they dispatch a request.
+ */
+export interface LegacyFastLeg {
+  /** `tasks/get` and `tasks/cancel`: the very handlers the leg's SDK servers have registered. */
+  readonly methods: ReadonlyMap<string, FastMethod>;
+  /**
+   * True when session `sessionId` would dispatch request `requestId` now: open, opened by
+   * `clientId` (the principal `handle` compares), and no request with that id in flight on it (the
+   * SDK transport would re-map that id's stream). It is then marked seen, as `handle` does.
+   */
+  claim(sessionId: string, clientId: string | undefined, requestId: string | number): boolean;
+}
 
 /** An answer ready for the socket: the status, the headers and the body of one write. */
 export interface FastAnswer {

@@ -2,7 +2,7 @@ import type { AuthInfo, McpServerFactory, Server } from '@modelcontextprotocol/s
 import type { Logger } from '../../core/ports.js';
 import type { WireName } from '../../core/task.js';
 import type { TaskEngine } from '../../runner/engine-port.js';
-import type { FastMethod } from '../http/fast-path.js';
+import type { FastMethod, LegacyFastLeg } from '../http/fast-path.js';
 import type { HttpRoute } from '../http/routes.js';
 import type { TransportKind } from '../owner.js';
 import type { Preflight } from '../preflight.js';
@@ -75,19 +75,4 @@ export interface LegacyHttpLeg {
   readonly size?: number;
   /** What the HTTP fast path may answer on this leg's sessions (`http/fast-path.ts`, `fastSessionAnswer`). */
   readonly fast?: LegacyFastLeg;
-}
-
-/**
- * The sessionful leg as the HTTP fast path sees it: the handlers its sessions' servers run, and the
- * session state those servers' transports check before they dispatch a request.
- */
-export interface LegacyFastLeg {
-  /** `tasks/get` and `tasks/cancel`: the very handlers the leg's SDK servers have registered. */
-  readonly methods: ReadonlyMap<string, FastMethod>;
-  /**
-   * True when session `sessionId` would dispatch request `requestId` now: open, opened by
-   * `clientId` (the principal `handle` compares), and no request with that id in flight on it (the
-   * SDK transport would re-map that id's stream). It is then marked seen, as `handle` does.
-   */
-  claim(sessionId: string, clientId: string | undefined, requestId: string | number): boolean;
 }

@@ -13,12 +13,10 @@
  * as such; a server that crashed ends every stream (its connections died with it).
  */
 import type { ClockScope } from '../clock.js';
-import type { NotificationListener } from '../../executor/adapters/connection.js';
-import type { OpenedStream } from '../../executor/adapters/push-stream.js';
+import type { NotificationListener, OpenedStream } from '../../executor/adapters/connection.js';
 import { TaskListener } from '../../executor/adapters/task-listener.js';
 import { WireFailure } from '../../executor/wire-port.js';
-import { fireRule, type FaultClass, type MessageRule } from '../faults.js';
-import type { PushFaultClass } from '../push-faults.js';
+import { fireRule, type FaultClass, type MessageRule, type PushFaultClass } from '../faults.js';
 import type { SimRandom } from '../random.js';
 import { ServerDown, type SimServer } from '../server/host.js';
 import type { ServerFacts } from '../server/facts.js';

@@ -3,14 +3,6 @@ import type { Fence, LogQuery, LogRead } from '../port.js';
 import { clampLimit } from '../cursor.js';
 import { assertLive, copy, fenced, visible, type MemoryState } from './state.js';
 
-/** One task's log in memory: the kept lines (oldest first) and the counters the bound keeps. */
-export interface MemoryLog {
-  lastSeq: number;
-  dropped: number;
-  bytes: number;
-  readonly lines: { readonly line: LogLine; readonly bytes: number }[];
-}
-
 /** Fenced like `progress`; a terminal task's log is final (S2). */
 export function appendLog(
   state: MemoryState,

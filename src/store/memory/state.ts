@@ -1,7 +1,15 @@
 import { leaseLost, TerminusError } from '../../core/errors.js';
+import type { LogLine } from '../../core/log.js';
 import { isExpired, isTerminal, type TaskRecord } from '../../core/task.js';
 import type { Fence } from '../port.js';
-import type { MemoryLog } from './log.js';
+
+/** One task's log in memory: the kept lines (oldest first) and the counters the bound keeps. */
+export interface MemoryLog {
+  lastSeq: number;
+  dropped: number;
+  bytes: number;
+  readonly lines: { readonly line: LogLine; readonly bytes: number }[];
+}
 
 /**
  * The memory store's tables. Records are kept as private copies: everything going in or out passes

@@ -7,11 +7,10 @@ import {
   type McpServerFactory,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../../../core/ports.js';
-import type { FastMethod } from '../../http/fast-path.js';
+import type { FastMethod, LegacyFastLeg } from '../../http/fast-path.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
 import { trackInFlight, type InFlight } from '../../in-flight.js';
 import { DEFAULT_LIMITS, limitResponse } from '../../limits.js';
-import type { LegacyFastLeg } from '../adapter.js';
 import { isRecord } from './decode.js';
 import { createStatusNotifier } from './notifier.js';
 import { attachSession } from './session-hooks.js';
