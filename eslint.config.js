@@ -8,7 +8,9 @@ export default tseslint.config(
   {
     languageOptions: {
       parserOptions: {
-        projectService: { allowDefaultProject: ['eslint.config.js', 'scripts/build-if-stale.mjs'] },
+        projectService: {
+          allowDefaultProject: ['eslint.config.js', 'scripts/build-if-stale.mjs', '.dependency-cruiser.mjs'],
+        },
         tsconfigRootDir: import.meta.dirname,
       },
     },
