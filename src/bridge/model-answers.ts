@@ -11,6 +11,7 @@ import { logsAnswer, textAnswer, toolError, unknownOperation } from './render.js
 
 /** How long `terminus_operations` remembers finished operations. */
 const RECENT = 20;
+
 /** The answers of the model-facing tools, on one bridge's operations. */
 export class ModelAnswers {
   private readonly ops: BridgeOperations;

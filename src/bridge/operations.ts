@@ -4,8 +4,7 @@
  * as it can take them. Every operation id a caller names is checked against its owner first.
  */
 import type { Clock, Ids, Logger } from '../core/ports.js';
-import type { Executor, OperationHandle } from '../executor/executor-types.js';
-import { ExecutorError } from '../executor/executor-types.js';
+import { ExecutorError, type Executor, type OperationHandle } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
@@ -40,6 +39,7 @@ export interface Caller {
    */
   readonly inputRequired?: { readonly responses: Readonly<Record<string, unknown>> | undefined };
 }
+
 /** What the bridge's operations run on. */
 export interface OperationsDeps {
   readonly executor: Executor;
