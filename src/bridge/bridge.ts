@@ -20,7 +20,8 @@ import { createExecutor } from '../executor/executor.js';
 import type { Connector, Executor } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { Catalog, UPSTREAM_NAME } from './catalog.js';
-import { BridgeCore } from './core.js';
+import { ModelAnswers } from './model-answers.js';
+import { BridgeOperations } from './operations.js';
 import { serveBridgeHttp, type BridgeHttpHandle, type MetricsSource } from './http.js';
 import { Questions } from './questions.js';
 import { bridgeServer, OPERATION_URI_PREFIX } from './server.js';
@@ -119,7 +120,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   );
   const catalog = new Catalog([...upstreams.values()], logger);
   const questions = new Questions();
-  let core: BridgeCore | null = null;
+  let operations: BridgeOperations | null = null;
   const metrics = options.metrics;
   const connect: Connector = async (server, wire) => {
     const upstream = upstreams.get(server);
@@ -131,7 +132,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       );
     }
     const connected = await upstream.wire(wire);
-    return core === null ? connected : core.observe(connected);
+    return operations === null ? connected : operations.observe(connected);
   };
   const executor: Executor = await createExecutor({
     ledger: metrics === undefined ? options.ledger : metrics.ledger(options.ledger),
@@ -143,7 +144,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     ...(options.qps === undefined ? {} : { qps: options.qps }),
     connect: metrics === undefined ? connect : metrics.connect(connect),
   });
-  core = new BridgeCore({
+  operations = new BridgeOperations({
     executor,
     ledger: options.ledger,
     catalog,
@@ -158,7 +159,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
 
   const live = new Set<Server>();
   const bus = new InMemoryServerEventBus((error) => logger.warn('event bus', { error: error.message }));
-  core.onEnded((op, receipt) => {
+  operations.onEnded((op, receipt) => {
     const uri = `${OPERATION_URI_PREFIX}${op.id}`;
     const data = `operation ${op.id} (${op.tool.name}) ended: ${receipt?.status ?? op.state}`;
     logger.info('operation ended', { operationId: op.id, tool: op.tool.name, outcome: receipt?.status ?? op.state });
@@ -170,10 +171,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   });
 
   // Take up whatever a previous process of this bridge left in flight (C11).
-  const resumed = await core.resume();
+  const resumed = await operations.resume();
 
   const deps = {
-    core,
+    operations,
+    answers: new ModelAnswers(operations),
     catalog,
     logger,
     name: options.name ?? 'terminus-bridge',

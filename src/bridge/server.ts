@@ -7,15 +7,17 @@ import { ProtocolError, Server, type McpRequestContext, type ServerContext } fro
 import { digestOf, MAX_DIGEST_DEPTH, tooDeepForDigest } from '../core/digest.js';
 import type { Logger } from '../core/ports.js';
 import type { Catalog } from './catalog.js';
-import type { BridgeCore, Caller } from './core.js';
+import type { ModelAnswers } from './model-answers.js';
 import { durableNote, MODEL_TOOL_NAMES, modelTools } from './model-tools.js';
+import type { BridgeOperations, Caller } from './operations.js';
 import { toolError, unknownOperation } from './render.js';
 import { passThrough } from './pass-through.js';
 
 export const OPERATION_URI_PREFIX = 'terminus://operations/';
 
 export interface ServerDeps {
-  readonly core: BridgeCore;
+  readonly operations: BridgeOperations;
+  readonly answers: ModelAnswers;
   readonly catalog: Catalog;
   readonly logger: Logger;
   readonly name: string;
@@ -46,7 +48,7 @@ function hostFacing(listed: Readonly<Record<string, unknown>>, note: string): Re
 }
 
 export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Server {
-  const { core, catalog } = deps;
+  const { operations, answers, catalog } = deps;
   const owner = ownerOf(context);
   const server = new Server(
     { name: deps.name, version: deps.version },
@@ -108,7 +110,8 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
       throw new ProtocolError(-32602, `arguments nest deeper than ${MAX_DIGEST_DEPTH} levels`);
     }
     const caller = callerOf(ctx);
-    if ((MODEL_TOOL_NAMES as readonly string[]).includes(name)) return modelCall(core, name, args, caller) as never;
+    if ((MODEL_TOOL_NAMES as readonly string[]).includes(name))
+      return modelCall(answers, operations, name, args, caller) as never;
     const entry = await catalog.find(name);
     if (entry === undefined && catalog.unreachable.size > 0) {
       const down = [...catalog.unreachable].map(([upstream, why]) => `${upstream} (${why})`).join(', ');
@@ -117,7 +120,7 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
     if (entry === undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
     if (!entry.tool.durable)
       return (await passThrough(entry.upstream, entry.tool.name, args, ctx.mcpReq.signal)) as never;
-    return (await core.call(entry, args, caller)) as never;
+    return (await operations.call(entry, args, caller)) as never;
   });
 
   server.setRequestHandler('resources/templates/list', () => ({
@@ -131,7 +134,7 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
     ],
   }));
   server.setRequestHandler('resources/list', async () => {
-    const { open, settled } = await core.book.list(owner, 20);
+    const { open, settled } = await operations.book.list(owner, 20);
     return {
       resources: [...open, ...settled].map((op) => ({
         uri: `${OPERATION_URI_PREFIX}${op.id}`,
@@ -144,15 +147,21 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
   server.setRequestHandler('resources/read', async (request) => {
     const { uri } = request.params;
     const id = uri.startsWith(OPERATION_URI_PREFIX) ? uri.slice(OPERATION_URI_PREFIX.length) : '';
-    const answer = await core.status(id, { owner });
+    const answer = await answers.status(id, { owner });
     if (answer.isError === true) throw new ProtocolError(-32002, `Resource not found: ${uri}`);
     return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(answer.structuredContent) }] };
   });
   return server;
 }
 
-async function modelCall(core: BridgeCore, name: string, args: Record<string, unknown>, caller: Caller) {
-  if (name === 'terminus_operations') return core.operations(caller);
+async function modelCall(
+  answers: ModelAnswers,
+  operations: BridgeOperations,
+  name: string,
+  args: Record<string, unknown>,
+  caller: Caller,
+) {
+  if (name === 'terminus_operations') return answers.operations(caller);
   const operation = args.operation;
   if (typeof operation !== 'string' || operation === '') {
     return toolError(`${name} needs {"operation": "<id>"}; terminus_operations lists the ids.`);
@@ -162,22 +171,22 @@ async function modelCall(core: BridgeCore, name: string, args: Record<string, un
     if (seconds !== undefined && (typeof seconds !== 'number' || !Number.isFinite(seconds) || seconds < 0)) {
       return toolError('terminus_wait: `seconds` must be a non-negative number.');
     }
-    return core.wait(operation, seconds, caller);
+    return answers.wait(operation, seconds, caller);
   }
-  if (name === 'terminus_status') return core.status(operation, caller);
-  if (name === 'terminus_cancel') return core.cancel(operation, caller);
+  if (name === 'terminus_status') return answers.status(operation, caller);
+  if (name === 'terminus_cancel') return answers.cancel(operation, caller);
   if (name === 'terminus_logs') {
     const after = args.after;
     if (after !== undefined && (typeof after !== 'number' || !Number.isInteger(after) || after < 0)) {
       return toolError('terminus_logs: `after` must be a whole number, the `next` of the last answer.');
     }
-    return core.logs(operation, after, caller);
+    return answers.logs(operation, after, caller);
   }
   if (!isRecord(args.response)) {
     // Checked after the id, so a foreign id never learns more than an unknown one.
-    return (await core.book.own(caller.owner, operation)) === null
+    return (await operations.book.own(caller.owner, operation)) === null
       ? unknownOperation(operation)
       : toolError('terminus_respond needs `response`: the answer object, or {"action":"decline"}.');
   }
-  return core.respond(operation, args.response, typeof args.key === 'string' ? args.key : undefined, caller);
+  return answers.respond(operation, args.response, typeof args.key === 'string' ? args.key : undefined, caller);
 }

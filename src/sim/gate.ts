@@ -10,7 +10,7 @@
  * (the time left once the Retry-Afters it must honour, downtime and expiry partitions are taken
  * out), the part a slower executor would lengthen.
  */
-import { INVARIANTS, QPS_CAP } from './checks.js';
+import { INVARIANTS, QPS_CAP } from './checks/invariants.js';
 import { FAULT_CLASSES, PUSH_FAULT_CLASSES } from './faults.js';
 import { LOCAL_STATES } from '../executor/operation.js';
 import type { SeriesSummary } from './summary.js';

@@ -8,7 +8,7 @@ import { isTerminusError } from '../core/errors.js';
 import type { LateOutcome, TaskRecord } from '../core/task.js';
 import { next as realNext } from '../executor/machine.js';
 import type { Fence, TaskStore } from '../store/port.js';
-import type { Invariant } from './checks.js';
+import type { Invariant } from './checks/invariants.js';
 import type { FaultClass } from './faults.js';
 import type { NextFn } from './client/interpreter.js';
 import type { SeriesHooks } from './series.js';

@@ -2,7 +2,7 @@
  * Worker-thread entry: runs the seeds it is given and posts one summary per series.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { NO_METRICS } from './checks.js';
+import { NO_METRICS } from './checks/metrics.js';
 import type { FaultClass } from './faults.js';
 import { seedsOf, type Seeds } from './seeds.js';
 import { runSeries } from './series.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NO_METRICS } from '../../src/sim/checks.js';
+import { NO_METRICS } from '../../src/sim/checks/metrics.js';
 import { gateReport, gateReportOf } from '../../src/sim/gate.js';
 import { runPool } from '../../src/sim/pool.js';
 import { GateTally, KEPT_FAILURES, MsHistogram } from '../../src/sim/tally.js';

@@ -9,7 +9,7 @@ import { chooseCallNode, derivedCallNode } from '../../executor/call-node.js';
 import type { Ledger } from '../../executor/ledger-port.js';
 import { IN_FLIGHT_STATES } from '../../executor/transitions.js';
 import type { LocalState } from '../../executor/operation.js';
-import type { Violation } from '../checks.js';
+import type { Violation } from '../checks/invariants.js';
 import { SIM_SERVER, type OperationPlan } from '../workload.js';
 
 /** The call node the command derives (the simulation's `op` tag is not part of the command). */

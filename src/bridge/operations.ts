@@ -1,7 +1,7 @@
 /**
  * The bridge's operations: a host's tool call becomes an executor operation (durable ledger, any
- * task wire), followed for at most the inline wait; the model-facing tools wait, check, cancel,
- * list and answer them. Every operation id a caller names is checked against its owner first.
+ * task wire), followed for at most the inline wait, with the host asked for input and sent progress
+ * as it can take them. Every operation id a caller names is checked against its owner first.
  */
 import type { Clock, Ids, Logger } from '../core/ports.js';
 import { ExecutorError, type Executor, type OperationHandle } from '../executor/executor-types.js';
@@ -13,12 +13,9 @@ import { Book, OPEN_STATES } from './book.js';
 import { Snapshots } from './snapshots.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import { askByResult, questionKey, Questions, type Question } from './questions.js';
-import { LOG_LINES_PER_READ } from './model-tools.js';
 import {
   fromReceipt,
-  logsAnswer,
   stillRunning,
-  textAnswer,
   toolError,
   unknownOperation,
   viewOf,
@@ -43,7 +40,8 @@ export interface Caller {
   readonly inputRequired?: { readonly responses: Readonly<Record<string, unknown>> | undefined };
 }
 
-export interface CoreDeps {
+/** What the bridge's operations run on. */
+export interface OperationsDeps {
   readonly executor: Executor;
   readonly ledger: Ledger;
   readonly catalog: Catalog;
@@ -62,12 +60,14 @@ type Outcome =
   | { readonly kind: 'timeout' }
   | { readonly kind: 'input' };
 
-/** How long `terminus_operations` remembers finished operations. */
-const RECENT = 20;
-
-export class BridgeCore {
+/**
+ * The operations a host's calls became: submitted once per call (or joined), followed for at most
+ * the inline wait, their ends announced, taken up again at start-up. `ModelAnswers` answers the
+ * model's tools about them.
+ */
+export class BridgeOperations {
   readonly book: Book;
-  private readonly deps: CoreDeps;
+  readonly deps: OperationsDeps;
   private readonly snapshots = new Snapshots();
   private readonly watched = new Set<string>();
   private readonly endedListeners = new Set<(op: ToolOperation, receipt: Receipt | null) => void>();
@@ -75,7 +75,7 @@ export class BridgeCore {
   /** Upstreams known to keep task logs (true) or not (false), learnt from a first read. */
   private readonly keepsLogs = new Map<string, boolean>();
 
-  constructor(deps: CoreDeps) {
+  constructor(deps: OperationsDeps) {
     this.deps = deps;
     this.book = new Book(deps.ledger, deps.namespace);
   }
@@ -129,127 +129,6 @@ export class BridgeCore {
     return this.follow(handle, caller, this.deps.inlineWaitMs, attached);
   }
 
-  /** `terminus_wait`: the result, or still running after `seconds` (capped at the inline wait). */
-  async wait(operationId: string, seconds: number | undefined, caller: Caller): Promise<Record<string, unknown>> {
-    const op = await this.book.own(caller.owner, operationId);
-    if (op === null) return unknownOperation(operationId);
-    const handle = await this.reach(op);
-    if (handle === null) return this.describe(op, false);
-    if ('content' in handle) return handle;
-    const ms = Math.min(
-      this.deps.maxWaitMs,
-      seconds === undefined ? this.deps.inlineWaitMs : Math.round(seconds * 1000),
-    );
-    return this.follow(handle, caller, Math.max(0, ms), false);
-  }
-
-  /** `terminus_status`: the operation's state now, without waiting. */
-  async status(operationId: string, caller: Caller): Promise<Record<string, unknown>> {
-    const op = await this.book.own(caller.owner, operationId);
-    if (op === null) return unknownOperation(operationId);
-    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
-    const view = await this.view(op, receipt);
-    const text =
-      receipt !== null
-        ? `Operation ${op.id} (${view.tool}) ended: ${receipt.status}. Call terminus_wait {"operation":"${op.id}"} for its result.`
-        : isSettled(op.state)
-          ? `Operation ${op.id} (${view.tool}) ended without a result (${op.state}).`
-          : (await this.running(view, op, 0)).content[0]!.text;
-    return textAnswer(text, { operation: view });
-  }
-
-  /** `terminus_cancel`: a request; the answer says what the server decided within the inline wait. */
-  async cancel(operationId: string, caller: Caller): Promise<Record<string, unknown>> {
-    const op = await this.book.own(caller.owner, operationId);
-    if (op === null) return unknownOperation(operationId);
-    const handle = await this.reach(op);
-    if (handle !== null && 'content' in handle) return handle;
-    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
-    if (handle === null || receipt !== null || isSettled(op.state)) {
-      const view = await this.view(op, receipt);
-      return textAnswer(
-        `Operation ${op.id} (${view.tool}) had already ended (${receipt?.status ?? op.state}); nothing to cancel.` +
-          (receipt?.status === 'completed' ? ` Its result: terminus_wait {"operation":"${op.id}"}.` : ''),
-        { operation: view, cancel: 'already_ended' },
-      );
-    }
-    const outcome = await handle.cancel();
-    const settled = await this.settle(handle, caller, this.deps.inlineWaitMs, false);
-    const now = (await this.deps.ledger.load(op.id)) ?? op;
-    const after = settled.kind === 'receipt' ? settled.receipt : null;
-    const view = await this.view(now, after);
-    if (after?.status === 'cancelled') {
-      return textAnswer(`Operation ${op.id} (${view.tool}) is cancelled: the server stopped it.`, {
-        operation: view,
-        cancel: 'cancelled',
-      });
-    }
-    if (after !== null) {
-      return textAnswer(
-        `Operation ${op.id} (${view.tool}) ended ${after.status} before the cancel took effect; call terminus_wait {"operation":"${op.id}"} for its result.`,
-        { operation: view, cancel: 'lost_race' },
-      );
-    }
-    const why = outcome.requested ? 'the cancel was sent' : `the cancel was not sent (${outcome.reason ?? 'refused'})`;
-    return textAnswer(
-      `Operation ${op.id} (${view.tool}): ${why}; the server has not confirmed it yet (state ${now.state}). ` +
-        `Check again with terminus_status {"operation":"${op.id}"}.`,
-      { operation: view, cancel: outcome.requested ? 'requested' : 'not_sent' },
-    );
-  }
-
-  /** `terminus_operations`: this caller's operations in flight and the last ones that ended. */
-  async operations(caller: Caller): Promise<Record<string, unknown>> {
-    const { open, settled } = await this.book.list(caller.owner, RECENT);
-    const views = await Promise.all([
-      ...open.map((op) => this.view(op, null)),
-      ...settled.map(async (op) => this.view(op, await this.deps.ledger.getReceipt(op.callNodeId))),
-    ]);
-    const lines = views.map(
-      (v) =>
-        `- ${v.id} ${v.tool}: ${v.outcome ?? v.state}${v.progress === null || v.outcome !== undefined ? '' : ` ${v.progress.done}/${v.progress.total ?? '?'}`}` +
-        `${v.input === undefined ? '' : ' (needs input: terminus_respond)'} since ${v.startedAt}`,
-    );
-    const text =
-      views.length === 0
-        ? 'No operations: nothing is running and nothing ended recently.'
-        : `${open.length} in flight, ${settled.length} ended recently:\n${lines.join('\n')}`;
-    return textAnswer(text, { operations: views });
-  }
-
-  /**
-   * `terminus_logs`: one page of the operation's log after `after`, with the cursor to pass next time.
-   * Reading is no effect on the operation (its machine is never stepped).
-   */
-  async logs(operationId: string, after: number | undefined, caller: Caller): Promise<Record<string, unknown>> {
-    const op = await this.book.own(caller.owner, operationId);
-    if (op === null) return unknownOperation(operationId);
-    const from = after ?? 0;
-    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
-    const view = await this.view(op, receipt);
-    try {
-      const page = await this.deps.executor.readLogs(op.id, { after: from, limit: LOG_LINES_PER_READ });
-      if (op.server !== undefined) this.keepsLogs.set(op.server, true);
-      return logsAnswer(view, page, from, LOG_LINES_PER_READ);
-    } catch (error) {
-      if (error instanceof ExecutorError && error.code === 'no_logs') {
-        if (op.server !== undefined) this.keepsLogs.set(op.server, false);
-        return toolError(
-          `${view.tool} (operation ${op.id}): its upstream keeps no task logs; terminus_status shows its progress.`,
-        );
-      }
-      if (error instanceof ExecutorError && error.code === 'no_task') {
-        return textAnswer(
-          `${view.tool} (operation ${op.id}) has no log to read: ${error.message}. terminus_status shows its state.`,
-          { operation: view.id, lines: [], next: from, done: isSettled(op.state) },
-        );
-      }
-      return toolError(
-        `${view.tool} (operation ${op.id}): its log cannot be read now (${String(error)}); try again later.`,
-      );
-    }
-  }
-
   /** Whether the operation's upstream keeps task logs; asked once per upstream (unknown: false). */
   private async logsKept(op: ToolOperation): Promise<boolean> {
     if (op.server === undefined) return false;
@@ -265,31 +144,14 @@ export class BridgeCore {
     }
   }
 
-  /** The "still running" answer, naming `terminus_logs` when the upstream keeps logs. */
-  private async running(view: OperationView, op: ToolOperation, waitedSeconds: number): Promise<ToolAnswer> {
-    return stillRunning({ ...view, ...((await this.logsKept(op)) ? { logs: true } : {}) }, waitedSeconds);
+  /** What a read of the operation's log showed about its upstream: it keeps task logs, or not. */
+  noteLogsKept(op: ToolOperation, kept: boolean): void {
+    if (op.server !== undefined) this.keepsLogs.set(op.server, kept);
   }
 
-  /** `terminus_respond`: answers the open input question of an operation (bound to its round). */
-  async respond(
-    operationId: string,
-    response: Record<string, unknown>,
-    key: string | undefined,
-    caller: Caller,
-  ): Promise<Record<string, unknown>> {
-    const op = await this.book.own(caller.owner, operationId);
-    if (op === null) return unknownOperation(operationId);
-    const pending = this.deps.questions.pending(op.id).filter((q) => key === undefined || q.key === key);
-    const question = pending[0];
-    if (question === undefined) {
-      return toolError(`Operation ${op.id} is not waiting for input (state ${op.state}); nothing was sent.`);
-    }
-    const reply = typeof response.action === 'string' ? response : { action: 'accept', content: response };
-    this.deps.questions.answer(question, reply);
-    const handle = await this.reach(op);
-    if (handle === null) return this.describe(op, false);
-    if ('content' in handle) return handle;
-    return this.follow(handle, caller, this.deps.inlineWaitMs, false);
+  /** The "still running" answer, naming `terminus_logs` when the upstream keeps logs. */
+  async running(view: OperationView, op: ToolOperation, waitedSeconds: number): Promise<ToolAnswer> {
+    return stillRunning({ ...view, ...((await this.logsKept(op)) ? { logs: true } : {}) }, waitedSeconds);
   }
 
   /**
@@ -303,7 +165,7 @@ export class BridgeCore {
   }
 
   /** `handleOf` for a model's request: an upstream that cannot be reached is an answer, not a crash. */
-  private async reach(op: ToolOperation): Promise<OperationHandle | ToolAnswer | null> {
+  async reach(op: ToolOperation): Promise<OperationHandle | ToolAnswer | null> {
     try {
       return await this.handleOf(op);
     } catch (error) {
@@ -331,7 +193,7 @@ export class BridgeCore {
     return resumed;
   }
 
-  private async follow(
+  async follow(
     handle: OperationHandle,
     caller: Caller,
     budgetMs: number,
@@ -355,7 +217,7 @@ export class BridgeCore {
   }
 
   /** An operation that settled without a receipt (or is not driven here). */
-  private async describe(op: ToolOperation, attached: boolean): Promise<ToolAnswer | Record<string, unknown>> {
+  async describe(op: ToolOperation, attached: boolean): Promise<ToolAnswer | Record<string, unknown>> {
     const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
     const view = await this.view(op, receipt);
     if (receipt !== null) return fromReceipt(receipt, view);
@@ -381,12 +243,7 @@ export class BridgeCore {
    * Waits for the receipt, at most `budgetMs`. Asks the host for input when it can; otherwise an
    * open input question ends the wait early when `stopOnInput` (waiting longer would not help).
    */
-  private async settle(
-    handle: OperationHandle,
-    caller: Caller,
-    budgetMs: number,
-    stopOnInput: boolean,
-  ): Promise<Outcome> {
+  async settle(handle: OperationHandle, caller: Caller, budgetMs: number, stopOnInput: boolean): Promise<Outcome> {
     const stop = new AbortController();
     const onAbort = (): void => stop.abort();
     caller.signal?.addEventListener('abort', onAbort);
@@ -446,6 +303,7 @@ export class BridgeCore {
     return this.snapshots.subscribe(listener);
   }
 
+  /** How the model sees an operation: its exposed tool name, progress, open questions, outcome. */
   async view(op: ToolOperation, receipt: Receipt | null): Promise<OperationView> {
     const tool = op.server === undefined ? op.tool.name : this.deps.catalog.exposedName(op.server, op.tool.name);
     const snapshot = op.taskId === null ? undefined : this.snapshots.latest(op.taskId);

@@ -1,0 +1,336 @@
+/**
+ * One `terminus call` following its operation through the executor: the progress display, input
+ * prompts (one at a time), Ctrl-C (stop following, or `--cancel-on-interrupt`), and the outcome the
+ * command prints, from the receipt or from why there is none.
+ */
+import { isTerminusError } from '../core/errors.js';
+import type { Logger } from '../core/ports.js';
+import { systemClock, systemIds, systemRandom } from '../core/system.js';
+import { WireUnavailableError } from '../executor/adapters/index.js';
+import { createExecutor } from '../executor/executor.js';
+import {
+  ExecutorError,
+  type ApprovalRequest,
+  type OperationHandle,
+  type OperationStatus,
+} from '../executor/executor-types.js';
+import type { Ledger } from '../executor/ledger-port.js';
+import type { ToolOperation } from '../executor/operation.js';
+import { isSettled } from '../executor/transitions.js';
+import { cliConnector, driveFailure } from './call-connect.js';
+import { CallLogs } from './call-logs.js';
+import type { CallNodeChoice } from './call-node.js';
+import {
+  EXIT,
+  noReceipt,
+  outcomeJson,
+  receiptLine,
+  receiptOutcome,
+  renderResult,
+  type CallOutcome,
+} from './call-outcome.js';
+import type { CallFlags, CallRequest } from './call-request.js';
+import { redact } from './open-store.js';
+import { defaultLedgerPath, diskNote } from './paths.js';
+import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
+import { progressView, stateView } from './follow.js';
+import { formatElapsed, ProgressDisplay } from './render.js';
+
+/** One run of `terminus call`: submits or re-attaches, follows, prompts, and ends with one outcome. */
+export class CallSession {
+  private readonly display = new ProgressDisplay(process.stderr, () => Date.now());
+  private reader: LineReader | null = null;
+  private prompts: Promise<unknown> = Promise.resolve();
+  private handle: OperationHandle | null = null;
+  private last: OperationStatus | null = null;
+  private attached = false;
+  private interrupts = 0;
+  private readonly ledger: Ledger;
+  private readonly request: CallRequest;
+  private readonly flags: CallFlags;
+  private readonly logs: CallLogs;
+
+  constructor(ledger: Ledger, request: CallRequest, flags: CallFlags) {
+    this.ledger = ledger;
+    this.request = request;
+    this.flags = flags;
+    this.logs = new CallLogs(this.display, ledger, flags.json);
+  }
+
+  async run(choice: CallNodeChoice): Promise<CallOutcome> {
+    const { server, tool, args } = this.request;
+    const executor = await createExecutor({
+      ledger: this.ledger,
+      connect: cliConnector({
+        clock: systemClock,
+        wire: this.flags.wire,
+        headers: this.request.headers,
+        stderr: this.flags.verbose ? 'inherit' : 'ignore',
+        // What the server said in one answer is the one source of the bar and its message; the
+        // executor's statuses (`watch`) carry the state only, their progress is the record's last.
+        // An answer with neither (a finished task carries no progress) is no report: the bar stays.
+        onSnapshot: (s) => {
+          if (s.progress !== undefined || s.statusMessage !== undefined) {
+            this.display.update(progressView(s.progress, s.statusMessage));
+          }
+        },
+      }),
+      clock: systemClock,
+      random: systemRandom,
+      ids: systemIds,
+      logger: this.logger(),
+      approvalGate: (request) => this.approve(request),
+      // The CLI decides on a refused or doubtful submission itself; it never resubmits silently.
+      resubmitNeverCreated: false,
+    });
+    const onSigint = (): void => this.interrupt();
+    process.on('SIGINT', onSigint);
+    this.display.start();
+    try {
+      this.announce(choice);
+      this.attached = choice.kind === 'attach';
+      this.display.update({ state: this.attached ? `ATTACHING ${server}` : `CONNECTING ${server}` });
+      try {
+        this.handle = await executor.submit({
+          callNodeId: choice.callNodeId,
+          server,
+          tool,
+          args,
+          budgetMs: this.flags.budget === undefined ? null : this.flags.budget * 1000,
+        });
+      } catch (error) {
+        return await this.submitFailure(choice.callNodeId, error);
+      }
+      if (this.handle.attached && choice.kind === 'first') {
+        this.attached = true;
+        this.display.note(
+          `call node ${choice.callNodeId} is already in the ledger: attached to operation ${this.handle.operationId}`,
+        );
+      }
+      if (this.interrupts > 0) this.onFirstInterrupt(this.handle);
+      const watching = this.watch(this.handle);
+      const logging = this.flags.followLogs ? this.logs.follow(this.handle) : null;
+      const outcome = await this.settle(this.handle);
+      await watching;
+      if (logging !== null) {
+        await this.logs.tail(logging, outcome);
+        // After the log's last lines, so the final status line stays below them.
+        if (outcome.receipt?.status === 'completed') this.completeProgress();
+      }
+      // The person (stdout) is this receipt's downstream (C7): acknowledged here, so `ops prune`
+      // may forget it later. A crash before the print loses only the print: `ops result` has it.
+      if (outcome.receipt !== null) await executor.outbox.ack(outcome.receipt.id);
+      return outcome;
+    } finally {
+      process.off('SIGINT', onSigint);
+      this.display.stop();
+      // Before closing the executor: a prompt still waiting on stdin would keep a driver task open.
+      this.reader?.close();
+      await executor.close();
+    }
+  }
+
+  /** Says what a re-run does before it does it (the issue's "prints that it did"). */
+  private announce(choice: CallNodeChoice): void {
+    if (choice.kind === 'first') return;
+    const prev = choice.previous;
+    const age = formatElapsed(Date.now() - prev.createdAt);
+    if (choice.kind === 'attach') {
+      this.display.note(
+        `re-attaching to operation ${prev.id} (started ${age} ago, ${prev.state}): this command is still in flight; --new starts another`,
+      );
+    } else if (this.flags.new && !isSettled(prev.state)) {
+      this.display.note(`--new: starting a new operation beside ${prev.id} (${prev.state}, still in flight)`);
+    } else {
+      this.display.note(
+        `the last run of this command ended (operation ${prev.id}, ${prev.state}, ${age} ago): starting a new operation`,
+      );
+    }
+  }
+
+  private logger(): Logger {
+    const write = (level: string) => (message: string, fields?: Record<string, unknown>) => {
+      if (this.flags.verbose) this.display.note(`${level} ${message}${fields ? ` ${JSON.stringify(fields)}` : ''}`);
+    };
+    return { debug: () => undefined, info: write('info'), warn: write('warn'), error: write('error') };
+  }
+
+  private async watch(handle: OperationHandle): Promise<void> {
+    for await (const s of handle.statuses()) {
+      this.last = s;
+      this.display.update(stateView(s));
+    }
+  }
+
+  /** Prompts run one at a time: an input round with several requests asks them in turn. */
+  private approve(request: ApprovalRequest): Promise<unknown> {
+    const turn = this.prompts.then(async () => {
+      this.reader ??= new LineReader(process.stdin);
+      this.display.pause();
+      this.logs.hold();
+      try {
+        const header = `${request.tool} asks for input (task ${request.taskId ?? '?'}, round ${request.round}, ${request.key})`;
+        return await promptElicitation(describeElicitation(request.request), header, {
+          reader: this.reader,
+          out: process.stderr,
+          echo: process.stdin.isTTY !== true,
+        });
+      } finally {
+        this.display.resume();
+        this.logs.release();
+      }
+    });
+    this.prompts = turn.catch(() => undefined);
+    return turn;
+  }
+
+  private interrupt(): void {
+    this.interrupts += 1;
+    if (this.interrupts > 1) return this.exitNow();
+    if (this.handle === null) {
+      this.display.note('Ctrl-C: stopping once the call is recorded (Ctrl-C again exits now)');
+      return;
+    }
+    this.onFirstInterrupt(this.handle);
+  }
+
+  private onFirstInterrupt(handle: OperationHandle): void {
+    if (this.flags.cancelOnInterrupt) return this.sendCancel(handle);
+    this.display.note('Ctrl-C: stopped following; the task keeps running (Ctrl-C again exits now)');
+    void handle.detach();
+  }
+
+  /** Suggested commands, with the ledger and server flags this run used (so they find the operation). */
+  private nextSteps(operationId: string): string {
+    const ledger = this.flags.ledger === defaultLedgerPath() ? '' : ` --ledger ${quote(redact(this.flags.ledger))}`;
+    const auth = Object.keys(this.request.headers).length > 0 ? ' (with the same --header/--token)' : '';
+    return (
+      `\n  follow again: terminus ops resume ${operationId}${ledger}${auth}  (or run the same command again)` +
+      `\n  cancel it:    terminus ops cancel ${operationId}${ledger}${auth}` +
+      (this.flags.followLogs ? `\n  its log:      terminus ops logs ${operationId} --follow${ledger}${auth}` : '')
+    );
+  }
+
+  /** The second Ctrl-C: no more waiting for anything, the operation stays in the ledger. */
+  private exitNow(): never {
+    this.display.stop();
+    const id = this.handle?.operationId ?? this.last?.operationId;
+    process.stderr.write(
+      `Ctrl-C again: exiting now; ${id === undefined ? 'nothing was submitted' : `operation ${id} stays in the ledger${this.nextSteps(id)}`}\n`,
+    );
+    if (this.flags.json) {
+      const s = this.last;
+      const operation =
+        s === null
+          ? null
+          : {
+              id: s.operationId,
+              callNodeId: s.callNodeId,
+              taskId: s.taskId,
+              state: s.state,
+              wire: null,
+              server: this.request.server,
+            };
+      process.stdout.write(
+        `${JSON.stringify({ status: 'detached', isError: false, exitCode: EXIT.detached, attached: this.attached, receipt: null, result: null, operation, message: 'exited on a second Ctrl-C' })}\n`,
+      );
+    }
+    process.exit(EXIT.detached);
+  }
+
+  private sendCancel(handle: OperationHandle): void {
+    this.display.note(
+      `Ctrl-C: cancel requested for ${handle.operationId}; waiting for the server (Ctrl-C again exits now)`,
+    );
+    handle.cancel().then(
+      (outcome) => {
+        if (!outcome.requested) this.display.note(`cancel not sent (${outcome.reason ?? 'refused'})`);
+      },
+      (error: unknown) => this.display.note(`cancel failed: ${String(error)}`),
+    );
+  }
+
+  private async settle(handle: OperationHandle): Promise<CallOutcome> {
+    try {
+      const receipt = await handle.result();
+      const record = await this.ledger.load(handle.operationId);
+      // With --follow-logs the bar is completed after the log's last lines (see `run`).
+      if (receipt.status === 'completed' && !this.flags.followLogs) this.completeProgress();
+      return receiptOutcome(receipt, record, this.attached);
+    } catch (error) {
+      const record = await this.ledger.load(handle.operationId);
+      const fail = (status: 'detached' | 'unknown' | 'refused' | 'error', code: number, message: string) =>
+        noReceipt(status, code, record, this.attached, message);
+      if (!(error instanceof ExecutorError))
+        return fail('error', EXIT.failed, driveFailure(undefined, this.flags.ledger, error));
+      switch (error.code) {
+        case 'waiting_stopped':
+          return fail(
+            'detached',
+            EXIT.detached,
+            this.interrupts > 0
+              ? `stopped following; the task keeps running${this.nextSteps(handle.operationId)}`
+              : `wait budget used up; the task keeps running${this.nextSteps(handle.operationId)}`,
+          );
+        case 'never_created':
+          return fail('refused', EXIT.failed, refusal(record));
+        case 'unknown':
+          return fail('unknown', EXIT.detached, 'outcome unknown; see terminus ops reconcile');
+        case 'ledger_error':
+          return fail(
+            'error',
+            EXIT.failed,
+            `${error.message}${diskNote(this.flags.ledger, error)}\n  the operation stays in the ledger as last written; once the ledger can be written again:${this.nextSteps(handle.operationId)}`,
+          );
+        default:
+          return fail('error', EXIT.failed, error.message);
+      }
+    }
+  }
+
+  /** A completed task did all its work: the bar ends at 100 % even if the last report was earlier. */
+  private completeProgress(): void {
+    const total = this.display.current.progress?.total;
+    if (total === undefined || !(total > 0)) return;
+    // The finished task's count, with no running task's message beside it.
+    this.display.update(progressView({ done: total, total }));
+    this.display.keep();
+  }
+
+  private async submitFailure(callNodeId: string, error: unknown): Promise<CallOutcome> {
+    const fail = (message: string): CallOutcome => noReceipt('error', EXIT.failed, null, false, message);
+    if (isTerminusError(error, 'operation_conflict')) {
+      const other = await this.ledger.loadByCallNode(callNodeId);
+      const what =
+        other === null
+          ? 'another operation'
+          : `operation ${other.id} (${other.tool.name}, other arguments, ${other.state})`;
+      return fail(
+        `call node ${callNodeId} already belongs to ${what}: a call node names one request; pass another --call-node, or drop it to derive one`,
+      );
+    }
+    if (error instanceof WireUnavailableError) return fail(`${this.request.server}: ${error.message}`);
+    if (error instanceof ExecutorError) return fail(error.message);
+    return fail(driveFailure(this.request.server, this.flags.ledger, error));
+  }
+
+  print(outcome: CallOutcome): void {
+    if (this.flags.json) {
+      process.stdout.write(outcomeJson(outcome));
+      return;
+    }
+    if (outcome.receipt !== null && outcome.status !== 'cancelled' && outcome.status !== 'expired') {
+      process.stdout.write(renderResult(outcome.result));
+    }
+    process.stderr.write(receiptLine(outcome));
+    if (outcome.message !== undefined) process.stderr.write(`  ${outcome.message}\n`);
+  }
+}
+
+const quote = (text: string): string => (/^[\w./:@-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
+
+/** Why a submission was refused, from the evidence the machine recorded. */
+function refusal(record: ToolOperation | null): string {
+  const evidence = record?.evidence.findLast((e) => e.kind === 'submit_rejected');
+  return evidence === undefined ? 'the server refused the call' : `the server refused the call: ${evidence.detail}`;
+}
