@@ -4,6 +4,7 @@
  * wait, then a handle the model polls), while an executor with a ledger carries every call to its
  * one receipt.
  * @packageDocumentation
+ * @module mcp-terminus/bridge
  */
 export { createBridge, DEFAULT_INLINE_WAIT_MS, OPERATION_URI_PREFIX } from './bridge/index.js';
 export type { Bridge, BridgeOptions, BridgeMetrics, BridgeHttpHandle, MetricsSource } from './bridge/index.js';

@@ -6,6 +6,7 @@
  * negotiation and connections, the operation's local states, and typed results
  * (`validateOutputSchemas`, `typedResult`).
  * @packageDocumentation
+ * @module mcp-terminus/client
  */
 export { createExecutor, EXECUTOR_DEFAULTS } from './executor/executor.js';
 export { ExecutorError, EXECUTOR_ERROR_CODES } from './executor/executor-types.js';

@@ -10,6 +10,7 @@
  * lifecycle logs), `mcp-terminus/bridge` (hosts that cannot wait), `mcp-terminus/sqlite`,
  * `mcp-terminus/postgres` (the backends) and `mcp-terminus/testing` (the backends' contract suites).
  * @packageDocumentation
+ * @module mcp-terminus
  */
 export { defineTaskTool, ToolRpcError } from './runner/tool.js';
 export type {

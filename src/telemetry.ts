@@ -5,6 +5,7 @@
  * `@opentelemetry/api`), the HTTP request instrument, the readiness probe, and the operations
  * routes (`/metrics`, `/healthz`, `/readyz`, the console) for `serveHttp`'s `routes`.
  * @packageDocumentation
+ * @module mcp-terminus/telemetry
  */
 export { combineObservers, silentObserver, withinRun } from './telemetry/lifecycle.js';
 export type { LifecycleEvent, LifecycleKind, RunOutcome, RunScope, TaskObserver } from './telemetry/lifecycle.js';

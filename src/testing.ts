@@ -7,6 +7,7 @@
  * The suites import `vitest` (describe/it/expect): install vitest as a devDependency to use them.
  * The types import nothing at run time.
  * @packageDocumentation
+ * @module mcp-terminus/testing
  */
 export { describeTaskStore } from './testing/task-store-suite.js';
 export type { DescribeTaskStoreOptions } from './testing/context.js';

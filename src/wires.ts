@@ -5,6 +5,7 @@
  * wire's protocol constants, and the engine port they all talk to (`TaskEngine`, its commands and
  * owners), for code that drives an engine directly.
  * @packageDocumentation
+ * @module mcp-terminus/wires
  */
 export { createWireRegistry, parseWireName } from './server/wire/registry.js';
 export type { WireRegistry, WireRegistration, WireRegistryOptions } from './server/wire/registry.js';
