@@ -1,12 +1,12 @@
 /**
  * `mcp-terminus`: durable long-running MCP tool calls, for server authors. Define task tools
  * (`defineTaskTool`), add them to a server you already have (`createTerminus`) or serve them on
- * their own (`createEngine` + `createTerminusServer`), with the stores' port, the errors, the
- * injected clock/ids/random/logger, HTTP routes and auth.
+ * their own (`createEngine` + `createTerminusServer`), with the engine's and the stores' ports, the
+ * errors, the injected clock/ids/random/logger, HTTP routes and auth.
  *
  * The other audiences have entries of their own: `mcp-terminus/client` (calling tools: the
  * executor, ledgers, handles, receipts), `mcp-terminus/wires` (the server wire adapters, their
- * registry and the engine port they talk to), `mcp-terminus/telemetry` (metrics, traces, health,
+ * registry, the engine commands they send), `mcp-terminus/telemetry` (metrics, traces, health,
  * lifecycle logs), `mcp-terminus/bridge` (hosts that cannot wait), `mcp-terminus/sqlite`,
  * `mcp-terminus/postgres` (the backends) and `mcp-terminus/testing` (the backends' contract suites).
  * @packageDocumentation
@@ -32,6 +32,7 @@ export type { ServerLimits } from './server/limits.js';
 export type { Preflight, PreflightCall, PreflightOutcome, PreflightQuestion } from './server/preflight.js';
 export { createEngine } from './runner/engine.js';
 export type { EngineOptions } from './runner/engine.js';
+export type { TaskEngine } from './runner/engine-port.js';
 export type { WorkerThreadsOptions } from './runner/threads/pool.js';
 export type { LogLimits } from './runner/task-log.js';
 export type { TaskStore } from './store/port.js';

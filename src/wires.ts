@@ -2,8 +2,8 @@
  * `mcp-terminus/wires`: the server side of the four wires. The adapters (`tasksExtensionWire`,
  * `createRev20251125Wire`, `sep1391Wire`, `aip151Wire`) that `createTerminus` and
  * `createTerminusServer` take in `wires`, the registry that enables and disables them by name, each
- * wire's protocol constants, and the engine port they all talk to (`TaskEngine`, its commands and
- * owners), for code that drives an engine directly.
+ * wire's protocol constants, and the commands and owners of the engine port they all talk to
+ * (`TaskEngine`), for code that drives an engine directly.
  * @packageDocumentation
  * @module mcp-terminus/wires
  */
@@ -38,9 +38,9 @@ export { MIN_ANONYMOUS_KEY_BITS, keyBits } from './server/anonymous.js';
 export { LOGS_METHOD, LOGS_NOTIFICATION, LISTEN_LOGS_KEY } from './server/task-logs.js';
 export type { WireLogLine, WireLogPage } from './server/task-logs.js';
 
-// The engine port every wire talks to, and the owners tasks are bound to.
+// The commands and answers of the engine port (`TaskEngine`, in the root) every wire talks to, and
+// the owners tasks are bound to.
 export type {
-  TaskEngine,
   SubmitCommand,
   InlineCommand,
   InlineOutcome,
