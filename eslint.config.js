@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', '.terminus/', 'coverage/', '**/*.d.ts'] },
+  { ignores: ['dist/', 'node_modules/', '.terminus/', 'coverage/', 'docs/api/', '**/*.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

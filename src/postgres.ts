@@ -5,6 +5,7 @@
  *
  * This entry sits above `store/` and `executor/` so that neither layer imports the other.
  * @packageDocumentation
+ * @module mcp-terminus/postgres
  */
 export {
   openPostgresTaskStore,

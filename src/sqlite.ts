@@ -4,6 +4,7 @@
  *
  * This entry sits above `store/` and `executor/` so that neither layer imports the other.
  * @packageDocumentation
+ * @module mcp-terminus/sqlite
  */
 export { openSqliteTaskStore, type CommitReport, type SqliteTaskStoreOptions } from './store/sqlite/index.js';
 export { openSqliteLedger, type SqliteLedgerOptions } from './executor/ledger/sqlite.js';

@@ -4,7 +4,8 @@
 // LEDGER and DB: the bridge's ledger and the upstream's task store, SQLite files)
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
-import { createBridge, createTerminus, createTerminusServer, defineTaskTool } from 'mcp-terminus';
+import { createTerminus, createTerminusServer, defineTaskTool } from 'mcp-terminus';
+import { createBridge } from 'mcp-terminus/bridge';
 import { openSqliteLedger } from 'mcp-terminus/sqlite';
 
 // The upstream: one task tool that takes longer than a host waits.

@@ -9,11 +9,15 @@
 import type { TerminalStatus } from '../core/task.js';
 import type { Progress, WireStatus } from './operation.js';
 
+/** @inline */
 interface Stamped {
   readonly epoch: number;
 }
 
-/** What a server said about a task on creation or a key lookup. */
+/**
+ * What a server said about a task on creation or a key lookup.
+ * @inline
+ */
 interface TaskSighting extends Stamped {
   readonly taskId: string;
   readonly status: WireStatus;

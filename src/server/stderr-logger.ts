@@ -1,9 +1,10 @@
 import type { Logger } from '../core/ports.js';
 
-/** Levels from least to most severe; a logger writes its level and the ones after it. */
-const LEVELS = ['debug', 'info', 'warn', 'error'] as const;
+/** A level of `stderrLogger`; it writes its level and the more severe ones after it. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
 
-export type LogLevel = (typeof LEVELS)[number];
+/** Levels from least to most severe. */
+const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
 
 /**
  * The logger `createTerminus` uses when given none: one JSON object per line on stderr (stdout may

@@ -61,6 +61,25 @@ describe('npm pack contents', () => {
     expect(files.filter((f) => /(^|\/)(test|tests|__tests__)\/|\.test\./.test(f))).toEqual([]);
   });
 
+  it('packs the eight entries, one per audience, each with its types', () => {
+    expect(Object.keys(manifest.exports)).toEqual([
+      '.',
+      './client',
+      './wires',
+      './telemetry',
+      './bridge',
+      './sqlite',
+      './postgres',
+      './testing',
+    ]);
+    for (const [entry, target] of Object.entries(manifest.exports)) {
+      const name = entry === '.' ? 'index' : entry.slice(2);
+      expect(target).toEqual({ types: `./dist/${name}.d.ts`, default: `./dist/${name}.js` });
+      expect(files).toContain(normalize(target.default));
+      expect(files).toContain(normalize(target.types));
+    }
+  });
+
   it('LICENSE is the license package.json names', () => {
     expect(manifest.license).toBe('MIT');
     expect(readFileSync(join(ROOT, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n/);

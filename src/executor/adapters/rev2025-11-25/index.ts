@@ -52,7 +52,11 @@ export interface Rev20251125WireOptions {
   /** Where server requests arrive (input rounds); default: the hook of the connection `channel` belongs to. */
   readonly onRequest?: ServerRequestHook;
   readonly close?: () => Promise<void>;
-  /** The session's GET stream (sessionful HTTP), opened while a task is watched; absent: none. */
+  /**
+   * The session's GET stream (sessionful HTTP), opened while a task is watched; absent: none.
+   * `connectServer` sets it up for the connection it opens.
+   * @internal
+   */
   readonly listener?: TaskListener;
   /**
    * T-08: whether the server advertised `tasks.requests.tools.call`. False: every `tools/call` is

@@ -27,7 +27,11 @@ export interface TasksExtWireOptions {
   readonly close?: () => Promise<void>;
   /** Where pushed notifications arrive: `notifications/tasks` become status hints. */
   readonly onNotification?: (listener: NotificationListener) => () => void;
-  /** The connection's `subscriptions/listen` stream (HTTP); absent: no listening, polling only. */
+  /**
+   * The connection's `subscriptions/listen` stream (HTTP); absent: no listening, polling only.
+   * `connectServer` sets it up for the connection it opens.
+   * @internal
+   */
   readonly listener?: TaskListener;
 }
 
