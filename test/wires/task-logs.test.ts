@@ -87,7 +87,7 @@ describe('terminus/tasks/logs on the Tasks extension', () => {
     expect(end.result.lines.map((l: { text: string }) => l.text)).toEqual(['finished']);
   });
 
-  test('S8 X-45: a foreign id answers exactly like an unknown one; X-47: no declaration is -32021 first', async () => {
+  test('S8 X-44: a foreign id answers exactly like an unknown one; X-47: no declaration is -32021 first', async () => {
     const taskId = await started('ext-2');
     const foreign = await logs({ taskId }, BOB);
     const unknown = await logs({ taskId: 'no-such-task-0000000000' }, BOB);

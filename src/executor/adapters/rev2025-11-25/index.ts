@@ -128,7 +128,7 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
 
   /**
    * A status read or a cancel, unless the side channel already holds the task's final answer: that
-   * was the task's first terminal report, and a terminal status is final (T-39), so the server is
+   * was the task's first terminal report, and a terminal status is final (T-23), so the server is
    * not asked. An answer that came while the final one arrived yields to it (a `working` sent before
    * the task ended is only late, a failure is nothing), unless it names another terminal status: no
    * honest server reports two, so that answer is passed on and the executor, told of the final one
