@@ -47,7 +47,7 @@ const RESUME_LIMIT = 100_000;
  * ```
  */
 export function createExecutor(options: ExecutorOptions): Promise<Executor> {
-  return createExecutorOn(options, next);
+  return createExecutorWith(options, next);
 }
 
 /**
@@ -56,7 +56,7 @@ export function createExecutor(options: ExecutorOptions): Promise<Executor> {
  * (`sim/variants.ts`) through this same executor, so the gate's checkers are proven on the real
  * interpreter, token bucket and outbox.
  */
-export async function createExecutorOn(options: ExecutorOptions, step: NextFn): Promise<Executor> {
+export async function createExecutorWith(options: ExecutorOptions, step: NextFn): Promise<Executor> {
   const { ledger, clock, ids } = options;
   const logger = options.logger ?? silentLogger;
   const epoch = await ledger.currentEpoch();

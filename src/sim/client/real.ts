@@ -5,7 +5,7 @@
  * (no timer fires again, no answer arrives); the next process is a new executor on the same ledger.
  */
 import type { Ids } from '../../core/ports.js';
-import { createExecutorOn } from '../../executor/executor.js';
+import { createExecutorWith } from '../../executor/executor.js';
 import type { Executor } from '../../executor/executor-types.js';
 import type { Ledger } from '../../executor/ledger-port.js';
 import { next as realNext, type NextFn } from '../../executor/machine.js';
@@ -32,7 +32,7 @@ export interface RealClientOptions {
 
 export async function startRealClient(o: RealClientOptions): Promise<SimClient> {
   let alive = true;
-  const executor: Executor = await createExecutorOn(
+  const executor: Executor = await createExecutorWith(
     {
       ledger: o.ledger,
       connect: async () => o.connect(),
