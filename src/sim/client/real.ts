@@ -1,8 +1,10 @@
 /**
  * The REAL executor (`createExecutor`: interpreter, token bucket, outbox) as one simulated client
- * process, stepping with the machine's `next` or a deliberately broken variant of it (`next`): its clock is a killable scope, its wire the real Tasks-extension adapter over this
- * process's channel (or the series' wire: `connect`), its ledger the shared SQLite ledger. A crash kills the scope and the channel
- * (no timer fires again, no answer arrives); the next process is a new executor on the same ledger.
+ * process. It steps with the machine's own `next`, or with a deliberately broken variant of it
+ * (`variants.ts`, through `createExecutorWith`). Its clock is a killable scope, its wire the real
+ * Tasks-extension adapter over this process's channel (or the series' wire: `connect`), its ledger
+ * the shared SQLite ledger. A crash kills the scope and the channel (no timer fires again, no answer
+ * arrives); the next process is a new executor on the same ledger.
  */
 import type { Ids } from '../../core/ports.js';
 import { createExecutorWith } from '../../executor/executor.js';
