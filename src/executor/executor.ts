@@ -16,7 +16,7 @@ import type {
 } from './executor-types.js';
 import { ExecutorError } from './executor-types.js';
 import { OperationDriver, type DriverContext } from './interpreter.js';
-import { initialEffects } from './machine.js';
+import { initialEffects, next, type NextFn } from './machine.js';
 import { newOperation, type ToolOperation } from './operation.js';
 import { createOutbox } from './outbox.js';
 import { createTokenBucket } from './token-bucket.js';
@@ -52,7 +52,17 @@ const RESUME_LIMIT = 100_000;
  * for await (const item of executor.outbox) { advance(item.receipt); await executor.outbox.ack(item.receipt.id); }
  * ```
  */
-export async function createExecutor(options: ExecutorOptions): Promise<Executor> {
+export function createExecutor(options: ExecutorOptions): Promise<Executor> {
+  return createExecutorWith(options, next);
+}
+
+/**
+ * `createExecutor` whose drivers step every event with `step` instead of the machine's own `next`.
+ * Not part of the package API: the simulation runs its deliberately broken variants of `next`
+ * (`sim/variants.ts`) through this same executor, so the gate's checkers are proven on the real
+ * interpreter, token bucket and outbox.
+ */
+export async function createExecutorWith(options: ExecutorOptions, step: NextFn): Promise<Executor> {
   const { ledger, clock, ids } = options;
   const logger = options.logger ?? silentLogger;
   const epoch = await ledger.currentEpoch();
@@ -80,6 +90,7 @@ export async function createExecutor(options: ExecutorOptions): Promise<Executor
     logger,
     bucket,
     epoch,
+    next: step,
     approvalGate: options.approvalGate ?? (async () => ({ action: 'cancel' })),
     ...(options.validateResult === undefined ? {} : { validateResult: options.validateResult }),
     resubmitNeverCreated: options.resubmitNeverCreated ?? true,

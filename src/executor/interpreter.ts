@@ -2,50 +2,36 @@
  * The interpreter of one operation: the only place the executor does I/O for it. Events are stepped
  * one at a time (a per-operation queue); an applied step is persisted (`Ledger.apply`, or
  * `Ledger.acceptTerminal` when it carries `accept_terminal`) BEFORE any of its effects is performed;
- * effects become wire requests (each behind the executor-wide token bucket), timers on the injected
- * clock, approval-gate calls, and their answers come back as events. Given the same clock, random,
- * ids and wire answers, it takes the same steps.
+ * effects become wire requests (`interpreter-requests.ts`: each behind the executor-wide token
+ * bucket), timers on the injected clock, approval-gate calls, and their answers come back as events.
+ * The step function is the context's `next`: the machine's own, or in the simulation a deliberately
+ * broken variant, so the gate's variants run through this same interpreter. Given the same clock,
+ * random, ids and wire answers, it takes the same steps.
  */
 import { digestOf } from '../core/digest.js';
 import { isTerminusError } from '../core/errors.js';
 import { mustBeDurable } from './durability.js';
-import type { Clock, Ids, Logger, Random } from '../core/ports.js';
+import type { Ids, Random } from '../core/ports.js';
 import type { Effect } from './effects.js';
 import type { OperationEvent } from './events.js';
-import type { ApprovalRequest, ValidationContext } from './executor-types.js';
+import type { ApprovalRequest } from './executor-types.js';
 import { ExecutorError } from './executor-types.js';
-import {
-  cancelAnswered,
-  fetchFailed,
-  lookupAnswered,
-  lookupFailed,
-  requestFailed,
-  resultFetched,
-  statusObserved,
-  submitAnswered,
-  submitFailed,
-  terminalHeard,
-} from './interpreter-answers.js';
+import { terminalHeard } from './interpreter-answers.js';
+import { WireRequests, type RequestContext } from './interpreter-requests.js';
 import { StatusFeed } from './interpreter-status.js';
 import type { Ledger, Receipt } from './ledger-port.js';
-import { next, type StepResult } from './machine.js';
+import type { NextFn, StepResult } from './machine.js';
 import type { ToolOperation } from './operation.js';
-import { statusReadCap, statusReadOpensAt } from './schedule.js';
-import type { TokenBucket } from './token-bucket.js';
 import { isReceipted, isSettled } from './transitions.js';
-import { WireFailure, type ClientWire, type ResultAnswer } from './wire-port.js';
+import type { ClientWire, ResultAnswer } from './wire-port.js';
 
-export interface DriverContext {
+export interface DriverContext extends RequestContext {
   readonly ledger: Ledger;
-  readonly clock: Clock;
   readonly random: Random;
   readonly ids: Ids;
-  readonly logger: Logger;
-  readonly bucket: TokenBucket;
-  /** The executor epoch every event is stamped with. */
-  readonly epoch: number;
+  /** The operation machine's step function: `next` of `machine.ts` (a broken variant in the simulation). */
+  readonly next: NextFn;
   readonly approvalGate: (request: ApprovalRequest) => Promise<unknown>;
-  readonly validateResult?: (result: Record<string, unknown>, context: ValidationContext) => void | Promise<void>;
   readonly resubmitNeverCreated: boolean;
   /** A receipt was written (or found) for this operation: wake the outbox. */
   onReceipt(receipt: Receipt): void;
@@ -63,8 +49,9 @@ export class OperationDriver {
   record: ToolOperation;
   readonly status: StatusFeed;
   private readonly ctx: DriverContext;
-  private wire: ClientWire;
+  private bound: ClientWire;
   private readonly abort = new AbortController();
+  private readonly requests: WireRequests;
   private readonly tasks = new Set<Promise<void>>();
   private queue: Promise<unknown> = Promise.resolve();
   private timer: AbortController | null = null;
@@ -74,21 +61,10 @@ export class OperationDriver {
   private failure: ExecutorError | null = null;
   private waiters: { resolve(receipt: Receipt): void; reject(error: ExecutorError): void }[] = [];
   private stopped = false;
-  /** When this operation's last status reads leave (at most the cap's count, ascending): C6. */
-  private readonly statusReadsSent: number[] = [];
   /** A cancel asked for before the server acknowledged the submission: sent once it does. */
   private cancelOwed = false;
   /** Stops the wire's push stream for this task (listening while it is waited on). */
   private unwatch: (() => void) | null = null;
-  /** The status read of this process queued for a token or on the wire (until its answer or failure). */
-  private reading: object | null = null;
-  /**
-   * The end of the newest Retry-After this process was answered for the operation, noted as the
-   * answer arrives: its step is applied after the ledger write, and a read leaving in between would
-   * not see it on the record (C6: gate seeds 203394, 212491, a cancel's read sent in the millisecond
-   * the read beside it was answered 429).
-   */
-  private heardRetryAfterUntil = 0;
 
   /**
    * `takenUp`: the record comes from the ledger, not from a submission of this process. Whoever
@@ -98,20 +74,16 @@ export class OperationDriver {
    */
   constructor(record: ToolOperation, wire: ClientWire, ctx: DriverContext, takenUp = false) {
     this.record = record;
-    this.wire = wire;
+    this.bound = wire;
     this.ctx = ctx;
     this.status = new StatusFeed(record, ctx.clock);
-    if (takenUp) this.fillReadWindow();
+    this.requests = new WireRequests(this, ctx, this.abort.signal);
+    if (takenUp) this.requests.fillReadWindow();
   }
 
-  /** Counts this second's status-read window as full: whoever drove the record may have used it (C6). */
-  private fillReadWindow(): void {
-    const now = this.ctx.clock.now();
-    this.statusReadsSent.splice(
-      0,
-      this.statusReadsSent.length,
-      ...Array<number>(statusReadCap(this.record.policy)).fill(now),
-    );
+  /** The connection the operation is driven over (`rebind` moves it). */
+  get wire(): ClientWire {
+    return this.bound;
   }
 
   get isStopped(): boolean {
@@ -158,9 +130,9 @@ export class OperationDriver {
   rebind(wire: ClientWire): void {
     this.unwatch?.();
     this.unwatch = null;
-    this.wire = wire;
+    this.bound = wire;
     // A read on the old connection no longer holds back the one `resumed` sends on this one.
-    this.reading = null;
+    this.requests.rebound();
     this.follow();
   }
 
@@ -198,7 +170,7 @@ export class OperationDriver {
     for (let attempt = 0; attempt < MAX_STEP_ATTEMPTS && !this.stopped; attempt++) {
       const base = this.record;
       const event = typeof source === 'function' ? source(base) : source;
-      const result = next(base, event, this.ctx.clock.now(), this.ctx.random.next());
+      const result = this.ctx.next(base, event, this.ctx.clock.now(), this.ctx.random.next());
       if (result.outcome !== 'applied') {
         this.ctx.logger.debug('event not applied', {
           operationId: base.id,
@@ -276,7 +248,7 @@ export class OperationDriver {
       operationId: fresh.id,
       state: fresh.state,
     });
-    this.fillReadWindow();
+    this.requests.fillReadWindow();
     await this.step({ type: 'resumed', epoch: this.ctx.epoch });
   }
 
@@ -358,64 +330,25 @@ export class OperationDriver {
     for (const effect of effects) {
       switch (effect.type) {
         case 'send_submit':
-          this.track(() => this.sendSubmit(effect));
+          this.track(() => this.requests.submit(effect));
           break;
         case 'lookup_key':
-          this.track(() =>
-            this.request(
-              (signal) => this.wire.lookupKey(effect.submissionKey, signal),
-              (answer) => lookupAnswered(answer, epoch),
-              (error) => lookupFailed(error, epoch),
-              true,
-            ),
-          );
+          this.track(() => this.requests.lookup(effect));
           break;
-        case 'poll_status':
-          // WORKING reads one status at a time: the one out answers for this one too (its answer or
-          // failure arms the next). A waiter re-attached after a detach in the same millisecond as a
-          // resume's read (the wake due now runs as the next step) re-issued it while the first was
-          // out: two input_required answers opened the round twice (approval asked twice), and the
-          // second read, queued 150 ms for a token, went out once the first answer had paused polling
-          // (C10; gate seeds 18026, 71076). A cancel's read beside an older one still goes (it is what
-          // confirms the cancel). Only a stopped driver leaves `reading` set (it sends nothing more).
-          if (this.reading !== null && this.record.state === 'WORKING') break;
-          this.track(() => {
-            const read = (this.reading = {});
-            const done = () => {
-              if (this.reading === read) this.reading = null;
-            };
-            return this.request(
-              (signal) => this.wire.getStatus(effect.taskId, signal).finally(done),
-              (snapshot) => statusObserved(snapshot, effect.seq, epoch),
-              (error) => requestFailed('poll', error, epoch),
-              true,
-              true,
-            );
-          });
-          break;
-        case 'fetch_result':
-          this.track(() => this.fetch(effect.taskId));
-          break;
-        case 'send_cancel':
-          this.track(() =>
-            this.request(
-              (signal) => this.wire.cancel(effect.taskId, signal),
-              (answer) => cancelAnswered(answer, effect.generation, epoch),
-              (error) => requestFailed('cancel', error, epoch),
-            ),
-          );
-          break;
-        case 'send_input': {
-          const keys = Object.keys(effect.responses);
-          this.track(() =>
-            this.request(
-              (signal) => this.wire.sendInput(effect.taskId, effect.responses, signal),
-              () => ({ type: 'input_sent', epoch, round: effect.round, keys }),
-              (error) => requestFailed('input', error, epoch),
-            ),
-          );
+        case 'poll_status': {
+          const read = this.requests.poll(effect);
+          if (read !== null) this.track(() => read);
           break;
         }
+        case 'fetch_result':
+          this.track(() => this.requests.fetch(effect));
+          break;
+        case 'send_cancel':
+          this.track(() => this.requests.cancel(effect));
+          break;
+        case 'send_input':
+          this.track(() => this.requests.input(effect));
+          break;
         case 'ask_approval':
           for (const [key, request] of Object.entries(effect.requests)) {
             // A resume after a detach re-emits the round's open questions: one still before the
@@ -462,124 +395,6 @@ export class OperationDriver {
           break;
       }
     }
-  }
-
-  /** The key is persisted with the record already; `submit_sent` is recorded before the request leaves. */
-  private async sendSubmit(effect: Extract<Effect, { type: 'send_submit' }>): Promise<void> {
-    const epoch = this.ctx.epoch;
-    const sent = await this.dispatch({ type: 'submit_sent', epoch });
-    if (sent?.outcome !== 'applied') return;
-    const r = this.record;
-    const request = {
-      tool: r.tool.name,
-      args: r.body,
-      submissionKey: effect.submissionKey,
-      ...(effect.inputResponses === undefined ? {} : { inputResponses: effect.inputResponses }),
-      ...(effect.requestState === undefined ? {} : { requestState: effect.requestState }),
-      // C12: recorded before the plain call leaves; if it cannot be, the plain call is not sent.
-      beforeUnkeyed: async () => {
-        const step = await this.dispatch({ type: 'submit_unkeyed', epoch });
-        if (step?.outcome !== 'applied')
-          throw new WireFailure('rejected', 'the plain call could not be recorded first');
-      },
-    };
-    await this.request(
-      (signal) => this.wire.submit(request, signal),
-      async (answer) =>
-        submitAnswered(answer, epoch, answer.kind !== 'immediate' || (await this.validate(answer.result, ''))),
-      (error) => submitFailed(error, epoch),
-    );
-  }
-
-  /** `validateResult` on a completed result (fetched, or a synchronous answer: C12); false if it refused. */
-  private async validate(result: Record<string, unknown>, taskId: string): Promise<boolean> {
-    if (this.ctx.validateResult === undefined) return true;
-    const r = this.record;
-    try {
-      await this.ctx.validateResult(result, { operationId: r.id, callNodeId: r.callNodeId, tool: r.tool.name, taskId });
-      return true;
-    } catch (error) {
-      this.ctx.logger.warn('result refused by validateResult; not accepted', {
-        operationId: r.id,
-        error: String(error),
-      });
-      return false;
-    }
-  }
-
-  private async fetch(taskId: string): Promise<void> {
-    const epoch = this.ctx.epoch;
-    await this.request(
-      (signal) => this.wire.fetchResult(taskId, signal, this.record.observedTerminal?.status),
-      async (answer) =>
-        resultFetched(answer, epoch, answer.status !== 'completed' || (await this.validate(answer.result, taskId))),
-      (error) => fetchFailed(error, this.record, epoch),
-      true,
-      true,
-    );
-  }
-
-  /**
-   * One request through the shared QPS bucket; its answer or failure becomes the next event. A read (status, result, key lookup) also waits for a
-   * Retry-After that arrived while it queued for a token (C6: gate seeds 10534, 12710, 44639). The
-   * caller's own cancel and input replies are not held: the machine sends them at once on purpose.
-   */
-  private async request<T>(
-    send: (signal: AbortSignal) => Promise<T>,
-    onAnswer: (answer: T) => OperationEvent | Promise<OperationEvent>,
-    onFailure: (error: unknown) => OperationEvent,
-    read = false,
-    statusRead = false,
-  ): Promise<void> {
-    const signal = this.abort.signal;
-    await this.ctx.bucket.take(signal);
-    if (this.stopped) return;
-    // Waits for any Retry-After (read from the record, and heard since: a 429 answered while this
-    // one waited) and, for a status read, for a slot under the cap, booked at the instant it leaves.
-    let booked: number | null = null;
-    for (;;) {
-      const now = this.ctx.clock.now();
-      let at = read ? Math.max(now, this.record.notBefore ?? 0, this.heardRetryAfterUntil) : now;
-      if (statusRead) {
-        if (booked !== null) this.unbookStatusRead(booked);
-        booked = at = this.bookStatusRead(at);
-      }
-      if (at <= now) break;
-      try {
-        await this.ctx.clock.sleep(at - now, signal);
-      } catch {
-        return;
-      }
-      if (this.stopped) return;
-    }
-    let event: OperationEvent;
-    try {
-      event = await onAnswer(await send(signal));
-    } catch (error) {
-      if (signal.aborted) return;
-      if (error instanceof WireFailure && error.retryAfterMs !== undefined && error.retryAfterMs > 0) {
-        const until = this.ctx.clock.now() + Math.ceil(error.retryAfterMs);
-        this.heardRetryAfterUntil = Math.max(this.heardRetryAfterUntil, until);
-      }
-      event = onFailure(error);
-    }
-    if (signal.aborted) return;
-    await this.dispatch(event);
-  }
-
-  /** C6: the per-operation cap binds here, where every status read leaves, whichever path issued it. */
-  private bookStatusRead(at: number): number {
-    const cap = statusReadCap(this.record.policy);
-    const opens = statusReadOpensAt(this.statusReadsSent, at, cap);
-    this.statusReadsSent.push(opens);
-    this.statusReadsSent.sort((a, b) => a - b);
-    if (this.statusReadsSent.length > cap) this.statusReadsSent.splice(0, this.statusReadsSent.length - cap);
-    return opens;
-  }
-
-  private unbookStatusRead(at: number): void {
-    const i = this.statusReadsSent.indexOf(at);
-    if (i >= 0) this.statusReadsSent.splice(i, 1);
   }
 
   private async ask(round: number, key: string, request: unknown): Promise<void> {

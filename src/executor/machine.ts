@@ -52,6 +52,12 @@ import {
 export type { StepResult, IgnoreReason, RejectReason } from './step.js';
 
 /**
+ * The operation machine's step function, as its interpreter (`OperationDriver`) takes it: the real
+ * `next` below, or (in the simulation only) a deliberately broken variant of it.
+ */
+export type NextFn = (record: ToolOperation, event: OperationEvent, now: number, random: number) => StepResult;
+
+/**
  * Computes the next record and effects for `event`; see the module comment for the contract.
  *
  * @example

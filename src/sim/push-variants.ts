@@ -1,10 +1,9 @@
 /**
  * Broken executors around listen streams (issue 17 item 2), for the tests that prove the gate
- * catches them: test-only `next()` hooks, run by the simulation's interpreter over the same
- * streams and push faults as the real executor.
+ * catches them: test-only `next()` hooks, which the real executor steps with over the series'
+ * listen streams and push faults.
  */
-import { next as realNext } from '../executor/machine.js';
-import type { NextFn } from './client/interpreter.js';
+import { next as realNext, type NextFn } from '../executor/machine.js';
 import type { BrokenVariant } from './variants.js';
 
 /**

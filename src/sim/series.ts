@@ -7,6 +7,7 @@
 import { createTasksExtWire } from '../executor/adapters/tasks-ext/index.js';
 import { openSqliteLedger } from '../executor/ledger/sqlite.js';
 import type { ToolOperation } from '../executor/operation.js';
+import type { NextFn } from '../executor/machine.js';
 import { isSettled } from '../executor/transitions.js';
 import type { TaskStore } from '../store/port.js';
 import type { Violation } from './checks/invariants.js';
@@ -22,7 +23,6 @@ import { pushPlan } from './push-faults.js';
 import { WireLog } from './network/wire-log.js';
 import { sfc32, seriesRandom } from './random.js';
 import { newLedgerFacts, recordingLedger } from './client/recording-ledger.js';
-import { SimInterpreter, type NextFn } from './client/interpreter.js';
 import { startRealClient } from './client/real.js';
 import type { SimClient } from './client/sim-client.js';
 import { newServerFacts, type ServerFacts } from './server/facts.js';
@@ -201,8 +201,8 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   const pushes = push;
 
   // ---- the executor process(es) ---------------------------------------------------------------
-  // The real executor (`createExecutor`), unless a broken `next()` variant needs the hookable
-  // interpreter. Whether a proven never-created call is resubmitted is the executor's setting.
+  // The real executor (`createExecutor`), stepping with a broken `next()` when a variant hands one.
+  // Whether a proven never-created call is resubmitted is the executor's setting.
   // What negotiation reads from `tools/list` (T-09); negotiation itself is not faulted.
   const taskSupport = await server.taskSupport();
   let incarnation = 0;
@@ -240,35 +240,18 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
       return wire.client?.(links) ?? createTasksExtWire({ channel, ...listening });
     };
     const ids = simIds(random.client, `c${n}.`);
-    let made: SimClient;
-    if (options.hooks?.next === undefined) {
-      made = await startRealClient({
-        name,
-        ledger,
-        connect,
-        scope,
-        random: random.client,
-        ids,
-        trace,
-        resubmitNeverCreated,
-        approve,
-      });
-    } else {
-      const interpreter = new SimInterpreter({
-        name,
-        ledger,
-        wire: connect(),
-        scope,
-        random: random.client,
-        ids,
-        trace,
-        resubmit: () => resubmitNeverCreated,
-        approve: (record, key) => approve(record.callNodeId, key),
-        next: options.hooks.next,
-      });
-      await interpreter.start();
-      made = interpreter;
-    }
+    const made = await startRealClient({
+      name,
+      ledger,
+      connect,
+      scope,
+      random: random.client,
+      ids,
+      trace,
+      resubmitNeverCreated,
+      approve,
+      ...(options.hooks?.next === undefined ? {} : { next: options.hooks.next }),
+    });
     const kill = made.kill.bind(made);
     made.kill = () => {
       alive = false;

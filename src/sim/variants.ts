@@ -6,11 +6,10 @@
 import { digestOf } from '../core/digest.js';
 import { isTerminusError } from '../core/errors.js';
 import type { LateOutcome, TaskRecord } from '../core/task.js';
-import { next as realNext } from '../executor/machine.js';
+import { next as realNext, type NextFn } from '../executor/machine.js';
 import type { Fence, TaskStore } from '../store/port.js';
 import type { Invariant } from './checks/invariants.js';
 import type { FaultClass } from './faults.js';
-import type { NextFn } from './client/interpreter.js';
 import type { SeriesHooks } from './series.js';
 import type { ServerFacts } from './server/facts.js';
 
@@ -84,16 +83,28 @@ const resubmitOnUnknown: NextFn = (record, event, now, random) => {
   return realNext(record, event, now, random);
 };
 
-/** Executor: polls every 20 ms whatever the server interval and the policy floor say. */
+/** The poll interval of the executor that ignores the QPS cap. */
+const IGNORED_CAP_POLL_MS = 20;
+
+/**
+ * Executor: polls every 20 ms whatever the server interval and the policy floor say, and records
+ * that floor as 20 ms. The interpreter caps each operation's status reads by the record's floor
+ * (`statusReadCap`, where every read leaves): a machine that only shortened its wakes would still
+ * read at most 5 times a second, so this variant breaks the floor the cap is taken from as well.
+ */
 const ignoreQpsCap: NextFn = (record, event, now, random) => {
   const step = realNext(record, event, now, random);
   if (step.outcome !== 'applied') return step;
   const poll = step.effects.find((e) => e.type === 'schedule_wake' && e.purpose === 'poll');
   if (poll === undefined) return step;
-  const atMs = now + 20;
+  const atMs = now + IGNORED_CAP_POLL_MS;
   return {
     ...step,
-    record: { ...step.record, wakeAt: atMs },
+    record: {
+      ...step.record,
+      wakeAt: atMs,
+      policy: { ...step.record.policy, minPollIntervalMs: IGNORED_CAP_POLL_MS },
+    },
     effects: step.effects.map((e) => (e === poll ? { type: 'schedule_wake', atMs, purpose: 'poll' } : e)),
   };
 };

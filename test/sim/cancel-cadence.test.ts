@@ -5,8 +5,7 @@
  * executor whose confirming reads follow the server's interval.
  */
 import { describe, expect, it } from 'vitest';
-import { next as realNext } from '../../src/executor/machine.js';
-import type { NextFn } from '../../src/sim/client/interpreter.js';
+import { next as realNext, type NextFn } from '../../src/executor/machine.js';
 import { isScripted, swarmPlan } from '../../src/sim/plan.js';
 import { seriesRandom } from '../../src/sim/random.js';
 import { runSeries } from '../../src/sim/series.js';

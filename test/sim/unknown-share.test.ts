@@ -8,8 +8,7 @@
  * to reconcile, and never credit more than the raw time.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { next as realNext } from '../../src/executor/machine.js';
-import type { NextFn } from '../../src/sim/client/interpreter.js';
+import { next as realNext, type NextFn } from '../../src/executor/machine.js';
 import { gateReport } from '../../src/sim/gate.js';
 import { runSeries } from '../../src/sim/series.js';
 import { summarize, type SeriesSummary } from '../../src/sim/summary.js';

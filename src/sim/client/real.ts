@@ -1,13 +1,16 @@
 /**
  * The REAL executor (`createExecutor`: interpreter, token bucket, outbox) as one simulated client
- * process: its clock is a killable scope, its wire the real Tasks-extension adapter over this
- * process's channel (or the series' wire: `connect`), its ledger the shared SQLite ledger. A crash kills the scope and the channel
- * (no timer fires again, no answer arrives); the next process is a new executor on the same ledger.
+ * process. It steps with the machine's own `next`, or with a deliberately broken variant of it
+ * (`variants.ts`, through `createExecutorWith`). Its clock is a killable scope, its wire the real
+ * Tasks-extension adapter over this process's channel (or the series' wire: `connect`), its ledger
+ * the shared SQLite ledger. A crash kills the scope and the channel (no timer fires again, no answer
+ * arrives); the next process is a new executor on the same ledger.
  */
 import type { Ids } from '../../core/ports.js';
-import { createExecutor } from '../../executor/executor.js';
+import { createExecutorWith } from '../../executor/executor.js';
 import type { Executor } from '../../executor/executor-types.js';
 import type { Ledger } from '../../executor/ledger-port.js';
+import { next as realNext, type NextFn } from '../../executor/machine.js';
 import type { ClientWire } from '../../executor/wire-port.js';
 import type { ClockScope } from '../clock.js';
 import type { SimRandom } from '../random.js';
@@ -25,20 +28,25 @@ export interface RealClientOptions {
   readonly trace: Trace;
   readonly resubmitNeverCreated: boolean;
   readonly approve: (callNodeId: string, key: string) => Promise<unknown>;
+  /** Test-only: a broken variant of the machine's `next()` (`variants.ts`); default the real one. */
+  readonly next?: NextFn;
 }
 
 export async function startRealClient(o: RealClientOptions): Promise<SimClient> {
   let alive = true;
-  const executor: Executor = await createExecutor({
-    ledger: o.ledger,
-    connect: async () => o.connect(),
-    clock: o.scope,
-    random: o.random,
-    ids: o.ids,
-    approvalGate: (request) => o.approve(request.callNodeId, request.key),
-    resubmitNeverCreated: o.resubmitNeverCreated,
-    defaultBudgetMs: null,
-  });
+  const executor: Executor = await createExecutorWith(
+    {
+      ledger: o.ledger,
+      connect: async () => o.connect(),
+      clock: o.scope,
+      random: o.random,
+      ids: o.ids,
+      approvalGate: (request) => o.approve(request.callNodeId, request.key),
+      resubmitNeverCreated: o.resubmitNeverCreated,
+      defaultBudgetMs: null,
+    },
+    o.next ?? realNext,
+  );
   const handle = (node: string) => executor.handle(node);
   return {
     get alive() {

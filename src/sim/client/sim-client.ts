@@ -1,4 +1,4 @@
-/** One simulated executor process, as the series drives it (real executor or the hookable interpreter). */
+/** One simulated executor process, as the series drives it (the real executor, `real.ts`). */
 export interface SimClient {
   readonly alive: boolean;
   /** `budgetMs`: the waiter's budget (C11); absent = unbounded. */
