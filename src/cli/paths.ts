@@ -119,7 +119,7 @@ function damageAdvice(path: string, what: 'ledger' | 'database', details: Record
   const again = what === 'ledger' ? ', and a call made again is then submitted again' : '';
   return (
     `keep the file: its ${held} are only there, and \`sqlite3 ${path} .dump\` prints the rows it can still read ` +
-    `(README, "Damaged storage"); another path starts without them${again}`
+    `(docs/operations.md, "Damaged storage"); another path starts without them${again}`
   );
 }
 

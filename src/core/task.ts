@@ -21,7 +21,7 @@ export function isTerminal(status: TaskStatus): status is TerminalStatus {
   return status === 'completed' || status === 'failed' || status === 'cancelled';
 }
 
-/** The wires a task can be created under (DESIGN.md, "The wires"). */
+/** The wires a task can be created under (docs/wires.md). */
 export const WIRES = ['mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'] as const;
 export type WireName = (typeof WIRES)[number];
 

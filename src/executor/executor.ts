@@ -1,7 +1,7 @@
 /**
  * `createExecutor`: the client half of mcp-terminus. It persists every long-running tool call in a
  * `Ledger`, drives it through the operation machine over the call's wire, and hands each call node
- * exactly one terminal receipt through `result()` and the outbox (DESIGN.md, C1-C10).
+ * exactly one terminal receipt through `result()` and the outbox (docs/guarantees.md, C1-C13).
  */
 import { digestOf, requestDigest } from '../core/digest.js';
 import { silentLogger } from '../core/ports.js';

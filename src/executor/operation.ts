@@ -1,5 +1,5 @@
 /**
- * The client-side ledger record `toolOperation.v1` (DESIGN.md, "Client side"; seed `002_*.txt`).
+ * The client-side ledger record `toolOperation.v1` (docs/calling-tools.md, "Executor states").
  *
  * Local states are the executor's own bookkeeping. They are never sent on a wire and never confused
  * with wire statuses: local states are UPPER_SNAKE literals, wire statuses lower-case, and the
@@ -7,7 +7,7 @@
  */
 import type { TaskStatus, TerminalStatus, WireName } from '../core/task.js';
 
-/** Every local state of an operation (DESIGN.md graph, plus the outcomes of 404 / expiry). */
+/** Every local state of an operation (the graph of docs/calling-tools.md, plus the outcomes of 404 / expiry). */
 export const LOCAL_STATES = [
   'SUBMITTING',
   'WORKING',

@@ -3,7 +3,7 @@
  * ledger on every write, and by the property tests on every step they take.
  *
  * A step that keeps the state (a poll answered `working`, a retried fetch) is not a transition and is
- * not listed. Edges beyond the DESIGN.md graph carry a comment saying why a correct protocol needs them.
+ * not listed. Edges beyond the graph of docs/calling-tools.md carry a comment saying why a correct protocol needs them.
  */
 import type { LocalState } from './operation.js';
 

@@ -3,7 +3,7 @@ import type { TaskEngine } from '../runner/engine-port.js';
 import { ANONYMOUS_OWNER } from './owner.js';
 
 /**
- * Anonymous callers hold capabilities, never a namespace (DESIGN.md, "The edges"; issue 12 item 1).
+ * Anonymous callers hold capabilities, never a namespace (docs/operations.md, "Identity and anonymous callers").
  * Every unauthenticated caller of a session-less HTTP wire (Tasks extension, AIP-151, the stateless
  * 2025 leg with SEP-1391) is the one owner `anonymous`, so whatever names a task there must be
  * unguessable: task ids are 128 random bits already; this makes submission keys (the Tasks

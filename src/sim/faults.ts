@@ -1,5 +1,5 @@
 /**
- * The fault classes the simulation injects (DESIGN.md fault list, one class per item, plus the
+ * The fault classes the simulation injects (docs/simulation.md, "Fault classes"; one class per item, plus the
  * plain network noise the issue names: loss, duplication, delay) and the per-series fault plan.
  *
  * A plan is data: message rules the in-process network applies to one operation's requests, and

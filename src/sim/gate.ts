@@ -1,8 +1,8 @@
 /**
- * The acceptance gate: folds series summaries into the table of DESIGN.md, plus the invariant,
+ * The acceptance gate: folds series summaries into the targets table of docs/simulation.md, plus the invariant,
  * liveness and coverage rows. Every row can fail; the gate passes only when all do.
  *
- * Where DESIGN.md has two columns, the row's threshold is the seed's gate (the acceptance figures the
+ * Where that table has two columns, the row's threshold is the seed's gate (the acceptance figures the
  * issue names: cancel confirmation p99 < 60 s, UNKNOWN reconciliation p99 < 15 min) and decides the
  * exit status; our stricter target (< 5 s, < 60 s) is measured against the same figure and printed
  * as met or MISSED beside it, so a miss is visible in every run without being hidden in the pass.
@@ -36,7 +36,7 @@ export interface GateRow {
   readonly threshold: string;
   readonly measured: string;
   readonly pass: boolean;
-  /** DESIGN.md's stricter "our target", where it differs from the gate threshold. */
+  /** The stricter "our target", where it differs from the gate threshold. */
   readonly target?: { readonly threshold: string; readonly met: boolean };
 }
 

@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { LifecycleEvent, TaskObserver } from '../runner/observer.js';
 
-/** The metrics of one server node, on one prom-client registry (see the README's table). */
+/** The metrics of one server node, on one prom-client registry (listed in docs/operations.md, "Metrics"). */
 export interface TerminusMetrics {
   readonly registry: Registry;
   /** Feeds the task metrics; pass it to `createEngine({ observer })`. */

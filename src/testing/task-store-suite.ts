@@ -16,7 +16,7 @@ import { workerCases } from './worker.js';
  * The `TaskStore` conformance suite: every backend MUST pass it (memory, SQLite, PostgreSQL, and
  * yours). Each case opens a fresh store with `open`, uses a fixed clock (`now` is passed explicitly,
  * never read from the wall clock) and closes it afterwards. Case names cite the invariant they check
- * (S1..S8 of DESIGN.md). Call it at the top level of a vitest test file.
+ * (S1..S8 of docs/guarantees.md). Call it at the top level of a vitest test file.
  *
  * @example
  * ```ts

@@ -192,7 +192,7 @@ describe('servers', () => {
       const advice = new RegExp(
         `^terminus (ops|call): ledger ${path.replaceAll('.', '\\.')}: quick_check failed: .*: keep the file: ` +
           `its operations are only there, and \`sqlite3 ${path.replaceAll('.', '\\.')} \\.dump\` prints the rows it can still read ` +
-          '\\(README, "Damaged storage"\\); ' +
+          '\\(docs/operations.md, "Damaged storage"\\); ' +
           'another path starts without them, and a call made again is then submitted again$',
       );
       const listed = await built(['ops', 'list', '--ledger', path], { cwd: dir.path });

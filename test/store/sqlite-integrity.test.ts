@@ -156,7 +156,7 @@ describe('SQLite store: damaged storage at open', () => {
       expect.stringMatching(
         new RegExp(
           `^terminus serve: database ${file}: quick_check failed: .+: keep the file: its tasks are only there, and ` +
-            `\`sqlite3 ${file} \\.dump\` prints the rows it can still read \\(README, "Damaged storage"\\); ` +
+            `\`sqlite3 ${file} \\.dump\` prints the rows it can still read \\(docs/operations.md, "Damaged storage"\\); ` +
             'another path starts without them$',
         ),
       ),

@@ -1,6 +1,6 @@
 /**
  * The console of `terminus serve --console` without credentials, as a user runs it from dist/: an
- * anonymous caller holds capabilities, never a namespace (README "Identity and authentication"),
+ * anonymous caller holds capabilities, never a namespace (docs/operations.md, "Identity and anonymous callers"),
  * so the list shows no anonymous task and a task opens by its id; TERMINUS_CONSOLE_LIST_ANONYMOUS
  * (`--console-list-anonymous`) lists them on a loopback console; with --auth-* the flag is refused.
  */

@@ -1,5 +1,5 @@
 /**
- * What the checkers of a series name (DESIGN.md): client invariants C1-C13, server invariants S1-S9,
+ * What the checkers of a series name (docs/guarantees.md): client invariants C1-C13, server invariants S1-S9,
  * terminal-state divergence, liveness and the cancel cadence, and the bounds they hold the executor to.
  * Each violation names its invariant, so a broken variant can be asserted to fail on the right one.
  */

@@ -1,5 +1,5 @@
 /**
- * The checkers run on every series: client invariants C1-C13 and server invariants S1-S9 (DESIGN.md)
+ * The checkers run on every series: client invariants C1-C13 and server invariants S1-S9 (docs/guarantees.md)
  * as far as the trace and the final state show them, liveness, and the figures of the gate table.
  */
 import { canonicalJson } from '../../core/digest.js';

@@ -72,7 +72,7 @@ export function coveredWithin(spans: readonly Span[], window: Span): number {
  * Evidence after which no request the executor may send settles an UNKNOWN: the server cannot look
  * the key up (or the task under it is gone: an expired task's key answers `-32602`), the call went out
  * without its key (C12), the key denies a task the server acknowledged, or a synchronous answer did
- * not verify. Each is listed for an operator on purpose (README "Executor state machine and ledger").
+ * not verify. Each is listed for an operator on purpose (docs/calling-tools.md, "Executor states").
  */
 const FOR_AN_OPERATOR = new Set<string>([
   'key_lookup_unsupported',

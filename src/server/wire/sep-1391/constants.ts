@@ -1,7 +1,7 @@
 /**
  * Names of the SEP-1391 wire (`tools/async/*`, reference section 2). SEP-1391 was superseded before
  * it was final; where the reference marks an item UNCONFIRMED the choice made here is documented
- * beside it (and in the README).
+ * beside it (and in docs/wires.md, "SEP-1391").
  */
 
 export const STATUS_METHOD = 'tools/async/status';
