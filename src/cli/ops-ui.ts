@@ -2,10 +2,10 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Command, InvalidArgumentError } from 'commander';
 import { ledgerRoutes } from '../console/ledger.js';
-import { DEFAULT_LEDGER_PATH } from '../executor/ledger-port.js';
 import { sendJson, toWebRequest, writeWebResponse } from '../server/http/node-bridge.js';
 import { matchRoute } from '../server/http/routes.js';
 import { openLedgerOrExit } from './open-ledger.js';
+import { defaultLedgerPath } from './paths.js';
 
 interface UiFlags {
   readonly ledger: string;
@@ -23,7 +23,7 @@ export function registerOpsUi(program: Command): void {
   ops
     .command('ui')
     .description('browse the ledger: operations by state, history, evidence, receipts (read-only)')
-    .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL', DEFAULT_LEDGER_PATH)
+    .option('--ledger <file|url>', 'SQLite ledger file or postgres:// URL (env TERMINUS_LEDGER)', defaultLedgerPath())
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 3001)
     .action((flags: UiFlags) => serveUi(flags));

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock, systemIds, systemRandom } from '../../src/core/system.js';
 import { connectServer } from '../../src/executor/adapters/index.js';
@@ -97,4 +97,29 @@ describe('terminus ops ui (built CLI)', () => {
     expect(inDoubt).toContain('No receipt yet.');
     expect((await fetch(`${base}/ui/operations/nope`)).status).toBe(404);
   }, 60_000);
+
+  it('opens the ledger every other ops command uses when --ledger is not given', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'terminus-ui-default-'));
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }));
+    const path = join(dir, 'state', 'terminus', 'ledger.db');
+    // A ledger where `terminus call` and `terminus ops` look for it: under $XDG_STATE_HOME.
+    mkdirSync(dirname(path), { recursive: true });
+    const ledger = openSqliteLedger({ path });
+    await ledger.close();
+    const child: ChildProcess = spawn(process.execPath, [CLI, 'ops', 'ui', '--port', '0'], {
+      cwd: dir,
+      env: { ...process.env, TERMINUS_LEDGER: '', XDG_STATE_HOME: join(dir, 'state') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    cleanup.push(() => child.kill('SIGKILL'));
+    const line = await new Promise<string>((resolveLine, reject) => {
+      let out = '';
+      child.stdout!.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolveLine(out);
+      });
+      child.once('exit', (code) => reject(new Error(`ops ui exited ${code}`)));
+    });
+    expect(line).toContain(`(ledger ${path})`);
+  }, 30_000);
 });
