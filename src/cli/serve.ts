@@ -354,6 +354,7 @@ async function serve(flags: ServeFlags): Promise<void> {
                 engine: server.engine,
                 operators: flags.consoleOperator,
                 listAnonymous: flags.consoleListAnonymous,
+                listAnonymousSwitch: '--console-list-anonymous',
                 ...(timeline === undefined ? {} : { timeline }),
               })
             : []),

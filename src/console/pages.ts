@@ -34,8 +34,11 @@ export function listPage(options: {
   readonly tools: readonly string[];
   readonly filters: ListFilters;
   readonly nextCursor: string | null;
-  /** An anonymous caller whose tasks are not listed: it opens one by its id instead. */
-  readonly unlisted?: boolean;
+  /**
+   * An anonymous caller whose tasks are not listed (it opens one by its id instead): the switch that
+   * would list them, named on the page; null when the list is shown.
+   */
+  readonly unlisted: string | null;
 }): string {
   const { filters } = options;
   const option = (value: string, selected: boolean, label = value): Html =>
@@ -91,11 +94,11 @@ export function listPage(options: {
       ? ''
       : html`<p><a href="/console?${query({ ...filters, cursor: options.nextCursor })}">older tasks</a></p>`;
   const table =
-    options.unlisted === true
+    options.unlisted !== null
       ? html`<p class="muted" data-unlisted>
             Not signed in: anonymous tasks are not listed (whoever holds a task's id reaches it, and only that one).
             Open a task by its id, or start the server with credentials (<code>--auth-tokens</code>,
-            <code>--auth-jwks</code>).
+            <code>--auth-jwks</code>). On a machine only you use, <code>${options.unlisted}</code> lists them.
           </p>
           <form method="get" action="/console/open">
             <label>task id <input type="text" name="id" size="30" /></label>

@@ -24,6 +24,11 @@ export interface ConsoleOptions {
    * opens a task by its id and its list shows nothing. The CLI allows it on a loopback host only.
    */
   readonly listAnonymous?: boolean;
+  /**
+   * How the reader of an unlisted page would turn `listAnonymous` on, named on that page (default
+   * `listAnonymous: true`; the CLI names its flag).
+   */
+  readonly listAnonymousSwitch?: string;
 }
 
 /** Tasks on one list page; the store clamps to 1..1000. */
@@ -78,7 +83,15 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
     // The store filters by status and wire; the tool filter applies to the page it returned.
     const tasks = filters.tool === '' ? page.tasks : page.tasks.filter((t) => t.tool === filters.tool);
     return htmlResponse(
-      listPage({ caller: caller(info), operator, tasks, tools, filters, nextCursor: page.nextCursor, unlisted }),
+      listPage({
+        caller: caller(info),
+        operator,
+        tasks,
+        tools,
+        filters,
+        nextCursor: page.nextCursor,
+        unlisted: unlisted ? (options.listAnonymousSwitch ?? 'listAnonymous: true') : null,
+      }),
     );
   };
 
@@ -155,8 +168,15 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
     }
   };
 
+  // `/console/` is the same page: a typed or pasted trailing slash keeps its query and lands on it.
+  const slash = async (request: Request): Promise<Response> => {
+    const { search } = new URL(request.url);
+    return new Response(null, { status: 308, headers: { location: `/console${search}` } });
+  };
+
   return [
     route('GET', '/console', list),
+    route('GET', '/console/', slash),
     route('GET', '/console/open', open),
     route('GET', '/console/tasks/:id', detail),
     route('POST', '/console/tasks/:id/cancel', cancel, { body: 'form' }),

@@ -59,6 +59,8 @@ describe('terminus serve --console without credentials', () => {
     const list = await (await fetch(`${base}/console`)).text();
     expect(rows(list)).toEqual([]);
     expect(list).toContain('anonymous tasks are not listed');
+    // The page names the switch that lists them, as the CLI spells it.
+    expect(list).toContain('<code>--console-list-anonymous</code>');
     const opened = await fetch(`${base}/console/open?id=${id}`);
     expect(opened.status).toBe(200);
     expect(opened.url).toBe(`${base}/console/tasks/${id}`);

@@ -232,6 +232,16 @@ describe('console: the operator role', () => {
     expect(taskIds(await (await fetch(`${base}/console`, { headers: { 'x-user': 'alice' } })).text())).toHaveLength(1);
   });
 
+  it('/console/ is the list too, and the unlisted page says how to list anonymous tasks', async () => {
+    const { base } = await start();
+    const slash = await fetch(`${base}/console/?status=working`, { redirect: 'manual' });
+    expect(slash.status).toBe(308);
+    expect(slash.headers.get('location')).toBe('/console?status=working');
+    const list = await (await fetch(`${base}/console`)).text();
+    // The library's own switch; the CLI names its flag instead (test/telemetry/console-anonymous-cli.test.ts).
+    expect(list).toContain('<code>listAnonymous: true</code>');
+  });
+
   it('with listAnonymous an anonymous caller lists the anonymous tasks (only those)', async () => {
     const { base, engine } = await start(undefined, true);
     const n = (await engine.submit({ owner: 'anonymous', tool: 'confirm', args: {}, wire: 'aip-151' })).task;
