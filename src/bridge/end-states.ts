@@ -52,7 +52,7 @@ const EVIDENCE: Record<Evidence['kind'], { readonly cause: boolean; readonly wor
   plain_call_sent: { cause: false, words: 'the tool makes no task and was called plainly' },
   key_lookup_unsupported: {
     cause: false,
-    words: 'the server cannot look a task up by the call’s submission key, so asking it cannot settle the doubt',
+    words: "the server cannot look a task up by the call's submission key, so asking it cannot settle the doubt",
   },
   not_found: {
     cause: true,
@@ -63,7 +63,7 @@ const EVIDENCE: Record<Evidence['kind'], { readonly cause: boolean; readonly wor
   result_unverifiable: { cause: true, words: 'its result could not be verified (truncated, malformed or altered)' },
   result_status_mismatch: {
     cause: true,
-    words: 'the server’s answers contradicted themselves: its result contradicts the status it reported',
+    words: "the server's answers contradicted themselves: its result contradicts the status it reported",
   },
   never_created_after_ack: {
     cause: true,
@@ -74,11 +74,11 @@ const EVIDENCE: Record<Evidence['kind'], { readonly cause: boolean; readonly wor
   task_id_replaced: { cause: false, words: 'the server named the task by another id' },
   terminal_status_changed: {
     cause: true,
-    words: 'the server’s answers contradicted themselves: it reported another end after one was observed',
+    words: "the server's answers contradicted themselves: it reported another end after one was observed",
   },
   result_changed: {
     cause: true,
-    words: 'the server’s answers contradicted themselves: a result read again differed from the first',
+    words: "the server's answers contradicted themselves: a result read again differed from the first",
   },
 };
 
@@ -101,7 +101,8 @@ const UNKNOWN: EndWording = {
     'It may have run in full, in part or not at all; the bridge will not run it again by itself.',
     'Waiting will not change this: terminus_wait answers at once for it, and calling it again (the same tool ' +
       'with the same arguments) attaches to this operation, it never starts a second one.',
-    `What to do: terminus_status ${ref(op)} shows the state and the evidence. terminus_cancel cannot stop it: the ` +
+    `What to do: terminus_status ${ref(op)} gives this answer (state and evidence) again without waiting. ` +
+      'terminus_cancel cannot stop it: the ' +
       'bridge sends a cancel only for a task the server answers for. Tell the user: an operator has to reconcile it ' +
       `(check on the server whether it ran, stop it there if it may still run); ${show(op)} has the record, the ` +
       'evidence and the history, and `terminus ops reconcile` lists every operation in doubt.',
