@@ -4,10 +4,18 @@
  * operation id a caller names is checked against its owner first; a foreign id reads as unknown.
  */
 import { ExecutorError } from '../executor/executor-types.js';
+import { isLocalState, type ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
+import { endOf, endText } from './end-states.js';
 import { LOG_LINES_PER_READ } from './model-tools.js';
 import type { BridgeOperations, Caller, OperationsDeps } from './operations.js';
 import { logsAnswer, textAnswer, toolError, unknownOperation } from './render.js';
+
+/** ` (outcome unknown, needs an operator)`: what an ended state means, for the list (empty otherwise). */
+function labelOf(state: string): string {
+  const end = isLocalState(state) ? endOf(state) : null;
+  return end === null ? '' : ` (${end.label})`;
+}
 
 /** How long `terminus_operations` remembers finished operations. */
 const RECENT = 20;
@@ -27,7 +35,8 @@ export class ModelAnswers {
     const op = await this.ops.book.own(caller.owner, operationId);
     if (op === null) return unknownOperation(operationId);
     const handle = await this.ops.reach(op);
-    if (handle === null) return this.ops.describe(op, false);
+    // An operation that ended without a result to wait for (UNKNOWN...) is answered at once: waiting would not change it.
+    if (handle === null || endOf(op.state) !== null) return this.ops.describe(op, false);
     if ('content' in handle) return handle;
     const ms = Math.min(
       this.deps.maxWaitMs,
@@ -42,6 +51,10 @@ export class ModelAnswers {
     if (op === null) return unknownOperation(operationId);
     const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
     const view = await this.ops.view(op, receipt);
+    const end = endOf(op.state);
+    if (end !== null) {
+      return textAnswer(endText(end, { op, tool: view.tool, receipt }), { operation: view, next: end.next });
+    }
     const text =
       receipt !== null
         ? `Operation ${op.id} (${view.tool}) ended: ${receipt.status}. Call terminus_wait {"operation":"${op.id}"} for its result.`
@@ -55,6 +68,8 @@ export class ModelAnswers {
   async cancel(operationId: string, caller: Caller): Promise<Record<string, unknown>> {
     const op = await this.ops.book.own(caller.owner, operationId);
     if (op === null) return unknownOperation(operationId);
+    // Ended without a result to wait for (UNKNOWN...): no cancel can be sent, and the answer says what to do instead.
+    if (endOf(op.state) !== null) return this.notCancelled(op);
     const handle = await this.ops.reach(op);
     if (handle !== null && 'content' in handle) return handle;
     const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
@@ -83,12 +98,22 @@ export class ModelAnswers {
         { operation: view, cancel: 'lost_race' },
       );
     }
+    if (endOf(now.state) !== null) return this.notCancelled(now);
     const why = outcome.requested ? 'the cancel was sent' : `the cancel was not sent (${outcome.reason ?? 'refused'})`;
     return textAnswer(
       `Operation ${op.id} (${view.tool}): ${why}; the server has not confirmed it yet (state ${now.state}). ` +
         `Check again with terminus_status {"operation":"${op.id}"}.`,
       { operation: view, cancel: outcome.requested ? 'requested' : 'not_sent' },
     );
+  }
+
+  /** `terminus_cancel` on an operation that ended without a result to wait for: why nothing was sent, and its end. */
+  private async notCancelled(op: ToolOperation): Promise<Record<string, unknown>> {
+    const end = endOf(op.state)!;
+    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
+    const view = await this.ops.view(op, receipt);
+    const text = `Operation ${op.id} (${view.tool}): ${end.cancel}.\n${endText(end, { op, tool: view.tool, receipt })}`;
+    return textAnswer(text, { operation: view, cancel: end.cancelOutcome, next: end.next });
   }
 
   /** `terminus_operations`: this caller's operations in flight and the last ones that ended. */
@@ -100,7 +125,7 @@ export class ModelAnswers {
     ]);
     const lines = views.map(
       (v) =>
-        `- ${v.id} ${v.tool}: ${v.outcome ?? v.state}${v.progress === null || v.outcome !== undefined ? '' : ` ${v.progress.done}/${v.progress.total ?? '?'}`}` +
+        `- ${v.id} ${v.tool}: ${v.outcome ?? v.state}${labelOf(v.state)}${v.progress === null || v.outcome !== undefined ? '' : ` ${v.progress.done}/${v.progress.total ?? '?'}`}` +
         `${v.input === undefined ? '' : ' (needs input: terminus_respond)'} since ${v.startedAt}`,
     );
     const text =

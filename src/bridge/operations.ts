@@ -10,6 +10,7 @@ import type { ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
 import { Book, OPEN_STATES } from './book.js';
+import { endOf, endText } from './end-states.js';
 import { Snapshots } from './snapshots.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import { askByResult, questionKey, Questions, type Question } from './questions.js';
@@ -209,24 +210,42 @@ export class BridgeOperations {
     }
     if (outcome.kind === 'receipt') {
       await this.deps.executor.outbox.ack(outcome.receipt.id);
-      return fromReceipt(outcome.receipt, await this.view(op, outcome.receipt));
+      return this.answer(op, outcome.receipt, attached, 0);
     }
-    if (outcome.kind === 'ended') return this.describe(op, attached);
-    const view = { ...(await this.view(op, null)), ...(attached ? { attached } : {}) };
-    return this.running(view, op, Math.round(budgetMs / 1000));
+    const waited = outcome.kind === 'ended' ? 0 : Math.round(budgetMs / 1000);
+    return this.answer(op, await this.deps.ledger.getReceipt(op.callNodeId), attached, waited);
   }
 
-  /** An operation that settled without a receipt (or is not driven here). */
-  async describe(op: ToolOperation, attached: boolean): Promise<ToolAnswer | Record<string, unknown>> {
-    const receipt = await this.deps.ledger.getReceipt(op.callNodeId);
-    const view = await this.view(op, receipt);
+  /** The operation as it stands now, from the ledger (also when it is not driven here). */
+  async describe(op: ToolOperation, attached: boolean): Promise<Record<string, unknown>> {
+    return this.answer(op, await this.deps.ledger.getReceipt(op.callNodeId), attached, 0);
+  }
+
+  /**
+   * The one answer for an operation's state (`STATE_WORDING`): an end without a result to wait for
+   * (UNKNOWN, NEVER_CREATED, expired, late effects) says so; a receipt is the tool's result; else the
+   * work goes on.
+   */
+  private async answer(
+    op: ToolOperation,
+    receipt: Receipt | null,
+    attached: boolean,
+    waitedSeconds: number,
+  ): Promise<Record<string, unknown>> {
+    const view = { ...(await this.view(op, receipt)), ...(attached ? { attached } : {}) };
+    const end = endOf(op.state);
+    if (end !== null) {
+      return {
+        content: [{ type: 'text', text: endText(end, { op, tool: view.tool, receipt }) }],
+        structuredContent: { operation: view, next: end.next },
+        isError: true,
+      };
+    }
     if (receipt !== null) return fromReceipt(receipt, view);
-    if (!isSettled(op.state)) return this.running({ ...view, ...(attached ? { attached } : {}) }, op, 0);
-    return toolError(
-      `${view.tool} (operation ${op.id}) ended without a result: ${op.state}` +
-        (op.evidence.length > 0 ? ` (${op.evidence[op.evidence.length - 1]!.detail})` : '') +
-        '. Nothing was run twice; `terminus ops show` on this ledger has the details.',
-    );
+    if (isSettled(op.state)) {
+      return toolError(`${view.tool} (operation ${op.id}) ended (${op.state}) but its receipt cannot be read now.`);
+    }
+    return this.running(view, op, waitedSeconds);
   }
 
   /** Answers this operation's open questions from a retried request's `inputResponses` (bound by key and round). */
