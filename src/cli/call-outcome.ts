@@ -130,3 +130,20 @@ export function receiptLine(outcome: CallOutcome): string {
   const status = outcome.isError ? 'completed with a tool error (isError)' : outcome.status;
   return `${status}: receipt ${outcome.receipt.id}${where}\n`;
 }
+
+/**
+ * Why an operation left UNKNOWN has no outcome and what to do next, for `terminus call` and
+ * `terminus ops resume` alike: the state, the evidence the executor recorded, and the commands.
+ * `flags` is appended to each command (the ledger and server flags the run used).
+ */
+export function unknownMessage(record: ToolOperation, flags = ''): string {
+  const task = record.taskId === null ? 'no task id was acknowledged' : `task ${record.taskId}`;
+  const evidence = record.evidence.map((e) => `\n    ${new Date(e.at).toISOString()}  ${e.kind}: ${e.detail}`);
+  return (
+    `outcome unknown: operation ${record.id} is UNKNOWN (${task}); the executor sends nothing more on its own` +
+    (evidence.length > 0 ? `\n  evidence:${evidence.join('')}` : '') +
+    `\n  look at it:   terminus ops show ${record.id}${flags}` +
+    `\n  cancel it:    terminus ops cancel ${record.id}${flags}` +
+    `\n  or ask the server's operator whether the task ran; terminus ops reconcile${flags} lists every operation in doubt`
+  );
+}

@@ -28,6 +28,7 @@ import {
   receiptOutcome,
   renderResult,
   type CallOutcome,
+  unknownMessage,
 } from './call-outcome.js';
 import type { CallFlags, CallRequest } from './call-request.js';
 import { redact } from './open-store.js';
@@ -201,13 +202,18 @@ export class CallSession {
   }
 
   /** Suggested commands, with the ledger and server flags this run used (so they find the operation). */
-  private nextSteps(operationId: string): string {
+  private commandFlags(): string {
     const ledger = this.flags.ledger === defaultLedgerPath() ? '' : ` --ledger ${quote(redact(this.flags.ledger))}`;
     const auth = Object.keys(this.request.headers).length > 0 ? ' (with the same --header/--token)' : '';
+    return `${ledger}${auth}`;
+  }
+
+  private nextSteps(operationId: string): string {
+    const flags = this.commandFlags();
     return (
-      `\n  follow again: terminus ops resume ${operationId}${ledger}${auth}  (or run the same command again)` +
-      `\n  cancel it:    terminus ops cancel ${operationId}${ledger}${auth}` +
-      (this.flags.followLogs ? `\n  its log:      terminus ops logs ${operationId} --follow${ledger}${auth}` : '')
+      `\n  follow again: terminus ops resume ${operationId}${flags}  (or run the same command again)` +
+      `\n  cancel it:    terminus ops cancel ${operationId}${flags}` +
+      (this.flags.followLogs ? `\n  its log:      terminus ops logs ${operationId} --follow${flags}` : '')
     );
   }
 
@@ -275,7 +281,11 @@ export class CallSession {
         case 'never_created':
           return fail('refused', EXIT.failed, refusal(record));
         case 'unknown':
-          return fail('unknown', EXIT.detached, 'outcome unknown; see terminus ops reconcile');
+          return fail(
+            'unknown',
+            EXIT.detached,
+            record === null ? error.message : unknownMessage(record, this.commandFlags()),
+          );
         case 'ledger_error':
           return fail(
             'error',

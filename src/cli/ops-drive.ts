@@ -17,9 +17,11 @@ import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import { IN_FLIGHT_STATES, isSettled } from '../executor/transitions.js';
 import { cliConnector, driveFailure, urlDescriptor } from './call-connect.js';
-import { EXIT, receiptOutcome } from './call-outcome.js';
+import { EXIT, receiptOutcome, unknownMessage } from './call-outcome.js';
 import { attachTo, statusView, StatusLog } from './follow.js';
+import { redact } from './open-store.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
+import { defaultLedgerPath } from './paths.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
 import { ProgressDisplay } from './render.js';
 import { headersOf, type ServerFlags } from './server-flags.js';
@@ -199,6 +201,12 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
       }),
     );
     await watching;
+    // An operation left UNKNOWN ends here as in `terminus call`: its evidence and what to do next.
+    const ledgerFlag = flags.ledger === defaultLedgerPath() ? '' : ` --ledger ${redact(flags.ledger)}`;
+    for (const row of rows.filter((r) => r.outcome === 'unknown')) {
+      const unknown = await ledger.load(row.operationId);
+      if (unknown !== null) err(`${unknownMessage(unknown, ledgerFlag)}\n`);
+    }
     // Reported here: this command is their downstream (C7), as `terminus call` is for its own.
     for (const row of rows) if (row.receiptId !== null) await executor.outbox.ack(row.receiptId);
     const resumed = new Set(handles.map((h) => h.operationId));

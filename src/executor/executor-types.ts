@@ -144,7 +144,8 @@ export interface OperationHandle {
   readonly deadlineAt: number | null;
   /**
    * The current status first, then every change (state, server status, activity, cancel, progress),
-   * ending when the operation settles or this waiter stops waiting (its last status then says
+   * ending when the operation settles, when it is left UNKNOWN for manual reconciliation (as
+   * `result()` rejects with `unknown`), or when this waiter stops waiting (its last status then says
    * `waitingStopped: true`).
    */
   statuses(): AsyncIterable<OperationStatus>;

@@ -298,7 +298,9 @@ export class OperationDriver {
     }
     const working = result.effects.some((e) => e.type === 'lookup_key' || e.type === 'schedule_wake');
     if (r.state === 'UNKNOWN' && !working) {
+      // Nothing is left for this driver to do: the waiters and the status feed end with result().
       this.fail(new ExecutorError('unknown', `operation ${r.id} needs manual reconciliation`, { state: r.state }));
+      this.status.end();
     }
     this.follow();
   }
