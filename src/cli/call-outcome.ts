@@ -125,19 +125,22 @@ export function renderResult(payload: unknown): string {
   return `${JSON.stringify(payload, null, 2)}\n`;
 }
 
-/** The receipt line on stderr: `completed: receipt rcpt_… (operation op_…, task …, ACCEPTED)`. */
-export function receiptLine(outcome: CallOutcome): string {
+/**
+ * The receipt line on stderr: `completed: receipt rcpt_… (operation op_…, task …, ACCEPTED)`; without
+ * a receipt, `terminus call: detached (…)` with the command's name.
+ */
+export function receiptLine(outcome: CallOutcome, command = 'terminus call'): string {
   const op = outcome.operation;
   // C12: a server that answered the call at once made no task; say so rather than "task none".
   const task = outcome.receipt?.immediate === true ? 'answered at once, no task' : `task ${op?.taskId ?? 'none'}`;
   const where = op === null ? '' : ` (operation ${op.id}, ${task}, ${op.state})`;
-  if (outcome.receipt === null) return `terminus call: ${outcome.status}${where}\n`;
+  if (outcome.receipt === null) return `${command}: ${outcome.status}${where}\n`;
   const status = outcome.isError ? 'completed with a tool error (isError)' : outcome.status;
   return `${status}: receipt ${outcome.receipt.id}${where}\n`;
 }
 
 /** Prints an outcome: `--json` the object on stdout; else the result on stdout, the receipt line on stderr. */
-export function printOutcome(outcome: CallOutcome, json: boolean): void {
+export function printOutcome(outcome: CallOutcome, json: boolean, command = 'terminus call'): void {
   if (json) {
     process.stdout.write(outcomeJson(outcome));
     return;
@@ -145,7 +148,7 @@ export function printOutcome(outcome: CallOutcome, json: boolean): void {
   if (outcome.receipt !== null && outcome.status !== 'cancelled' && outcome.status !== 'expired') {
     process.stdout.write(renderResult(outcome.result));
   }
-  process.stderr.write(receiptLine(outcome));
+  process.stderr.write(receiptLine(outcome, command));
   if (outcome.message !== undefined) process.stderr.write(`  ${outcome.message}\n`);
 }
 
@@ -180,7 +183,8 @@ export function followFailure(
   const fail = (status: NoReceiptStatus, code: number, message: string) =>
     noReceipt(status, code, record, context.attached, message);
   const next = nextSteps(operationId, context);
-  if (!(error instanceof ExecutorError)) return fail('error', EXIT.failed, driveFailure(undefined, context.ledger, error));
+  if (!(error instanceof ExecutorError))
+    return fail('error', EXIT.failed, driveFailure(undefined, context.ledger, error));
   switch (error.code) {
     case 'waiting_stopped':
       return fail(

@@ -84,7 +84,11 @@ async function withExecutor(
   command: string,
   body: (executor: Executor, follow: (h: OperationHandle) => void, interrupted: () => boolean) => Promise<number>,
   onSnapshot: (snapshot: TaskSnapshot) => void,
+  display?: ProgressDisplay,
 ): Promise<number> {
+  // Above the redrawn status line when there is one, not through it.
+  const say = (line: string): void => (display === undefined ? err(`${line}\n`) : display.note(line));
+  const what = display === undefined ? 'the tasks keep running' : 'the task keeps running';
   let connect: Connector;
   try {
     connect = connectorOf(flags, onSnapshot);
@@ -122,10 +126,11 @@ async function withExecutor(
   const onSigint = (): void => {
     interrupts += 1;
     if (interrupts > 1) {
+      display?.stop();
       err('Ctrl-C again: exiting now; the operations stay in the ledger\n');
       process.exit(EXIT.detached);
     }
-    err('Ctrl-C: stopped following; the tasks keep running (Ctrl-C again exits now)\n');
+    say(`Ctrl-C: stopped following; ${what} (Ctrl-C again exits now)`);
     for (const handle of followed) void handle.detach();
   };
   process.on('SIGINT', onSigint);
@@ -192,7 +197,7 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
           : target.state === 'NEVER_CREATED'
             ? noReceipt('refused', EXIT.failed, target, true, refusal(target))
             : noReceipt('error', EXIT.failed, target, true, `it ended ${target.state} without a receipt`);
-      printOutcome(outcome, flags.json);
+      printOutcome(outcome, flags.json, command);
       return outcome.exitCode;
     }
   }
@@ -284,10 +289,11 @@ async function resumeOne(ledger: Ledger, record: ToolOperation, flags: DriveFlag
       }
       // Reported here: this command is the receipt's downstream (C7), as `terminus call` is for its own.
       if (outcome.receipt !== null) await executor.outbox.ack(outcome.receipt.id);
-      printOutcome(outcome, flags.json);
+      printOutcome(outcome, flags.json, 'terminus ops resume');
       return outcome.exitCode;
     },
     barProgress(display),
+    display,
   );
 }
 
@@ -388,5 +394,6 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
       return EXIT.detached;
     },
     barProgress(display),
+    display,
   );
 }
