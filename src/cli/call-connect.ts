@@ -16,8 +16,21 @@ import { ledgerFailure } from './open-ledger.js';
 
 const STDIO_PREFIX = 'stdio:';
 
+/**
+ * The descriptor of an http(s) URL. One without a scheme (`127.0.0.1:3000/mcp`, `localhost:3000`,
+ * which `URL` reads as the scheme `localhost:`) says so and gives the URL with `http://` in front.
+ */
 export function urlDescriptor(url: string): string {
-  const parsed = new URL(url);
+  // host, host:port, [v6]:port, each with an optional path: a URL without its scheme.
+  if (/^(?:[\w.-]+|\[[\d:a-fA-F.]+\])(?::\d+)?(?:[/?#].*)?$/s.test(url.trim())) {
+    throw new Error(`${url} lacks its scheme: use http://${url.trim()} (or https://)`);
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new Error(`not a URL: ${url} (use http://host:port/mcp)`);
+  }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw new Error(`not an http(s) URL: ${url}`);
   return parsed.toString();
 }

@@ -3,10 +3,15 @@
  * result on stdout and one receipt line on stderr. The JSON mirrors the receipt: `status` is the
  * receipt's status (`completed`, `failed`, `cancelled`, `expired`) when there is one, and a tool
  * error is `completed` with `isError: true` (X-08: the tool ran and answered), never `failed` (a
- * protocol-level failure); the exit code keeps the table below.
+ * protocol-level failure); the exit code keeps the table below. `terminus ops resume ID` ends with
+ * the same outcome, printed the same way.
  */
+import { ExecutorError } from '../executor/executor-types.js';
 import type { Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
+import { driveFailure } from './call-connect.js';
+import { redact } from './open-store.js';
+import { defaultLedgerPath, diskNote } from './paths.js';
 
 /** Exit codes of `terminus call` (and `terminus ops resume` / `ops cancel`). */
 export const EXIT = {
@@ -120,13 +125,16 @@ export function renderResult(payload: unknown): string {
   return `${JSON.stringify(payload, null, 2)}\n`;
 }
 
-/** The receipt line on stderr: `completed: receipt rcpt_… (operation op_…, task …, ACCEPTED)`. */
-export function receiptLine(outcome: CallOutcome): string {
+/**
+ * The receipt line on stderr: `completed: receipt rcpt_… (operation op_…, task …, ACCEPTED)`; without
+ * a receipt, `terminus call: detached (…)` with the command's name.
+ */
+export function receiptLine(outcome: CallOutcome, command = 'terminus call'): string {
   const op = outcome.operation;
   // C12: a server that answered the call at once made no task; say so rather than "task none".
   const task = outcome.receipt?.immediate === true ? 'answered at once, no task' : `task ${op?.taskId ?? 'none'}`;
   const where = op === null ? '' : ` (operation ${op.id}, ${task}, ${op.state})`;
-  if (outcome.receipt === null) return `terminus call: ${outcome.status}${where}\n`;
+  if (outcome.receipt === null) return `${command}: ${outcome.status}${where}\n`;
   const status = outcome.isError ? 'completed with a tool error (isError)' : outcome.status;
   return `${status}: receipt ${outcome.receipt.id}${where}\n`;
 }
@@ -146,4 +154,86 @@ export function unknownMessage(record: ToolOperation, flags = ''): string {
     `\n  cancel it:    terminus ops cancel ${record.id}${flags}` +
     `\n  or ask the server's operator whether the task ran; terminus ops reconcile${flags} lists every operation in doubt`
   );
+}
+
+/** Prints an outcome: `--json` the object on stdout; else the result on stdout, the receipt line on stderr. */
+export function printOutcome(outcome: CallOutcome, json: boolean, command = 'terminus call'): void {
+  if (json) {
+    process.stdout.write(outcomeJson(outcome));
+    return;
+  }
+  if (outcome.receipt !== null && outcome.status !== 'cancelled' && outcome.status !== 'expired') {
+    process.stdout.write(renderResult(outcome.result));
+  }
+  process.stderr.write(receiptLine(outcome, command));
+  if (outcome.message !== undefined) process.stderr.write(`  ${outcome.message}\n`);
+}
+
+/** What the suggested commands need to find the operation again. */
+export interface NextStepsContext {
+  readonly ledger: string;
+  /** The run passed `--header`/`--token` (never stored: the next command needs them again). */
+  readonly authed: boolean;
+  readonly followLogs: boolean;
+}
+
+/** The ledger and server flags this run used, for the suggested commands (so they find the operation). */
+function flagsOf(context: NextStepsContext): string {
+  const ledger = context.ledger === defaultLedgerPath() ? '' : ` --ledger ${quote(redact(context.ledger))}`;
+  const auth = context.authed ? ' (with the same --header/--token)' : '';
+  return `${ledger}${auth}`;
+}
+
+/** Suggested commands, with the ledger and server flags this run used (so they find the operation). */
+export function nextSteps(operationId: string, context: NextStepsContext): string {
+  const flags = flagsOf(context);
+  return (
+    `\n  follow again: terminus ops resume ${operationId}${flags}  (or run the same command again)` +
+    `\n  cancel it:    terminus ops cancel ${operationId}${flags}` +
+    (context.followLogs ? `\n  its log:      terminus ops logs ${operationId} --follow${flags}` : '')
+  );
+}
+
+const quote = (text: string): string => (/^[\w./:@-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
+
+/** Following ended without a receipt (`handle.result()` threw): why, as an outcome. */
+export function followFailure(
+  error: unknown,
+  record: ToolOperation | null,
+  operationId: string,
+  context: NextStepsContext & { readonly attached: boolean; readonly interrupted: boolean },
+): CallOutcome {
+  const fail = (status: NoReceiptStatus, code: number, message: string) =>
+    noReceipt(status, code, record, context.attached, message);
+  const next = nextSteps(operationId, context);
+  if (!(error instanceof ExecutorError))
+    return fail('error', EXIT.failed, driveFailure(undefined, context.ledger, error));
+  switch (error.code) {
+    case 'waiting_stopped':
+      return fail(
+        'detached',
+        EXIT.detached,
+        context.interrupted
+          ? `stopped following; the task keeps running${next}`
+          : `wait budget used up; the task keeps running${next}`,
+      );
+    case 'never_created':
+      return fail('refused', EXIT.failed, refusal(record));
+    case 'unknown':
+      return fail('unknown', EXIT.detached, record === null ? error.message : unknownMessage(record, flagsOf(context)));
+    case 'ledger_error':
+      return fail(
+        'error',
+        EXIT.failed,
+        `${error.message}${diskNote(context.ledger, error)}\n  the operation stays in the ledger as last written; once the ledger can be written again:${next}`,
+      );
+    default:
+      return fail('error', EXIT.failed, error.message);
+  }
+}
+
+/** Why a submission was refused, from the evidence the machine recorded. */
+export function refusal(record: ToolOperation | null): string {
+  const evidence = record?.evidence.findLast((e) => e.kind === 'submit_rejected');
+  return evidence === undefined ? 'the server refused the call' : `the server refused the call: ${evidence.detail}`;
 }

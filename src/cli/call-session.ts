@@ -15,26 +15,23 @@ import {
   type OperationStatus,
 } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
-import type { ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
 import { cliConnector, driveFailure } from './call-connect.js';
 import { CallLogs } from './call-logs.js';
 import type { CallNodeChoice } from './call-node.js';
 import {
   EXIT,
+  followFailure,
+  nextSteps,
   noReceipt,
-  outcomeJson,
-  receiptLine,
+  printOutcome,
   receiptOutcome,
-  renderResult,
   type CallOutcome,
-  unknownMessage,
+  type NextStepsContext,
 } from './call-outcome.js';
 import type { CallFlags, CallRequest } from './call-request.js';
-import { redact } from './open-store.js';
-import { defaultLedgerPath, diskNote } from './paths.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
-import { progressView, stateView } from './follow.js';
+import { completeProgress, progressView, stateView } from './follow.js';
 import { formatElapsed, ProgressDisplay } from './render.js';
 
 /** One run of `terminus call`: submits or re-attaches, follows, prompts, and ends with one outcome. */
@@ -201,20 +198,16 @@ export class CallSession {
     void handle.detach();
   }
 
-  /** Suggested commands, with the ledger and server flags this run used (so they find the operation). */
-  private commandFlags(): string {
-    const ledger = this.flags.ledger === defaultLedgerPath() ? '' : ` --ledger ${quote(redact(this.flags.ledger))}`;
-    const auth = Object.keys(this.request.headers).length > 0 ? ' (with the same --header/--token)' : '';
-    return `${ledger}${auth}`;
+  private nextSteps(operationId: string): string {
+    return nextSteps(operationId, this.stepsContext());
   }
 
-  private nextSteps(operationId: string): string {
-    const flags = this.commandFlags();
-    return (
-      `\n  follow again: terminus ops resume ${operationId}${flags}  (or run the same command again)` +
-      `\n  cancel it:    terminus ops cancel ${operationId}${flags}` +
-      (this.flags.followLogs ? `\n  its log:      terminus ops logs ${operationId} --follow${flags}` : '')
-    );
+  private stepsContext(): NextStepsContext {
+    return {
+      ledger: this.flags.ledger,
+      authed: Object.keys(this.request.headers).length > 0,
+      followLogs: this.flags.followLogs,
+    };
   }
 
   /** The second Ctrl-C: no more waiting for anything, the operation stays in the ledger. */
@@ -265,46 +258,16 @@ export class CallSession {
       return receiptOutcome(receipt, record, this.attached);
     } catch (error) {
       const record = await this.ledger.load(handle.operationId);
-      const fail = (status: 'detached' | 'unknown' | 'refused' | 'error', code: number, message: string) =>
-        noReceipt(status, code, record, this.attached, message);
-      if (!(error instanceof ExecutorError))
-        return fail('error', EXIT.failed, driveFailure(undefined, this.flags.ledger, error));
-      switch (error.code) {
-        case 'waiting_stopped':
-          return fail(
-            'detached',
-            EXIT.detached,
-            this.interrupts > 0
-              ? `stopped following; the task keeps running${this.nextSteps(handle.operationId)}`
-              : `wait budget used up; the task keeps running${this.nextSteps(handle.operationId)}`,
-          );
-        case 'never_created':
-          return fail('refused', EXIT.failed, refusal(record));
-        case 'unknown':
-          return fail(
-            'unknown',
-            EXIT.detached,
-            record === null ? error.message : unknownMessage(record, this.commandFlags()),
-          );
-        case 'ledger_error':
-          return fail(
-            'error',
-            EXIT.failed,
-            `${error.message}${diskNote(this.flags.ledger, error)}\n  the operation stays in the ledger as last written; once the ledger can be written again:${this.nextSteps(handle.operationId)}`,
-          );
-        default:
-          return fail('error', EXIT.failed, error.message);
-      }
+      return followFailure(error, record, handle.operationId, {
+        ...this.stepsContext(),
+        attached: this.attached,
+        interrupted: this.interrupts > 0,
+      });
     }
   }
 
-  /** A completed task did all its work: the bar ends at 100 % even if the last report was earlier. */
   private completeProgress(): void {
-    const total = this.display.current.progress?.total;
-    if (total === undefined || !(total > 0)) return;
-    // The finished task's count, with no running task's message beside it.
-    this.display.update(progressView({ done: total, total }));
-    this.display.keep();
+    completeProgress(this.display);
   }
 
   private async submitFailure(callNodeId: string, error: unknown): Promise<CallOutcome> {
@@ -325,22 +288,6 @@ export class CallSession {
   }
 
   print(outcome: CallOutcome): void {
-    if (this.flags.json) {
-      process.stdout.write(outcomeJson(outcome));
-      return;
-    }
-    if (outcome.receipt !== null && outcome.status !== 'cancelled' && outcome.status !== 'expired') {
-      process.stdout.write(renderResult(outcome.result));
-    }
-    process.stderr.write(receiptLine(outcome));
-    if (outcome.message !== undefined) process.stderr.write(`  ${outcome.message}\n`);
+    printOutcome(outcome, this.flags.json);
   }
-}
-
-const quote = (text: string): string => (/^[\w./:@-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`);
-
-/** Why a submission was refused, from the evidence the machine recorded. */
-function refusal(record: ToolOperation | null): string {
-  const evidence = record?.evidence.findLast((e) => e.kind === 'submit_rejected');
-  return evidence === undefined ? 'the server refused the call' : `the server refused the call: ${evidence.detail}`;
 }

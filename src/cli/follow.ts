@@ -4,16 +4,8 @@
  */
 import type { Executor, OperationHandle, OperationStatus } from '../executor/executor-types.js';
 import type { ToolOperation } from '../executor/operation.js';
-import type { DisplayStream, ProgressView } from './render.js';
+import type { DisplayStream, ProgressDisplay, ProgressView } from './render.js';
 import { describeView } from './render.js';
-
-/**
- * The display's view of one status: local state, server status, the executor's activity, cancel,
- * progress with its message.
- */
-export function statusView(status: OperationStatus): ProgressView {
-  return { ...stateView(status), ...progressView(status.progress) };
-}
 
 /** The executor's side of a status only (state, server status, activity, cancel): no progress. */
 export function stateView(status: OperationStatus): ProgressView {
@@ -64,18 +56,34 @@ export async function attachTo(
  */
 export class StatusLog {
   private readonly out: DisplayStream;
+  private readonly progressOf: (taskId: string) => ProgressView | undefined;
   private readonly last = new Map<string, string>();
 
-  constructor(out: DisplayStream) {
+  /**
+   * `progressOf`: a task's progress as its server last answered, else none shown (the statuses
+   * carry the ledger's copy, stale after a detach: not shown).
+   */
+  constructor(out: DisplayStream, progressOf: (taskId: string) => ProgressView | undefined) {
     this.out = out;
+    this.progressOf = progressOf;
   }
 
   async follow(handle: OperationHandle, now: () => number): Promise<void> {
     for await (const status of handle.statuses()) {
-      const line = describeView(statusView(status), now());
+      const progress = status.taskId === null ? undefined : this.progressOf(status.taskId);
+      const line = describeView({ ...stateView(status), ...progress }, now());
       if (this.last.get(handle.operationId) === line) continue;
       this.last.set(handle.operationId, line);
       this.out.write(`${handle.operationId}  ${line}\n`);
     }
   }
+}
+
+/** A completed task did all its work: the bar ends at 100 % even if the last report was earlier. */
+export function completeProgress(display: ProgressDisplay): void {
+  const total = display.current.progress?.total;
+  if (total === undefined || !(total > 0)) return;
+  // The finished task's count, with no running task's message beside it.
+  display.update(progressView({ done: total, total }));
+  display.keep();
 }

@@ -15,15 +15,22 @@ import {
 } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
+import type { TaskSnapshot } from '../executor/wire-port.js';
 import { IN_FLIGHT_STATES, isSettled } from '../executor/transitions.js';
 import { cliConnector, driveFailure, urlDescriptor } from './call-connect.js';
-import { EXIT, receiptOutcome, unknownMessage } from './call-outcome.js';
-import { attachTo, statusView, StatusLog } from './follow.js';
-import { redact } from './open-store.js';
+import {
+  EXIT,
+  followFailure,
+  noReceipt,
+  printOutcome,
+  receiptOutcome,
+  refusal,
+  type CallOutcome,
+} from './call-outcome.js';
+import { attachTo, completeProgress, progressView, stateView, StatusLog } from './follow.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
-import { defaultLedgerPath } from './paths.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
-import { ProgressDisplay } from './render.js';
+import { ProgressDisplay, type ProgressView } from './render.js';
 import { headersOf, type ServerFlags } from './server-flags.js';
 
 export interface DriveFlags extends ServerFlags {
@@ -48,9 +55,18 @@ interface Row {
 
 class DriveError extends Error {}
 
-/** The connector the flags ask for: the stored server, or `--url` instead; a bad URL throws a one-line error. */
-export function connectorOf(flags: DriveFlags): Connector {
-  const connect = cliConnector({ clock: systemClock, wire: flags.wire, headers: headersOf(flags) });
+/**
+ * The connector the flags ask for: the stored server, or `--url` instead; a bad URL throws a one-line
+ * error. `onSnapshot` sees what the server says in each answer: the progress shown (as in `terminus
+ * call`), since the statuses carry the ledger's copy, the last one an earlier run saw.
+ */
+export function connectorOf(flags: DriveFlags, onSnapshot?: (snapshot: TaskSnapshot) => void): Connector {
+  const connect = cliConnector({
+    clock: systemClock,
+    wire: flags.wire,
+    headers: headersOf(flags),
+    ...(onSnapshot === undefined ? {} : { onSnapshot }),
+  });
   if (flags.url === undefined) return connect;
   let url: string;
   try {
@@ -66,11 +82,16 @@ async function withExecutor(
   ledger: Ledger,
   flags: DriveFlags,
   command: string,
-  body: (executor: Executor, follow: (h: OperationHandle) => void) => Promise<number>,
+  body: (executor: Executor, follow: (h: OperationHandle) => void, interrupted: () => boolean) => Promise<number>,
+  onSnapshot: (snapshot: TaskSnapshot) => void,
+  display?: ProgressDisplay,
 ): Promise<number> {
+  // Above the redrawn status line when there is one, not through it.
+  const say = (line: string): void => (display === undefined ? err(`${line}\n`) : display.note(line));
+  const what = display === undefined ? 'the tasks keep running' : 'the task keeps running';
   let connect: Connector;
   try {
-    connect = connectorOf(flags);
+    connect = connectorOf(flags, onSnapshot);
   } catch (error) {
     err(`${command}: ${(error as Error).message}\n`);
     return EXIT.usage;
@@ -105,18 +126,23 @@ async function withExecutor(
   const onSigint = (): void => {
     interrupts += 1;
     if (interrupts > 1) {
+      display?.stop();
       err('Ctrl-C again: exiting now; the operations stay in the ledger\n');
       process.exit(EXIT.detached);
     }
-    err('Ctrl-C: stopped following; the tasks keep running (Ctrl-C again exits now)\n');
+    say(`Ctrl-C: stopped following; ${what} (Ctrl-C again exits now)`);
     for (const handle of followed) void handle.detach();
   };
   process.on('SIGINT', onSigint);
   try {
-    return await body(executor, (handle) => {
-      followed.push(handle);
-      if (interrupts > 0) void handle.detach();
-    });
+    return await body(
+      executor,
+      (handle) => {
+        followed.push(handle);
+        if (interrupts > 0) void handle.detach();
+      },
+      () => interrupts > 0,
+    );
   } finally {
     process.off('SIGINT', onSigint);
     (reader as LineReader | null)?.close();
@@ -163,80 +189,142 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
     target = await one(ledger, id, command);
     if (target === null) return EXIT.failed;
     if (isSettled(target.state)) {
+      err(`operation ${target.id} has already ended (${target.state})\n`);
       const receipt = await ledger.getReceipt(target.callNodeId);
-      err(`operation ${target.id} has already ended (${target.state}); terminus ops result ${target.id} prints it\n`);
-      report(
-        [
-          {
-            operationId: target.id,
-            callNodeId: target.callNodeId,
-            outcome: receipt?.status ?? target.state,
-            receiptId: receipt?.id ?? null,
-          },
-        ],
-        flags,
-      );
-      return receipt === null ? EXIT.failed : receiptOutcome(receipt, target, false).exitCode;
+      const outcome =
+        receipt !== null
+          ? receiptOutcome(receipt, target, true)
+          : target.state === 'NEVER_CREATED'
+            ? noReceipt('refused', EXIT.failed, target, true, refusal(target))
+            : noReceipt('error', EXIT.failed, target, true, `it ended ${target.state} without a receipt`);
+      printOutcome(outcome, flags.json, command);
+      return outcome.exitCode;
     }
   }
-  const record = target;
-  return withExecutor(ledger, flags, command, async (executor, follow) => {
-    const before = record === null ? await ledger.listByState(IN_FLIGHT_STATES, LIST_LIMIT) : [record];
-    let handles: OperationHandle[];
-    try {
-      handles = record === null ? await executor.resume() : [await attachTo(executor, record, budgetOf(flags))];
-    } catch (error) {
-      err(`${command}: ${driveFailure(record?.server, flags.ledger, error)}\n`);
-      return EXIT.failed;
+  if (target !== null) return resumeOne(ledger, target, flags);
+  // Each task's progress as its server last answered (the statuses carry the ledger's copy).
+  const progress = new Map<string, ProgressView>();
+  return withExecutor(
+    ledger,
+    flags,
+    command,
+    async (executor, follow) => {
+      const before = await ledger.listByState(IN_FLIGHT_STATES, LIST_LIMIT);
+      let handles: OperationHandle[];
+      try {
+        handles = await executor.resume();
+      } catch (error) {
+        err(`${command}: ${driveFailure(undefined, flags.ledger, error)}\n`);
+        return EXIT.failed;
+      }
+      handles.forEach(follow);
+      const log = new StatusLog(process.stderr, (taskId) => progress.get(taskId));
+      const watching = Promise.all(handles.map((h) => log.follow(h, Date.now)));
+      const rows: Row[] = await Promise.all(
+        handles.map(async (h) => {
+          const { receipt, outcome } = await settle(h);
+          return { operationId: h.operationId, callNodeId: h.callNodeId, outcome, receiptId: receipt?.id ?? null };
+        }),
+      );
+      await watching;
+      // Reported here: this command is their downstream (C7), as `terminus call` is for its own.
+      for (const row of rows) if (row.receiptId !== null) await executor.outbox.ack(row.receiptId);
+      const resumed = new Set(handles.map((h) => h.operationId));
+      const skipped = before
+        .filter((r) => !resumed.has(r.id))
+        .map((r) => ({
+          operationId: r.id,
+          callNodeId: r.callNodeId,
+          outcome: r.server === undefined ? 'no_server' : 'not_resumed',
+          receiptId: null,
+        }));
+      const all = [...rows, ...skipped];
+      report(all, flags);
+      return all.every((r) => r.receiptId !== null || r.outcome === 'never_created') ? EXIT.completed : EXIT.detached;
+    },
+    serverProgress(progress),
+  );
+}
+
+/**
+ * `ops resume ID`: follows the operation with the display of `terminus call` and ends as it does for
+ * the same receipt (the result on stdout, the receipt line on stderr, its exit code, `--json` its
+ * object), the code being `call-outcome.ts`'s.
+ */
+async function resumeOne(ledger: Ledger, record: ToolOperation, flags: DriveFlags): Promise<number> {
+  const display = new ProgressDisplay(process.stderr, () => Date.now());
+  return withExecutor(
+    ledger,
+    flags,
+    'terminus ops resume',
+    async (executor, follow, interrupted) => {
+      let handle: OperationHandle;
+      try {
+        handle = await attachTo(executor, record, budgetOf(flags));
+      } catch (error) {
+        err(`terminus ops resume: ${driveFailure(record.server, flags.ledger, error)}\n`);
+        return EXIT.failed;
+      }
+      follow(handle);
+      display.start();
+      let outcome: CallOutcome;
+      try {
+        const watching = watchOne(handle, display);
+        try {
+          const receipt = await handle.result();
+          if (receipt.status === 'completed') completeProgress(display);
+          outcome = receiptOutcome(receipt, await ledger.load(handle.operationId), true);
+        } catch (error) {
+          outcome = followFailure(error, await ledger.load(handle.operationId), handle.operationId, {
+            ledger: flags.ledger,
+            authed: Object.keys(headersOf(flags)).length > 0,
+            followLogs: false,
+            attached: true,
+            interrupted: interrupted(),
+          });
+        }
+        await watching;
+      } finally {
+        display.stop();
+      }
+      // Reported here: this command is the receipt's downstream (C7), as `terminus call` is for its own.
+      if (outcome.receipt !== null) await executor.outbox.ack(outcome.receipt.id);
+      printOutcome(outcome, flags.json, 'terminus ops resume');
+      return outcome.exitCode;
+    },
+    barProgress(display),
+    display,
+  );
+}
+
+/** What the server said in one answer is the bar's progress; an answer with neither leaves it. */
+function barProgress(display: ProgressDisplay): (snapshot: TaskSnapshot) => void {
+  return (s) => {
+    if (s.progress !== undefined || s.statusMessage !== undefined) {
+      display.update(progressView(s.progress, s.statusMessage));
     }
-    handles.forEach(follow);
-    const watching =
-      handles.length === 1
-        ? watchOne(handles[0]!)
-        : Promise.all(handles.map((h) => new StatusLog(process.stderr).follow(h, Date.now)));
-    const rows: Row[] = await Promise.all(
-      handles.map(async (h) => {
-        const { receipt, outcome } = await settle(h);
-        return { operationId: h.operationId, callNodeId: h.callNodeId, outcome, receiptId: receipt?.id ?? null };
-      }),
-    );
-    await watching;
-    // An operation left UNKNOWN ends here as in `terminus call`: its evidence and what to do next.
-    const ledgerFlag = flags.ledger === defaultLedgerPath() ? '' : ` --ledger ${redact(flags.ledger)}`;
-    for (const row of rows.filter((r) => r.outcome === 'unknown')) {
-      const unknown = await ledger.load(row.operationId);
-      if (unknown !== null) err(`${unknownMessage(unknown, ledgerFlag)}\n`);
+  };
+}
+
+/** The same, kept by task id for the log of several operations. */
+function serverProgress(progress: Map<string, ProgressView>): (snapshot: TaskSnapshot) => void {
+  return (s) => {
+    if (s.progress !== undefined || s.statusMessage !== undefined) {
+      progress.set(s.taskId, progressView(s.progress, s.statusMessage));
     }
-    // Reported here: this command is their downstream (C7), as `terminus call` is for its own.
-    for (const row of rows) if (row.receiptId !== null) await executor.outbox.ack(row.receiptId);
-    const resumed = new Set(handles.map((h) => h.operationId));
-    const skipped = before
-      .filter((r) => !resumed.has(r.id))
-      .map((r) => ({
-        operationId: r.id,
-        callNodeId: r.callNodeId,
-        outcome: r.server === undefined ? 'no_server' : 'not_resumed',
-        receiptId: null,
-      }));
-    const all = [...rows, ...skipped];
-    report(all, flags);
-    return all.every((r) => r.receiptId !== null || r.outcome === 'never_created') ? EXIT.completed : EXIT.detached;
-  });
+  };
 }
 
 function budgetOf(flags: DriveFlags): number | undefined {
   return flags.budget === undefined ? undefined : flags.budget * 1000;
 }
 
-/** One operation: the redrawn status line of `terminus call`. */
-async function watchOne(handle: OperationHandle): Promise<void> {
-  const display = new ProgressDisplay(process.stderr, () => Date.now());
-  display.start();
-  try {
-    for await (const status of handle.statuses()) display.update(statusView(status));
-  } finally {
-    display.stop();
-  }
+/**
+ * One operation: the redrawn status line of `terminus call`. The statuses give the state; the
+ * progress comes from the server's answers (`connectorOf` with the display), never the ledger's copy.
+ */
+async function watchOne(handle: OperationHandle, display: ProgressDisplay): Promise<void> {
+  for await (const status of handle.statuses()) display.update(stateView(status));
 }
 
 /**
@@ -258,39 +346,54 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
     if (flags.json) out(`${JSON.stringify({ operationId: record.id, outcome: record.state, cancelled: already })}\n`);
     return already ? EXIT.completed : EXIT.failed;
   }
-  return withExecutor(ledger, flags, command, async (executor, follow) => {
-    let handle: OperationHandle;
-    try {
-      handle = await attachTo(executor, record, budgetOf(flags) ?? null);
-    } catch (error) {
-      err(`${command}: ${driveFailure(record.server, flags.ledger, error)}\n`);
-      return EXIT.failed;
-    }
-    follow(handle);
-    const asked = await handle.cancel();
-    if (asked.requested)
-      err(`cancel requested for operation ${record.id} (task ${record.taskId ?? 'not yet named'})\n`);
-    else err(`cancel not sent (${asked.reason ?? 'refused'}); waiting for the operation's end\n`);
-    const watching = watchOne(handle);
-    const { receipt, outcome } = await settle(handle);
-    await watching;
-    if (receipt !== null) await executor.outbox.ack(receipt.id);
-    if (flags.json) {
-      out(
-        `${JSON.stringify({ operationId: record.id, outcome, cancelled: receipt?.status === 'cancelled', receiptId: receipt?.id ?? null })}\n`,
-      );
-    }
-    if (receipt?.status === 'cancelled') {
-      err(`cancelled: receipt ${receipt.id} (operation ${record.id})\n`);
-      return EXIT.completed;
-    }
-    if (receipt !== null) {
-      err(
-        `the task ended ${receipt.status} before the cancel took effect; its result is kept: terminus ops result ${record.id}\n`,
-      );
-      return EXIT.failed;
-    }
-    err(`the cancel is recorded but not confirmed yet (${outcome}): terminus ops resume ${record.id} finishes it\n`);
-    return EXIT.detached;
-  });
+  const display = new ProgressDisplay(process.stderr, () => Date.now());
+  return withExecutor(
+    ledger,
+    flags,
+    command,
+    async (executor, follow) => {
+      let handle: OperationHandle;
+      try {
+        handle = await attachTo(executor, record, budgetOf(flags) ?? null);
+      } catch (error) {
+        err(`${command}: ${driveFailure(record.server, flags.ledger, error)}\n`);
+        return EXIT.failed;
+      }
+      follow(handle);
+      const asked = await handle.cancel();
+      if (asked.requested)
+        err(`cancel requested for operation ${record.id} (task ${record.taskId ?? 'not yet named'})\n`);
+      else err(`cancel not sent (${asked.reason ?? 'refused'}); waiting for the operation's end\n`);
+      display.start();
+      let settled: Awaited<ReturnType<typeof settle>>;
+      try {
+        const watching = watchOne(handle, display);
+        settled = await settle(handle);
+        await watching;
+      } finally {
+        display.stop();
+      }
+      const { receipt, outcome } = settled;
+      if (receipt !== null) await executor.outbox.ack(receipt.id);
+      if (flags.json) {
+        out(
+          `${JSON.stringify({ operationId: record.id, outcome, cancelled: receipt?.status === 'cancelled', receiptId: receipt?.id ?? null })}\n`,
+        );
+      }
+      if (receipt?.status === 'cancelled') {
+        err(`cancelled: receipt ${receipt.id} (operation ${record.id})\n`);
+        return EXIT.completed;
+      }
+      if (receipt !== null) {
+        err(
+          `the task ended ${receipt.status} before the cancel took effect; its result is kept: terminus ops result ${record.id}\n`,
+        );
+        return EXIT.failed;
+      }
+      err(`the cancel is recorded but not confirmed yet (${outcome}): terminus ops resume ${record.id} finishes it\n`);
+      return EXIT.detached;
+    },
+    barProgress(display),
+    display,
+  );
 }

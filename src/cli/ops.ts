@@ -11,6 +11,7 @@ import { PRUNABLE_STATES, type Ledger, type Receipt } from '../executor/ledger-p
 import { LOCAL_STATES, type LocalState, type ToolOperation } from '../executor/operation.js';
 import { IN_FLIGHT_STATES } from '../executor/transitions.js';
 import { parseSeconds, usageExit } from './call.js';
+import { urlDescriptor } from './call-connect.js';
 import { EXIT, isToolError, receiptOutcome, renderResult } from './call-outcome.js';
 import { openLedgerOrExit } from './open-ledger.js';
 import { cancel, resume, type DriveFlags } from './ops-drive.js';
@@ -48,7 +49,7 @@ export function registerOps(program: Command): void {
       .exitOverride(usageExit);
   const driving = (cmd: Command): Command =>
     serverOptions(common(cmd))
-      .option('--url <url>', 'reach the server at this URL instead of the one stored with the operation')
+      .option('--url <url>', 'reach the server at this URL instead of the one stored with the operation', checkUrl)
       .addOption(
         new Option('--wire <wire>', 'wire when reconnecting')
           .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'])
@@ -128,6 +129,16 @@ function withId(cmd: Command, presence: 'required' | 'optional' = 'required'): C
       }
       return usageExit(error);
     });
+}
+
+/** `--url` is checked before the ledger is read: a URL without its scheme is a usage error at once. */
+function checkUrl(value: string): string {
+  try {
+    urlDescriptor(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+  return value;
 }
 
 /** `30d`, `12h`, `90m`, `45s` or a number of seconds, as milliseconds. */

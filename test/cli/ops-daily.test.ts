@@ -109,7 +109,7 @@ describe('ops resume ID, ops prune', () => {
       // C11: a fresh budget, long after the first one ran out; progress is shown while it waits.
       const resumed = await built(['ops', 'resume', opId.slice(0, 12), '--ledger', file, '--json'], { cwd: dir.path });
       expect(resumed.code, resumed.stderr).toBe(0);
-      expect(onlyJson(resumed.stdout)).toMatchObject({ operations: [{ operationId: opId, outcome: 'completed' }] });
+      expect(onlyJson(resumed.stdout)).toMatchObject({ status: 'completed', exitCode: 0, operation: { id: opId } });
       expect(resumed.stderr).toMatch(/WORKING \(server: working\) {2}\[#*-*\] +\d+% \(\d\/8\)/);
       expect(resumed.stderr).toMatch(/ACCEPTED/);
 

@@ -4,7 +4,11 @@
  * `bridge` and the program itself exited 1 on an unknown option.
  */
 import { spawnSync } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
 
 const terminus = (...args: string[]) =>
   spawnSync('node', ['dist/cli/main.js', ...args], { encoding: 'utf8', timeout: 60_000 });
@@ -27,6 +31,32 @@ describe('usage errors', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/^error: /);
     expect(run.stdout).toBe('');
+  });
+
+  describe('a --url without its scheme says so and gives it with http:// (it said "Invalid URL")', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'terminus-url-'));
+    const ledger = join(dir, 'ledger.db');
+    beforeAll(async () => {
+      await openSqliteLedger({ path: ledger }).close();
+    });
+    afterAll(() => rmSync(dir, { recursive: true, force: true }));
+    it.each([
+      ['127.0.0.1:3000/mcp', ['call', 'echo', '--ledger', ledger, '--url']],
+      ['localhost:3000', ['call', 'echo', '--ledger', ledger, '--url']],
+      ['127.0.0.1:3000/mcp', ['tools', '--url']],
+      ['localhost:3000', ['tools', '--url']],
+      ['127.0.0.1:3000/mcp', ['ops', 'resume', '--ledger', ledger, '--url']],
+      ['localhost:3000', ['ops', 'cancel', 'op_none', '--ledger', ledger, '--url']],
+      ['127.0.0.1:3000/mcp', ['bridge', '--ledger', ledger, '--upstream']],
+      ['localhost:3000', ['bridge', '--ledger', ledger, '--upstream', 'up=']],
+    ])('%s: terminus %s', (url, args) => {
+      const last = args.at(-1)!;
+      const argv = last.endsWith('=') ? [...args.slice(0, -1), `${last}${url}`] : [...args, url];
+      const run = terminus(...argv);
+      expect(run.stderr).toContain(`${url} lacks its scheme: use http://${url}`);
+      expect(run.status).toBe(2);
+      expect(run.stdout).toBe('');
+    });
   });
 
   it('help and the version still exit 0', () => {
