@@ -178,7 +178,7 @@ export interface NextStepsContext {
 }
 
 /** The ledger and server flags this run used, for the suggested commands (so they find the operation). */
-function flagsOf(context: NextStepsContext): string {
+export function flagsOf(context: Pick<NextStepsContext, 'ledger' | 'authed'>): string {
   const ledger = context.ledger === defaultLedgerPath() ? '' : ` --ledger ${quote(redact(context.ledger))}`;
   const auth = context.authed ? ' (with the same --header/--token)' : '';
   return `${ledger}${auth}`;

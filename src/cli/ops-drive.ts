@@ -20,11 +20,13 @@ import { IN_FLIGHT_STATES, isSettled } from '../executor/transitions.js';
 import { cliConnector, driveFailure, urlDescriptor } from './call-connect.js';
 import {
   EXIT,
+  flagsOf,
   followFailure,
   noReceipt,
   printOutcome,
   receiptOutcome,
   refusal,
+  unknownMessage,
   type CallOutcome,
 } from './call-outcome.js';
 import { attachTo, completeProgress, progressView, stateView, StatusLog } from './follow.js';
@@ -227,6 +229,13 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
         }),
       );
       await watching;
+      // An operation left UNKNOWN gets, below the table, what `ops resume ID` says of it: its
+      // evidence and the commands to go on with.
+      const commandFlags = flagsOf({ ledger: flags.ledger, authed: Object.keys(headersOf(flags)).length > 0 });
+      for (const row of rows.filter((r) => r.outcome === 'unknown')) {
+        const record = await ledger.load(row.operationId);
+        if (record !== null) err(`${unknownMessage(record, commandFlags)}\n`);
+      }
       // Reported here: this command is their downstream (C7), as `terminus call` is for its own.
       for (const row of rows) if (row.receiptId !== null) await executor.outbox.ack(row.receiptId);
       const resumed = new Set(handles.map((h) => h.operationId));

@@ -84,4 +84,17 @@ describe('terminus call on an operation that goes UNKNOWN', () => {
     },
     SLOW,
   );
+
+  it(
+    'terminus ops resume without an ID: the table, and the evidence and next commands of the UNKNOWN one',
+    async () => {
+      const ledger = await orphaned('node-u4');
+      const ran = await built(['ops', 'resume', '--ledger', ledger], { cwd: dir.path });
+      expect(ran.code, ran.stderr).toBe(3);
+      expect(ran.stdout).toMatch(/node-u4\s+unknown/);
+      expect(ran.stderr).toMatch(/not_found: poll answered not found/);
+      expect(ran.stderr).toMatch(/terminus ops show op_\S+ --ledger /);
+    },
+    SLOW,
+  );
 });
