@@ -51,7 +51,14 @@ beforeAll(async () => {
   }
   writeFileSync(
     join(project, 'package.json'),
-    JSON.stringify({ name: 'examples-app', private: true, type: 'module', allowScripts: { 'better-sqlite3': true } }),
+    JSON.stringify({
+      name: 'examples-app',
+      private: true,
+      type: 'module',
+      // What the README's tarball route asks for: allow the SQLite driver's build; our `prepare` (it
+      // builds a git install) never runs for a tarball, and npm 11 lists it until it is reviewed.
+      allowScripts: { 'better-sqlite3': true, [`file:${tarball}`]: false },
+    }),
   );
   const installed = await run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', ...specs], {
     cwd: project,
