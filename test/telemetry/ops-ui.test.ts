@@ -48,7 +48,9 @@ describe('terminus ops ui (built CLI)', () => {
       connect: (server) =>
         connectServer(
           { url: server === 'good' ? http.url : silentUrl },
-          { clock: systemClock, wire: 'mcp-tasks-ext', timeoutMs: 300 },
+          // The silent server's request times out fast; the good one's only on a stalled machine (a
+          // 300 ms limit there lost the submit under load and the history took the key-lookup path).
+          { clock: systemClock, wire: 'mcp-tasks-ext', timeoutMs: server === 'good' ? 30_000 : 300 },
         ),
       clock: systemClock,
       random: systemRandom,
