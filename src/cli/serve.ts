@@ -45,6 +45,7 @@ interface ServeFlags extends AuthFlags {
   readonly fastPath: boolean;
   readonly fullIntegrityCheck: boolean;
   readonly maxSessions: number;
+  readonly maxSessionsPerCaller?: number;
   readonly maxListenStreams: number;
   readonly maxListenStreamsPerCaller: number;
   readonly createsPerMinute: number;
@@ -117,6 +118,11 @@ export function registerServe(program: Command): void {
     )
     .option('--full-integrity-check', 'SQLite: run integrity_check at start instead of quick_check (slower)', false)
     .option('--max-sessions <n>', 'open 2025-11-25 HTTP sessions at once', count, DEFAULT_LIMITS.maxSessions)
+    .option(
+      '--max-sessions-per-caller <n>',
+      'open 2025-11-25 HTTP sessions of one caller (default 100, or a tenth of --max-sessions if lower)',
+      count,
+    )
     .option('--max-listen-streams <n>', 'open task listen streams, all callers', count, DEFAULT_LIMITS.maxListenStreams)
     .option(
       '--max-listen-streams-per-caller <n>',
@@ -315,6 +321,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     disabled: flags.disableWire,
     limits: {
       maxSessions: flags.maxSessions,
+      ...(flags.maxSessionsPerCaller === undefined ? {} : { maxSessionsPerCaller: flags.maxSessionsPerCaller }),
       maxListenStreams: flags.maxListenStreams,
       maxListenStreamsPerCaller: flags.maxListenStreamsPerCaller,
       createsPerMinute: flags.createsPerMinute,

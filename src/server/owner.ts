@@ -33,8 +33,22 @@ export interface OwnerFacts {
  * ```
  */
 export function ownerOf(ctx: OwnerFacts, transport: TransportKind): string {
-  const clientId = ctx.http?.authInfo?.clientId;
-  if (typeof clientId === 'string' && clientId.length > 0) return `auth:${clientId}`;
+  const principal = principalOf(ctx.http?.authInfo);
+  if (principal !== undefined) return principal;
   if (typeof ctx.sessionId === 'string' && ctx.sessionId.length > 0) return `session:${ctx.sessionId}`;
   return transport === 'stdio' ? STDIO_OWNER : ANONYMOUS_OWNER;
+}
+
+/** The authenticated principal of a request (`auth:<clientId>`), undefined for an anonymous caller. */
+export function principalOf(authInfo: AuthInfo | undefined): string | undefined {
+  const clientId = authInfo?.clientId;
+  return typeof clientId === 'string' && clientId.length > 0 ? `auth:${clientId}` : undefined;
+}
+
+/**
+ * Who an HTTP request counts against for per-caller limits (rates, sessions, listen streams): its
+ * principal, or `anonymous` for every unauthenticated caller together (nothing tells them apart).
+ */
+export function callerOf(authInfo: AuthInfo | undefined): string {
+  return principalOf(authInfo) ?? ANONYMOUS_OWNER;
 }
