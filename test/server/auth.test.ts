@@ -242,6 +242,38 @@ describe('terminus serve flags', () => {
         expect(listed.body.operations.map((o: { name: string }) => o.name)).not.toContain(foreign);
         expect((await aip(s.base, 'POST', `/v1/${foreign as string}:cancel`, reader)).status).toBe(404);
       }
+      // A 2025 session opened with the token is not the JWT subject's either.
+      const opened = await fetch(s.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${ALICE_TOKEN}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+        }),
+      });
+      await opened.arrayBuffer();
+      const session = opened.headers.get('mcp-session-id') ?? '';
+      expect(session).not.toBe('');
+      const onSession = (token: string) =>
+        fetch(s.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': session,
+            'mcp-protocol-version': '2025-11-25',
+            authorization: `Bearer ${token}`,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
+        });
+      expect((await onSession(jwtAlice)).status).toBe(404);
+      expect((await onSession(ALICE_TOKEN)).status).toBe(200);
       const id = (name: unknown) => (name as string).replace('operations/', '');
       expect((await s.engine.get('token:alice', id(byToken.body.name))).owner).toBe('token:alice');
       expect((await s.engine.get('jwt:https://login.test/#alice', id(byJwt.body.name))).owner).toBe(
