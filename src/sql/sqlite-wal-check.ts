@@ -136,7 +136,8 @@ function reportDropped(
   }
   logger.warn(
     `WAL ${wal}: ${lost}: a transaction a crash interrupted (never acknowledged), or, if the file was cut ` +
-      `or damaged, committed transactions lost; ${kept}; the WAL was copied to ${copy}`,
+      `or damaged, committed transactions lost (then restore the database from a backup if you have one); ${kept}; ` +
+      `the WAL was copied to ${copy}`,
     { wal, copy, kept: scan.kept, transactions: scan.transactions, dropped: scan.dropped },
   );
 }
