@@ -49,16 +49,22 @@ export function checkWal(path: string, logger: Logger): WalCheck {
   // Shorter than a header: a WAL being created right now by another process, or an empty one.
   if (size < WAL_HEADER_BYTES) return {};
   let fd: number;
+  let writable = true;
   try {
     fd = openSync(wal, 'r+');
   } catch {
-    return {}; // not ours to repair (read-only): SQLite reports what it cannot open
+    writable = false; // still read and reported; a damaged header is then not rebuilt
+    try {
+      fd = openSync(wal, 'r');
+    } catch {
+      return {}; // unreadable: SQLite reports what it cannot open
+    }
   }
   try {
     const head = Buffer.alloc(WAL_HEADER_BYTES);
     readSync(fd, head, 0, WAL_HEADER_BYTES, 0);
     const header = readWalHeader(head);
-    if (header === null) return damagedHeader(path, wal, fd, size, logger);
+    if (header === null) return damagedHeader(path, wal, fd, size, writable, logger);
     // The index first: a live writer only moves it forward, so it never claims frames the file lacks.
     const index = readWalIndex(path, header.salts);
     const scan = scanWal(fd, header);
@@ -69,9 +75,25 @@ export function checkWal(path: string, logger: Logger): WalCheck {
   }
 }
 
-function damagedHeader(path: string, wal: string, fd: number, size: number, logger: Logger): WalCheck {
+function damagedHeader(
+  path: string,
+  wal: string,
+  fd: number,
+  size: number,
+  writable: boolean,
+  logger: Logger,
+): WalCheck {
   const copy = keepCopy(wal, 'damaged');
   const rebuilt = rebuildWalHeader(fd, databasePageSize(path));
+  if (rebuilt !== null && !writable) {
+    logger.error(
+      `damaged WAL header in ${wal}: its frames verify and the header could be rebuilt, but the file is read-only ` +
+        `here, so SQLite discards all ${size} bytes of it; give this process write access and open it again. ` +
+        `The WAL was copied to ${copy}`,
+      { path, wal, copy, bytes: size },
+    );
+    return { copy };
+  }
   if (rebuilt === null) {
     logger.error(
       `damaged WAL header in ${wal}, and its first frame does not verify either: SQLite discards all ${size} ` +
