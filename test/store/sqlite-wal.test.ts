@@ -215,7 +215,8 @@ describe('a truncated WAL', () => {
       new RegExp(
         `^WAL ${image}-wal: (\\d+ frame\\(s\\) and )?1000 byte\\(s\\) of a frame cut short after the last commit ` +
           `SQLite keeps \\(from byte \\d+ to ${cut}\\) are dropped: a transaction a crash interrupted \\(never ` +
-          'acknowledged\\), or, if the file was cut or damaged, committed transactions lost; SQLite keeps \\d+ ' +
+          'acknowledged\\), or, if the file was cut or damaged, committed transactions lost \\(then restore the ' +
+          'database from a backup if you have one\\); SQLite keeps \\d+ ' +
           `transaction\\(s\\) \\(\\d+ frames\\); the WAL was copied to ${image}-wal\\.torn$`,
       ),
     );
