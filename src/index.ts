@@ -57,5 +57,13 @@ export { stderrLogger } from './server/stderr-logger.js';
 export type { LogLevel } from './server/stderr-logger.js';
 export { route } from './server/http/routes.js';
 export type { HttpRoute, HttpHandler, HttpRequestInfo } from './server/http/routes.js';
-export { createBearerAuth, createJwtAuth, firstOf, readJwks, readTokensFile } from './server/auth/index.js';
-export type { Authenticate, BearerAuthOptions, JwtAuthOptions } from './server/auth/index.js';
+export {
+  adoptLegacyOwners,
+  createBearerAuth,
+  createJwtAuth,
+  firstOf,
+  readJwks,
+  readTokensFile,
+} from './server/auth/index.js';
+export type { Authenticate, BearerAuthOptions, JwtAuthOptions, LegacyOwnerReport } from './server/auth/index.js';
+export { jwtPrincipal, principalOf, PRINCIPAL_KEY, tokenPrincipal } from './server/owner.js';

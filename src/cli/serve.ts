@@ -4,7 +4,7 @@ import { createEngine } from '../runner/engine.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
 import type { Preflight } from '../server/preflight.js';
 import { createTerminusServer } from '../server/terminus-server.js';
-import { serveAuth, type AuthFlags } from './serve-auth.js';
+import { adoptOwnersAtStart, LEGACY_OWNERS, operatorPrincipals, serveAuth, type AuthFlags } from './serve-auth.js';
 import { DEFAULT_LIMITS } from '../server/limits.js';
 import { createWireRegistry, parseWireName } from '../server/wire/registry.js';
 import type { WireName } from '../core/task.js';
@@ -45,6 +45,7 @@ interface ServeFlags extends AuthFlags {
   readonly fastPath: boolean;
   readonly fullIntegrityCheck: boolean;
   readonly maxSessions: number;
+  readonly maxSessionsPerCaller?: number;
   readonly maxListenStreams: number;
   readonly maxListenStreamsPerCaller: number;
   readonly createsPerMinute: number;
@@ -104,6 +105,12 @@ export function registerServe(program: Command): void {
     .option('--auth-jwks <file|url>', 'require a JWT verified with this JWKS (file or https:// URL)')
     .option('--auth-issuer <iss>', 'with --auth-jwks: the required iss claim')
     .option('--auth-audience <aud>', 'with --auth-jwks: the required aud claim')
+    .addOption(
+      new Option(
+        '--legacy-owners <source>',
+        'which auth source created the tasks stored as auth:<client id> (needed with both --auth-tokens and --auth-jwks)',
+      ).choices(LEGACY_OWNERS),
+    )
     .option(
       '--allowed-origin <host>',
       'a browser Origin host name that may call this server (repeatable; default: localhost names)',
@@ -117,6 +124,11 @@ export function registerServe(program: Command): void {
     )
     .option('--full-integrity-check', 'SQLite: run integrity_check at start instead of quick_check (slower)', false)
     .option('--max-sessions <n>', 'open 2025-11-25 HTTP sessions at once', count, DEFAULT_LIMITS.maxSessions)
+    .option(
+      '--max-sessions-per-caller <n>',
+      'open 2025-11-25 HTTP sessions of one caller (default 100, or a tenth of --max-sessions if lower)',
+      count,
+    )
     .option('--max-listen-streams <n>', 'open task listen streams, all callers', count, DEFAULT_LIMITS.maxListenStreams)
     .option(
       '--max-listen-streams-per-caller <n>',
@@ -145,7 +157,7 @@ export function registerServe(program: Command): void {
     .option('--console', 'serve the web console at /console (loopback hosts only until serve takes credentials)', false)
     .option(
       '--console-operator <client-id>',
-      'an authenticated client id that sees and acts on every owner’s tasks in the console (repeatable; comma-separated in the variable)',
+      'an authenticated client id (token:ID or jwt:SUB with both --auth-* sources) that sees and acts on every owner’s tasks in the console (repeatable; comma-separated in the variable)',
       (value: string, previous: string[]) => [...previous, ...value.split(',').map((id) => id.trim())].filter(Boolean),
       [],
     )
@@ -263,6 +275,13 @@ async function serve(flags: ServeFlags): Promise<void> {
     );
     process.exit(2);
   }
+  let operators: string[];
+  try {
+    operators = operatorPrincipals(flags, flags.consoleOperator);
+  } catch (error) {
+    process.stderr.write(`terminus: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
   // Bind first: a port in use or a bad --host must not leave a new database file behind.
   if (!flags.stdio) await probeListen(flags.host, flags.port).catch(failServe);
   const metrics = createMetrics();
@@ -274,6 +293,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     integrityCheck: flags.fullIntegrityCheck ? 'full' : 'quick',
     onCommit: (report) => metrics.commit(report),
   });
+  if (!flags.stdio) await adoptOwnersAtStart(flags, opened.store, logger).catch(failServe);
   const store = timedStore(opened.store, (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok));
   const readiness = readinessProbe({ store, now: () => systemClock.now(), runner: flags.runner });
   const timeline = flags.console ? timelineRecorder() : undefined;
@@ -315,6 +335,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     disabled: flags.disableWire,
     limits: {
       maxSessions: flags.maxSessions,
+      ...(flags.maxSessionsPerCaller === undefined ? {} : { maxSessionsPerCaller: flags.maxSessionsPerCaller }),
       maxListenStreams: flags.maxListenStreams,
       maxListenStreamsPerCaller: flags.maxListenStreamsPerCaller,
       createsPerMinute: flags.createsPerMinute,
@@ -352,7 +373,7 @@ async function serve(flags: ServeFlags): Promise<void> {
           ...(flags.console
             ? consoleRoutes({
                 engine: server.engine,
-                operators: flags.consoleOperator,
+                operators,
                 listAnonymous: flags.consoleListAnonymous,
                 listAnonymousSwitch: '--console-list-anonymous',
                 ...(timeline === undefined ? {} : { timeline }),

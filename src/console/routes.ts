@@ -3,7 +3,7 @@ import type { TaskRecord, TaskStatus, WireName } from '../core/task.js';
 import { TASK_STATUSES, WIRES } from '../core/task.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { route, type HttpRequestInfo, type HttpRoute } from '../server/http/routes.js';
-import { ownerOf } from '../server/owner.js';
+import { ownerOf, principalOf } from '../server/owner.js';
 import { CONSOLE_LOG_LINES, logSection } from './log.js';
 import { detailPage, errorPage, listPage, ownerQuery, type ListFilters } from './pages.js';
 import { timelineOf, type TimelineRecorder } from './timeline.js';
@@ -14,8 +14,10 @@ export interface ConsoleOptions {
   /** What this node saw happen to tasks (claims with their node, run ends); pass its observer to the engine. */
   readonly timeline?: TimelineRecorder;
   /**
-   * Client ids (the `authenticate` hook's `clientId`) with the operator role: they see and act on
-   * every owner's tasks and may filter the list by owner. An unauthenticated caller is never one.
+   * Principals with the operator role (as `principalOf` names them: `token:ops`,
+   * `jwt:https://login.example.com/#alice`, `auth:<clientId>` for a hook of your own): they see
+   * and act on every owner's tasks and may filter the list by owner. An unauthenticated caller is
+   * never one.
    */
   readonly operators?: readonly string[];
   /**
@@ -40,7 +42,7 @@ const PAGE_SIZE = 100;
  * `POST .../answer` (HTML forms; each answers 303 to the task's page). Server-rendered, no script.
  *
  * The caller is whoever the server's `authenticate` hook says, with the same owner rule as every
- * wire (S8): it sees and acts on its own tasks only. A caller whose client id is in `operators`
+ * wire (S8): it sees and acts on its own tasks only. A caller whose principal is in `operators`
  * sees every owner's tasks (`?owner=` filters the list; a task's links and forms carry `?owner=`
  * naming the task's owner, since every store read is by owner and id). A POST whose `Origin` is not this server's is
  * refused (403), so another site cannot make a signed-in browser cancel a task.
@@ -49,10 +51,10 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
   const { engine } = options;
   const operators = new Set(options.operators ?? []);
   const caller = (info: HttpRequestInfo): string => ownerOf({ http: { authInfo: info.authInfo } }, 'http');
-  // Only an authenticated client id can be an operator: with no `authInfo` there is none to match.
+  // Only an authenticated principal can be an operator: with no `authInfo` there is none to match.
   const isOperator = (info: HttpRequestInfo): boolean => {
-    const clientId = info.authInfo?.clientId;
-    return typeof clientId === 'string' && clientId.length > 0 && operators.has(clientId);
+    const principal = principalOf(info.authInfo);
+    return principal !== undefined && operators.has(principal);
   };
   // The owner a task page or action reads with: the caller's own, or the `?owner=` an operator's link carries.
   const owner = (request: Request, info: HttpRequestInfo): string => {

@@ -182,12 +182,21 @@ export class Execution {
     return record;
   }
 
-  /** A fenced write: `lease_lost` aborts the run before the error reaches the handler. */
+  /**
+   * A fenced write: `lease_lost` aborts the run before the error reaches the handler, and so does
+   * `already_terminal`, which is how a run learns of a cancel made by another process (its event
+   * never reaches this engine) when a write comes before the next heartbeat: the run then ends as
+   * cancelled, as it would at that heartbeat, not as a handler that threw.
+   */
   async #fenced<T>(write: (now: number) => Promise<T>): Promise<T> {
     try {
       return await write(this.#settings.clock.now());
     } catch (error) {
       if (isTerminusError(error, 'lease_lost')) this.#loseLease(error);
+      else if (isTerminusError(error, 'already_terminal')) {
+        if (error.details?.['status'] === 'cancelled') this.cancel();
+        else this.#loseLease(error);
+      }
       throw error;
     }
   }

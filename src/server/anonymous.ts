@@ -8,7 +8,8 @@ import { ANONYMOUS_OWNER } from './owner.js';
  * 2025 leg with SEP-1391) is the one owner `anonymous`, so whatever names a task there must be
  * unguessable: task ids are 128 random bits already; this makes submission keys (the Tasks
  * extension's `_meta` key, AIP-155 `requestId`, SEP-1391 `operation.token`) carry at least
- * `MIN_ANONYMOUS_KEY_BITS` too, and answers every list with an empty page. One wrapper around the
+ * `MIN_ANONYMOUS_KEY_BITS` too, and answers every list with an empty page (and a page token, which no
+ * anonymous list ever handed out, with `invalid_argument`). One wrapper around the
  * engine, so every wire gets the same policy; session, stdio and authenticated owners pass through.
  */
 
@@ -72,8 +73,13 @@ export function anonymousCapabilities(engine: TaskEngine): TaskEngine {
     get: (owner, id) => engine.get(owner, id),
     cancel: (owner, id) => engine.cancel(owner, id),
     respond: (owner, id, responses) => engine.respond(owner, id, responses),
-    list: (owner, query) =>
-      owner === ANONYMOUS_OWNER ? Promise.resolve({ tasks: [], nextCursor: null }) : engine.list(owner, query),
+    list: (owner, query) => {
+      if (owner !== ANONYMOUS_OWNER) return engine.list(owner, query);
+      // No anonymous page ever had a next cursor, so every cursor here is junk or forged: refused as
+      // a malformed one is for anyone else, before and without any read (S8: it names nothing).
+      if (query.cursor !== undefined) return Promise.reject(new TerminusError('invalid_argument', 'malformed cursor'));
+      return Promise.resolve({ tasks: [], nextCursor: null });
+    },
     // No caller in it: only an operator's view (the console) calls this, after its own role check.
     listAllOwners: (query) => engine.listAllOwners(query),
     lookupKey: async (owner, key) => {

@@ -9,7 +9,7 @@ import type { TaskToolDefinition } from '../runner/tool.js';
 import type { TaskEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
 import { anonymousCapabilities } from './anonymous.js';
-import { boundedNesting } from './nesting.js';
+import { checkedInput } from './input-checks.js';
 import { installTerminus, resolveInstallContext, type InstallContext } from './install.js';
 import type { Preflight } from './preflight.js';
 import { stderrLogger } from './stderr-logger.js';
@@ -93,7 +93,7 @@ export async function createTerminus(options: CreateTerminusOptions): Promise<Te
   const wires = options.wires ?? createWireRegistry().adapters;
   const preflights = new Map(Object.entries(options.preflights ?? {}));
   // The same anonymous-caller policy and nesting bound as createTerminusServer's wires get.
-  const served = anonymousCapabilities(boundedNesting(engine));
+  const served = anonymousCapabilities(checkedInput(engine));
   let closing: Promise<void> | undefined;
   return {
     engine,

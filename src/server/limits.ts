@@ -9,6 +9,13 @@ import type { TerminusError } from '../core/errors.js';
 export interface ServerLimits {
   /** Concurrently open 2025-11-25 HTTP sessions; one more `initialize` gets 503. 1000. */
   readonly maxSessions: number;
+  /**
+   * Concurrently open 2025-11-25 HTTP sessions of one caller (principal; every unauthenticated
+   * caller is the one principal `anonymous`); one more `initialize` from that caller gets 429, and
+   * no other caller is refused for it. 100, or a tenth of `maxSessions` (at least 1) when that is
+   * lower, so one caller never holds every session.
+   */
+  readonly maxSessionsPerCaller: number;
   /** Concurrently open `subscriptions/listen` task streams, all callers. 1024. */
   readonly maxListenStreams: number;
   /** Concurrently open task streams of one caller (principal). 32. */
@@ -21,6 +28,7 @@ export interface ServerLimits {
 
 export const DEFAULT_LIMITS: ServerLimits = {
   maxSessions: 1000,
+  maxSessionsPerCaller: 100,
   maxListenStreams: 1024,
   maxListenStreamsPerCaller: 32,
   createsPerMinute: 6000,
@@ -40,12 +48,21 @@ export type LimitReason = 'rate_limited' | 'too_many_streams' | 'too_many_sessio
 
 /** The options with defaults applied; every value must be a non-negative integer. */
 export function resolveLimits(limits: Partial<ServerLimits> = {}): ServerLimits {
-  const resolved = { ...DEFAULT_LIMITS, ...limits };
+  const resolved = {
+    ...DEFAULT_LIMITS,
+    ...limits,
+    maxSessionsPerCaller: limits.maxSessionsPerCaller ?? defaultSessionsPerCaller(limits.maxSessions),
+  };
   for (const [name, value] of Object.entries(resolved)) {
     if (!Number.isSafeInteger(value) || value < 0)
       throw new RangeError(`${name} must be a non-negative integer, got ${value}`);
   }
   return resolved;
+}
+
+/** `maxSessionsPerCaller` when not given: 100, or a tenth of `maxSessions` when that is lower. */
+export function defaultSessionsPerCaller(maxSessions = DEFAULT_LIMITS.maxSessions): number {
+  return Math.min(DEFAULT_LIMITS.maxSessionsPerCaller, Math.max(1, Math.floor(maxSessions / 10)));
 }
 
 /** A JSON-RPC error answer for a refusal, as an HTTP response with `Retry-After` (seconds, rounded up). */

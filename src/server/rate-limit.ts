@@ -2,7 +2,7 @@ import type { AuthInfo, Transport } from '@modelcontextprotocol/server';
 import type { HttpRoute } from './http/routes.js';
 import { LIMIT_EXCEEDED_CODE, limitResponse, type ServerLimits } from './limits.js';
 import { ERROR_DOMAIN, ERROR_INFO_TYPE } from './wire/aip-151/constants.js';
-import { ownerOf } from './owner.js';
+import { callerOf } from './owner.js';
 import type { RawRpcMessage } from './wire/adapter.js';
 
 /** What a rate limit counts: task creations (tool calls) or reads of tasks. */
@@ -162,10 +162,6 @@ export class CallerRates {
 
 type RespondLimited = typeof limitResponse;
 type Refusal = Parameters<RespondLimited>[2];
-
-function callerOf(authInfo: AuthInfo | undefined): string {
-  return ownerOf(authInfo === undefined ? {} : { http: { authInfo } }, 'http');
-}
 
 /** `google.rpc.Status` RESOURCE_EXHAUSTED, HTTP 429, with `Retry-After`. */
 const aipLimited: RespondLimited = (_id, status, refusal) =>

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { Writable } from 'node:stream';
 import {
   parseJSONRPCMessage,
@@ -7,6 +8,7 @@ import {
   type JSONRPCMessage,
 } from '@modelcontextprotocol/server';
 import { StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { firstInvalidUtf8 } from './http/edge.js';
 
 /**
  * The SDK's stdio transport on the process's stdin and stdout, with two costs of a `tasks/get`
@@ -20,7 +22,9 @@ export function stdioTransport(): StdioServerTransport {
   const fields = transport as unknown as { _readBuffer: ReadBuffer };
   if (!(fields._readBuffer instanceof ReadBuffer))
     throw new Error('StdioServerTransport no longer reads through _readBuffer');
-  fields._readBuffer = new PlainRequestBuffer();
+  fields._readBuffer = new PlainRequestBuffer(STDIO_DEFAULT_MAX_BUFFER_SIZE, (answer) => {
+    transport.send(answer).catch(() => undefined);
+  });
   return transport;
 }
 
@@ -33,17 +37,22 @@ const REQUEST_KEYS = new Set(['jsonrpc', 'id', 'method', 'params']);
  * `_meta`, if any, is an object with neither of the two keys the schema looks into. Anything else
  * (notifications, responses, every doubtful shape) goes through the SDK's own parse, so what
  * reaches the protocol is what the SDK would have passed, and what it would refuse it still
- * refuses. Lines that are not JSON are skipped, as the SDK skips them.
+ * refuses. Lines that are not JSON are skipped, as the SDK skips them. A line that is not valid
+ * UTF-8 never reaches the SDK either: where the SDK would decode the bad bytes as U+FFFD and run the
+ * request with strings the client never sent, it is answered with the parse error `-32700` (with
+ * the request's id when one can be read, so the client is not left waiting) through `refuse`.
  */
 export class PlainRequestBuffer extends ReadBuffer {
   // The SDK's ReadBuffer, line for line, but for the parse: its parse is a module function no
   // subclass can reach, so the buffer is this class's own.
   #buffer: Buffer | undefined;
   readonly #max: number;
+  readonly #refuse: (answer: JSONRPCMessage) => void;
 
-  constructor(maxBufferSize = STDIO_DEFAULT_MAX_BUFFER_SIZE) {
+  constructor(maxBufferSize = STDIO_DEFAULT_MAX_BUFFER_SIZE, refuse: (answer: JSONRPCMessage) => void = () => {}) {
     super({ maxBufferSize });
     this.#max = maxBufferSize;
+    this.#refuse = refuse;
   }
 
   override append(chunk: Buffer): void {
@@ -58,8 +67,13 @@ export class PlainRequestBuffer extends ReadBuffer {
     while (this.#buffer !== undefined) {
       const index = this.#buffer.indexOf('\n');
       if (index === -1) return null;
+      const bytes = this.#buffer.subarray(0, index);
       const line = this.#buffer.toString('utf8', 0, index).replace(/\r$/, '');
       this.#buffer = this.#buffer.subarray(index + 1);
+      if (!isUtf8(bytes)) {
+        this.#refuse(invalidUtf8Answer(line, firstInvalidUtf8(bytes)));
+        continue;
+      }
       try {
         return parseLine(line);
       } catch (error) {
@@ -73,6 +87,20 @@ export class PlainRequestBuffer extends ReadBuffer {
   override clear(): void {
     this.#buffer = undefined;
   }
+}
+
+/** The `-32700` answer to a line that is not UTF-8: the request's id if its lenient parse shows one, else null. */
+function invalidUtf8Answer(lenient: string, offset: number): JSONRPCMessage {
+  let id: unknown = null;
+  try {
+    id = (JSON.parse(lenient) as { id?: unknown }).id ?? null;
+  } catch {
+    // not even JSON once decoded: no id to answer with
+  }
+  // An id decoded from bad bytes is not the client's: answer it as unknown.
+  if (typeof id === 'string' ? id.includes('\uFFFD') : !Number.isSafeInteger(id)) id = null;
+  const message = `Parse error: the line is not valid UTF-8 (byte ${offset}); send JSON encoded in UTF-8`;
+  return { jsonrpc: '2.0', id, error: { code: -32700, message } } as unknown as JSONRPCMessage;
 }
 
 /** The parse of one line, as the SDK's `deserializeMessage`, without zod where zod changes nothing. */

@@ -5,7 +5,7 @@ import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
 import { anonymousCapabilities } from './anonymous.js';
 import { installTerminus } from './install.js';
-import { boundedNesting } from './nesting.js';
+import { checkedInput } from './input-checks.js';
 import { resolveLimits, type ServerLimits } from './limits.js';
 import { CallerRates } from './rate-limit.js';
 import type { TransportKind } from './owner.js';
@@ -90,7 +90,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
   const logger = options.logger ?? silentLogger;
   const preflights = new Map(Object.entries(options.preflights ?? {}));
   // Every wire sees the engine through the anonymous-caller policy (strong keys, no lists).
-  const engine = anonymousCapabilities(boundedNesting(options.engine));
+  const engine = anonymousCapabilities(checkedInput(options.engine));
 
   const factory =
     (transport: TransportKind): McpServerFactory =>

@@ -1,23 +1,20 @@
-import { closeSync, copyFileSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, openSync, readSync } from 'node:fs';
 import Database, { SqliteError, type Database as Db } from 'better-sqlite3';
 import { TerminusError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
+import { checkWal, confirmWalRepair, type WalCheck } from './sqlite-wal-check.js';
 
 /**
  * Checks run when a SQLite store opens, so damaged storage is never silent (issue 12 item 10):
  * a file that is not a database, a database that fails `quick_check` (or the full
  * `integrity_check`), and tables or columns the applied migrations should have made are refused
- * with one line naming the file and the cause; a WAL whose header SQLite will ignore is copied aside
- * and reported as an error, because SQLite then silently drops every transaction in it.
+ * with one line naming the file and the cause; and what SQLite would drop of the WAL without a word
+ * (a damaged header: all of it; a cut or damaged tail: what follows the break) is repaired where
+ * the frames verify, else copied aside and named (sqlite-wal-check.ts).
  */
 
 /** The 16 bytes every SQLite 3 database file starts with. */
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
-/** WAL header magic numbers: the low bit says which byte order the checksums use. */
-const WAL_MAGIC_LE = 0x377f0682;
-const WAL_MAGIC_BE = 0x377f0683;
-const WAL_VERSION = 3007000;
-const WAL_HEADER_BYTES = 32;
 
 /**
  * What is wrong with a refused file, in `details.damage`: `not_sqlite` (someone else's file: pass
@@ -42,18 +39,20 @@ export function damageOf(path: string, error: unknown): TerminusError | undefine
 }
 
 /**
- * Opens a SQLite file behind the start-up checks: the header, the WAL header (a damaged WAL is
- * copied aside and logged), and `quick_check` (`integrity_check` with `full`); `:memory:` and `''`
- * skip them. Throws `storage_damaged` for damage, SQLite's own error otherwise.
+ * Opens a SQLite file behind the start-up checks: the header, the WAL (`checkWal`: a damaged header
+ * rebuilt from verified frames, dropped frames named, each with a copy kept aside, reported to
+ * `logger`), and `quick_check` (`integrity_check` with `full`); `:memory:` and `''` skip them.
+ * Throws `storage_damaged` for damage, SQLite's own error otherwise.
  */
 export function openCheckedDatabase(
   path: string,
   options: { readonly timeoutMs: number; readonly logger: Logger; readonly full: boolean },
 ): Db {
   const file = path !== ':memory:' && path !== '';
+  let wal: WalCheck = {};
   if (file) {
     checkFileHeader(path);
-    preserveDamagedWal(path, options.logger);
+    wal = checkWal(path, options.logger);
   }
   let db: Db;
   try {
@@ -62,7 +61,10 @@ export function openCheckedDatabase(
     throw damageOf(path, error) ?? error;
   }
   try {
-    if (file) checkIntegrity(db, path, options.full);
+    if (file) {
+      confirmWalRepair(db, path, wal, options.logger);
+      checkIntegrity(db, path, options.full);
+    }
   } catch (error) {
     db.close();
     throw error;
@@ -97,58 +99,6 @@ function checkFileHeader(path: string): void {
       'not a SQLite database (the file does not start with "SQLite format 3"); refusing to open it',
     );
   }
-}
-
-/**
- * A WAL file whose 32-byte header is damaged (bad magic, version, page size or checksum) is
- * treated by SQLite as empty: every transaction committed in it since the last checkpoint is
- * dropped without an error, and the next write overwrites the file. Copies it to
- * `<path>-wal.damaged` first and logs an error naming both, so nothing is lost silently.
- * Returns the copy's path, or null when the WAL is absent, empty or sound.
- */
-function preserveDamagedWal(path: string, logger: Logger): string | null {
-  const wal = `${path}-wal`;
-  let size: number;
-  try {
-    size = statSync(wal).size;
-  } catch {
-    return null;
-  }
-  // Shorter than a header: a WAL being created right now by another process, or an empty one.
-  if (size < WAL_HEADER_BYTES) return null;
-  const head = readHead(wal, WAL_HEADER_BYTES);
-  if (head === null || walHeaderIsSound(head)) return null;
-  const copy = `${wal}.damaged`;
-  copyFileSync(wal, copy);
-  logger.error(
-    `damaged WAL header in ${wal}: SQLite discards the ${size} bytes of transactions in it (everything committed since the last checkpoint); the WAL was copied to ${copy}`,
-    { path, wal, copy, bytes: size },
-  );
-  return copy;
-}
-
-function walHeaderIsSound(head: Buffer): boolean {
-  const magic = head.readUInt32BE(0);
-  if (magic !== WAL_MAGIC_LE && magic !== WAL_MAGIC_BE) return false;
-  if (head.readUInt32BE(4) !== WAL_VERSION) return false;
-  const pageSize = head.readUInt32BE(8);
-  const validPage = pageSize >= 512 && pageSize <= 65536 && (pageSize & (pageSize - 1)) === 0;
-  if (!validPage) return false;
-  const [s1, s2] = walChecksum(head.subarray(0, 24), magic === WAL_MAGIC_BE);
-  return head.readUInt32BE(24) === s1 && head.readUInt32BE(28) === s2;
-}
-
-/** SQLite's WAL checksum (wal.c `walChecksumBytes`) over 8-byte steps. */
-function walChecksum(data: Buffer, bigEndian: boolean): [number, number] {
-  let s1 = 0;
-  let s2 = 0;
-  for (let i = 0; i < data.length; i += 8) {
-    const x0 = bigEndian ? data.readUInt32BE(i) : data.readUInt32LE(i);
-    const x1 = bigEndian ? data.readUInt32BE(i + 4) : data.readUInt32LE(i + 4);
-    s1 = (s1 + x0 + s2) >>> 0;
-    s2 = (s2 + x1 + s1) >>> 0;
-  }
-  return [s1, s2];
 }
 
 /**

@@ -124,6 +124,20 @@ export interface TaskStore {
   /** How many non-terminal (`working`, `input_required`) tasks `owner` has, expired or not (T-79). */
   countLive(owner: string): Promise<number>;
 
+  // ---- owner names: a migration when principals change form -------------------------------------
+
+  /** How many tasks (expired or not) have an owner that starts with `prefix`. */
+  countOwners(prefix: string): Promise<number>;
+
+  /**
+   * In one transaction, every task and submission key (used or a tombstone) whose owner starts with
+   * `from` gets `to` in place of that prefix (`auth:alice` -> `token:alice`), except a task or key
+   * whose new owner already holds the same submission key, which keeps its owner (S5: never two
+   * tasks under one owner and key). Resolves with the tasks renamed. Nothing else changes: ids,
+   * leases, epochs and statuses stay, so running handlers are not disturbed.
+   */
+  renameOwners(from: string, to: string): Promise<number>;
+
   close(): Promise<void>;
 }
 

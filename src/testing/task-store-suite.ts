@@ -8,6 +8,7 @@ import { inputCases } from './input.js';
 import { limitsCases } from './limits.js';
 import { listingCases } from './listing.js';
 import { logCases } from './logs.js';
+import { ownerCases } from './owners.js';
 import { terminalCases } from './terminal.js';
 import { ttlCases } from './ttl.js';
 import { workerCases } from './worker.js';
@@ -45,5 +46,6 @@ export function describeTaskStore(
     workerCases(context);
     limitsCases(context);
     logCases(context);
+    ownerCases(context);
   });
 }

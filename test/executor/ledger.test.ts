@@ -128,25 +128,61 @@ describe('SQLite ledger: damaged files at open', () => {
     expect(readFileSync(foreign, 'utf8')).toBe('my notes\n'.repeat(100));
   });
 
-  it('a damaged WAL header: the WAL is copied aside and the loss reported to the logger', async () => {
-    const live = join(dir, 'wal-live.db');
+  /** A crash image of a ledger: 5 operations, one transaction each, only in the WAL of the copy. */
+  const walImage = async (name: string): Promise<string> => {
+    const live = join(dir, `${name}-live.db`);
     const ledger = openSqliteLedger({ path: live });
     for (let n = 0; n < 5; n++) await ledger.create(op(2000 + n));
-    const image = join(dir, 'wal-image.db');
+    const image = join(dir, `${name}.db`);
     copyFileSync(live, image);
     copyFileSync(`${live}-wal`, `${image}-wal`);
     await ledger.close();
+    return image;
+  };
+  const recorded = (): { lines: string[]; logger: Parameters<typeof openSqliteLedger>[0]['logger'] } => {
+    const lines: string[] = [];
+    const none = (): void => undefined;
+    return {
+      lines,
+      logger: {
+        debug: none,
+        info: none,
+        warn: (message) => lines.push(`warn ${message}`),
+        error: (message) => lines.push(`error ${message}`),
+      },
+    };
+  };
+
+  it('a damaged WAL header: rebuilt from the frames, every operation is there, the copy is named', async () => {
+    const image = await walImage('wal-header');
     const wal = readFileSync(`${image}-wal`);
     wal.writeUInt32BE(0xdeadbeef, 24);
     writeFileSync(`${image}-wal`, wal);
-    const errors: string[] = [];
-    const none = (): void => undefined;
-    const opened = openSqliteLedger({
-      path: image,
-      logger: { debug: none, info: none, warn: none, error: (message) => errors.push(message) },
-    });
+    const { lines, logger } = recorded();
+    const opened = openSqliteLedger({ path: image, ...(logger === undefined ? {} : { logger }) });
+    for (let n = 0; n < 5; n++) expect(await opened.load(`op-${2000 + n}`)).not.toBeNull();
     await opened.close();
-    expect(errors).toEqual([expect.stringContaining(`damaged WAL header in ${image}-wal`)]);
+    expect(lines).toEqual([
+      expect.stringMatching(new RegExp(`^warn damaged WAL header in ${image}-wal: rebuilt from its frames`)),
+    ]);
     expect(readFileSync(`${image}-wal.damaged`).equals(wal)).toBe(true);
+  });
+
+  it('a WAL cut inside a frame: the operations before the cut are kept, and the dropped frames are named', async () => {
+    const image = await walImage('wal-cut');
+    const size = statSync(`${image}-wal`).size;
+    truncateSync(`${image}-wal`, size - 1000);
+    const { lines, logger } = recorded();
+    const opened = openSqliteLedger({ path: image, ...(logger === undefined ? {} : { logger }) });
+    const kept = [];
+    for (let n = 0; n < 5; n++) if ((await opened.load(`op-${2000 + n}`)) !== null) kept.push(n);
+    await opened.close();
+    expect(kept).toEqual([0, 1, 2, 3]);
+    expect(lines).toEqual([
+      expect.stringMatching(
+        new RegExp(`^warn WAL ${image}-wal: .*byte\\(s\\) of a frame cut short after the last commit SQLite keeps`),
+      ),
+    ]);
+    expect(lines[0]).toContain(`the WAL was copied to ${image}-wal.torn`);
   });
 });

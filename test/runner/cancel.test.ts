@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTerminusError } from '../../src/core/errors.js';
+import type { Logger } from '../../src/core/ports.js';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
 import {
   BACKENDS,
@@ -112,6 +113,51 @@ describe.each(BACKENDS)('cancel ($name)', ({ open }) => {
     expect(beatsAtAbort - beatsBefore).toBeGreaterThanOrEqual(1);
     expect(beatsAtAbort - beatsBefore).toBeLessThanOrEqual(2);
     expect(signal.reason).toMatchObject({ code: 'already_terminal', details: { abort: 'cancelled' } });
+    const final = await untilStatus(inner, task.id, (t) => t.leaseOwner === null);
+    expect(final.status).toBe('cancelled');
+    expect(final.lateOutcome).toBeNull();
+  });
+
+  it('a cancel from another engine met by a progress write is an ordinary cancel: no error logged, no stack', async () => {
+    const inner = await open();
+    const entries: { level: string; message: string; extra: Record<string, unknown> }[] = [];
+    const logger = Object.fromEntries(
+      (['debug', 'info', 'warn', 'error'] as const).map((level) => [
+        level,
+        (message: string, extra: Record<string, unknown> = {}) => entries.push({ level, message, extra }),
+      ]),
+    ) as unknown as Logger;
+    const outcomes: string[] = [];
+    const started = gate();
+    // A heartbeat far longer than the test: the handler's own progress write meets the cancel first.
+    const a = start(
+      engineFor(
+        inner,
+        [
+          tool('chatty', async (_a, ctx) => {
+            started.open();
+            for (let i = 0; ; i++) {
+              await ctx.progress(i); // rejects once the task is cancelled; the handler lets it through
+              await new Promise((resolve) => setTimeout(resolve, 5));
+            }
+          }),
+        ],
+        {
+          leaseMs: 60_000,
+          heartbeatMs: 20_000,
+          logger,
+          observer: { observe: (e) => void (e.kind === 'run_ended' && outcomes.push(e.outcome)) },
+        },
+      ),
+    );
+    const b = engineFor(inner, []);
+    const { task } = await a.submit({ owner: OWNER, tool: 'chatty', args: {}, wire: 'mcp-tasks-ext' });
+    await started.promise;
+    await b.cancel(OWNER, task.id);
+    await until(() => outcomes.length > 0, 'the run to end');
+    expect(outcomes).toEqual(['cancelled']);
+    expect(entries.filter((e) => e.level === 'error' || e.level === 'warn')).toEqual([]);
+    expect(entries.some((e) => 'stack' in e.extra)).toBe(false);
     const final = await untilStatus(inner, task.id, (t) => t.leaseOwner === null);
     expect(final.status).toBe('cancelled');
     expect(final.lateOutcome).toBeNull();

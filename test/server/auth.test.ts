@@ -135,15 +135,15 @@ describe('bearer tokens from a file', () => {
     }
   });
 
-  it('a known token is its client id on every wire: owner auth:alice', async () => {
+  it('a known token is its client id on every wire: owner token:alice', async () => {
     const created = await aip(s.base, 'POST', '/v1/tools/work:run', ALICE_TOKEN, { arguments: {}, requestId: 'job-1' });
     expect(created.status).toBe(200);
     const listed = await aip(s.base, 'GET', '/v1/operations', ALICE_TOKEN);
     expect(listed.body.operations.map((o: { name: string }) => o.name)).toContain(created.body.name);
     const mcp = await rpc(s.url, 'tools/call', { name: 'work', arguments: {} }, { token: ALICE_TOKEN });
     expect(mcp.result.resultType).toBe('task');
-    await expect(s.engine.get('auth:alice', mcp.result.taskId as string)).resolves.toMatchObject({
-      owner: 'auth:alice',
+    await expect(s.engine.get('token:alice', mcp.result.taskId as string)).resolves.toMatchObject({
+      owner: 'token:alice',
     });
   });
 
@@ -176,7 +176,7 @@ describe.each([
     expect((await aip(s.base, 'GET', `/v1/${created.body.name as string}`, bob)).status).toBe(200);
     expect((await aip(s.base, 'GET', `/v1/${created.body.name as string}`, carol)).status).toBe(404);
     const id = (created.body.name as string).replace('operations/', '');
-    expect((await s.engine.get('auth:bob', id)).owner).toBe('auth:bob');
+    expect((await s.engine.get(`jwt:${ISSUER}#bob`, id)).owner).toBe('jwt:https://login.test/#bob');
   });
 
   it.each([
@@ -211,6 +211,74 @@ describe('terminus serve flags', () => {
       expect((await aip(s.base, 'GET', '/v1/operations', ALICE_TOKEN)).status).toBe(200);
       expect((await aip(s.base, 'GET', '/v1/operations', await signed({ sub: 'bob' }))).status).toBe(200);
       expect((await aip(s.base, 'GET', '/v1/operations', 'nobody-0123456789abc')).status).toBe(401);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('S8 a JWT subject and a static token with the same client id are two owners: neither reaches the other', async () => {
+    const hook = await serveAuth(
+      {
+        authTokens: join(dir, 'tokens.json'), // ALICE_TOKEN is client id "alice"
+        authJwks: join(dir, 'jwks.json'),
+        authIssuer: ISSUER,
+        authAudience: AUDIENCE,
+      },
+      { host: '127.0.0.1', stdio: false, logger: silent([]) },
+    );
+    const s = await serve(hook);
+    try {
+      const jwtAlice = await signed({ sub: 'alice' });
+      const byToken = await aip(s.base, 'POST', '/v1/tools/work:run', ALICE_TOKEN, { arguments: {}, requestId: 'r-1' });
+      const byJwt = await aip(s.base, 'POST', '/v1/tools/work:run', jwtAlice, { arguments: {}, requestId: 'r-1' });
+      // The same requestId makes two operations: keys are per owner, and these are two owners.
+      expect(byJwt.body.name).not.toBe(byToken.body.name);
+      for (const [reader, foreign] of [
+        [jwtAlice, byToken.body.name],
+        [ALICE_TOKEN, byJwt.body.name],
+      ] as const) {
+        expect((await aip(s.base, 'GET', `/v1/${foreign as string}`, reader)).status).toBe(404);
+        const listed = await aip(s.base, 'GET', '/v1/operations', reader);
+        expect(listed.body.operations.map((o: { name: string }) => o.name)).not.toContain(foreign);
+        expect((await aip(s.base, 'POST', `/v1/${foreign as string}:cancel`, reader)).status).toBe(404);
+      }
+      // A 2025 session opened with the token is not the JWT subject's either.
+      const opened = await fetch(s.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${ALICE_TOKEN}`,
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'initialize',
+          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+        }),
+      });
+      await opened.arrayBuffer();
+      const session = opened.headers.get('mcp-session-id') ?? '';
+      expect(session).not.toBe('');
+      const onSession = (token: string) =>
+        fetch(s.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': session,
+            'mcp-protocol-version': '2025-11-25',
+            authorization: `Bearer ${token}`,
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
+        });
+      expect((await onSession(jwtAlice)).status).toBe(404);
+      expect((await onSession(ALICE_TOKEN)).status).toBe(200);
+      const id = (name: unknown) => (name as string).replace('operations/', '');
+      expect((await s.engine.get('token:alice', id(byToken.body.name))).owner).toBe('token:alice');
+      expect((await s.engine.get('jwt:https://login.test/#alice', id(byJwt.body.name))).owner).toBe(
+        'jwt:https://login.test/#alice',
+      );
     } finally {
       await s.close();
     }

@@ -149,6 +149,34 @@ async function listen(url: string, token: string, taskIds: string[]): Promise<St
 const statusIs = (status: string) => (frames: { method?: string; params?: { status?: string } }[]) =>
   frames.some((f) => f.method === 'notifications/tasks' && f.params?.status === status);
 
+/** A 2025-11-25 `initialize` without a session: opens one. */
+function initialize(url: string, token: string | undefined): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cap', version: '1' } },
+    }),
+  });
+}
+
+/** Ends a session with DELETE, as the transport rules say. */
+async function endSession(url: string, sessionId: string, token: string): Promise<Response> {
+  const answer = await fetch(url, {
+    method: 'DELETE',
+    headers: { 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-11-25', authorization: `Bearer ${token}` },
+  });
+  await answer.arrayBuffer();
+  return answer;
+}
+
 describe('listen streams (issue 12 item 8) and sessions (item 9) are bounded', () => {
   test('100 streams of one caller: the per-caller bound refuses the rest with 429, another caller is served', async () => {
     const { url, store } = await start({ maxListenStreamsPerCaller: 8, maxListenStreams: 64 });
@@ -210,33 +238,59 @@ describe('listen streams (issue 12 item 8) and sessions (item 9) are bounded', (
   });
 
   test('2025 sessions: one initialize over maxSessions is 503 with Retry-After and the limit code', async () => {
+    // Two callers, one session each (the per-caller bound defaults to a tenth, at least 1): the server is full.
     const { url } = await start({ maxSessions: 2 });
-    const initialize = () =>
-      fetch(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          authorization: `Bearer ${ALICE}`,
-        },
-        body: JSON.stringify({
-          jsonrpc: '2.0',
-          id: 1,
-          method: 'initialize',
-          params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'cap', version: '1' } },
-        }),
-      });
-    for (let i = 0; i < 2; i++) {
-      const ok = await initialize();
+    for (const token of [ALICE, BOB]) {
+      const ok = await initialize(url, token);
       await ok.arrayBuffer();
       expect(ok.status).toBe(200);
     }
-    const refused = await initialize();
+    const refused = await initialize(url, undefined);
     expect(refused.status).toBe(503);
     expect(Number(refused.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect(((await refused.json()) as { error: unknown }).error).toMatchObject({
-      code: LIMIT_EXCEEDED_CODE,
-      data: { reason: 'too_many_sessions', limit: 2 },
-    });
+    const error = ((await refused.json()) as { error: { message: string } }).error;
+    expect(error).toMatchObject({ code: LIMIT_EXCEEDED_CODE, data: { reason: 'too_many_sessions', limit: 2 } });
+    expect(error.message).toContain('--max-sessions)');
+  });
+
+  test('2025 sessions: one caller flooding initialize holds its own share only; other callers still open theirs', async () => {
+    // The probe that found it: --max-sessions 50, one token opening 50 sessions locked out everyone.
+    const { url } = await start({ maxSessions: 50 });
+    const flood = await Promise.all(Array.from({ length: 50 }, () => initialize(url, ALICE)));
+    const accepted = flood.filter((r) => r.status === 200);
+    const refused = flood.filter((r) => r.status !== 200);
+    expect(accepted).toHaveLength(5); // the default: a tenth of maxSessions
+    expect(refused).toHaveLength(45);
+    for (const r of refused) {
+      expect(r.status).toBe(429);
+      expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+      const error = ((await r.json()) as { error: { message: string } }).error;
+      expect(error).toMatchObject({ code: LIMIT_EXCEEDED_CODE, data: { reason: 'too_many_sessions', limit: 5 } });
+      expect(error.message).toContain('for this caller (limit 5, --max-sessions-per-caller)');
+    }
+    await Promise.all(accepted.map((r) => r.arrayBuffer()));
+    // Bob and an anonymous caller (every unauthenticated caller is the one principal `anonymous`) are served.
+    for (const token of [BOB, BOB, undefined]) {
+      const other = await initialize(url, token);
+      await other.arrayBuffer();
+      expect(other.status).toBe(200);
+    }
+  });
+
+  test('2025 sessions: a session ended with DELETE gives its caller’s slot back', async () => {
+    const { url } = await start({ maxSessions: 10, maxSessionsPerCaller: 2 });
+    const first = await initialize(url, ALICE);
+    await first.arrayBuffer();
+    const second = await initialize(url, ALICE);
+    await second.arrayBuffer();
+    expect((await initialize(url, ALICE)).status).toBe(429);
+    const sessionId = first.headers.get('mcp-session-id') ?? '';
+    // Another principal cannot end alice's session: it is not found for bob, and her slot stays taken.
+    expect((await endSession(url, sessionId, BOB)).status).toBe(404);
+    expect((await initialize(url, ALICE)).status).toBe(429);
+    expect((await endSession(url, sessionId, ALICE)).status).toBe(200);
+    const again = await initialize(url, ALICE);
+    await again.arrayBuffer();
+    expect(again.status).toBe(200);
   });
 });

@@ -47,7 +47,7 @@ describe('terminus serve --console-operator', () => {
     const page = async (token: string) =>
       (await fetch(`${base}/console`, { headers: { authorization: `Bearer ${token}` } })).text();
     const ops = await page(OPS);
-    expect(ops).toContain('signed in as <code>auth:ops</code>');
+    expect(ops).toContain('signed in as <code>token:ops</code>');
     expect(ops).toContain('name="owner"');
     expect(await page(ALICE)).not.toContain('name="owner"');
   });

@@ -152,8 +152,9 @@ describe('console: the operator role', () => {
   const as = (user?: string): RequestInit => ({ headers: user === undefined ? {} : { 'x-user': user } });
 
   it("an operator sees every owner's tasks, filters by owner and acts on them; others still see their own", async () => {
-    // 'anonymous' and '' are listed to show they grant nothing: only an authenticated client id matches.
-    const { base, engine } = await start(['ops', 'anonymous', '']);
+    // Operators are principals (this test's hook names `auth:<clientId>`). 'anonymous', '' and the
+    // bare client id 'alice' are listed to show they grant nothing: only an authenticated principal matches.
+    const { base, engine } = await start(['auth:ops', 'anonymous', '', 'alice']);
     const a = (await engine.submit({ owner: 'auth:alice', tool: 'confirm', args: {}, wire: 'mcp-tasks-ext' })).task;
     const b = (await engine.submit({ owner: 'auth:bob', tool: 'confirm', args: { n: 2 }, wire: 'sep-1391' })).task;
     const n = (await engine.submit({ owner: 'anonymous', tool: 'confirm', args: { n: 3 }, wire: 'aip-151' })).task;

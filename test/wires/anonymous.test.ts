@@ -99,6 +99,27 @@ describe('AIP-151', () => {
     expect(got.status).toBe(200);
   });
 
+  test('S8 a junk or forged page_token is 400 INVALID_ARGUMENT for an anonymous caller too, and says nothing', async () => {
+    // A real position: the cursor an authenticated caller would get after an anonymous task.
+    await aip(server.base, 'POST', '/v1/tools/work:run', undefined, { arguments: {} });
+    const task = (await server.engine.list('anonymous', { limit: 1 })).tasks[0];
+    if (task === undefined) throw new Error('no anonymous task');
+    const forged = Buffer.from(JSON.stringify([task.createdAt, task.id])).toString('base64url');
+    const unknown = Buffer.from(JSON.stringify([1, 'no-such-task'])).toString('base64url');
+    const answers = [];
+    for (const token of ['garbage', forged, unknown]) {
+      for (const caller of [undefined, ALICE]) {
+        if (caller === ALICE && token !== 'garbage') continue; // a position is no secret to its own owner
+        const answer = await aip(server.base, 'GET', `/v1/operations?page_token=${token}`, caller);
+        expect(answer.status).toBe(400);
+        expect(answer.body.error).toMatchObject({ status: 'INVALID_ARGUMENT', message: 'invalid page_token' });
+        answers.push(answer.body);
+      }
+    }
+    // The same answer whether the token names a task or not, and the same as an authenticated caller's.
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+  });
+
   test('a guessable requestId is 400 INVALID_ARGUMENT and nothing is stored', async () => {
     const before = (await server.engine.list('anonymous', { limit: 1000 })).tasks.length;
     const refused = await aip(server.base, 'POST', '/v1/tools/work:run', undefined, {

@@ -2,11 +2,12 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { TerminusError } from '../../core/errors.js';
 import { isRecord } from '../../core/json.js';
+import { PRINCIPAL_KEY, tokenPrincipal } from '../owner.js';
 import { bearerToken, DEFAULT_REALM, unauthenticated, type Authenticate } from './challenge.js';
 
 /** Options of `createBearerAuth`. */
 export interface BearerAuthOptions {
-  /** Static tokens: token -> client id (the owner becomes `auth:<clientId>`). */
+  /** Static tokens: token -> client id (the owner becomes `token:<clientId>`). */
   readonly tokens: ReadonlyMap<string, string> | Readonly<Record<string, string>>;
   /** `realm` of the `WWW-Authenticate` challenge; default `mcp-terminus`. */
   readonly realm?: string;
@@ -18,7 +19,8 @@ export interface BearerAuthOptions {
 export const MIN_TOKEN_LENGTH = 16;
 
 /**
- * Static bearer tokens mapped to client ids (service accounts, a shared team token). Tokens are
+ * Static bearer tokens mapped to client ids (service accounts, a shared team token); the principal
+ * is `token:<clientId>`, never the same as a JWT subject's (`jwt:<issuer>#<sub>`). Tokens are
  * compared by their SHA-256 digests with `timingSafeEqual`, so the time taken says nothing about how
  * much of a guess matched.
  * @example
@@ -43,7 +45,7 @@ export function createBearerAuth(options: BearerAuthOptions): Authenticate {
     let clientId: string | undefined;
     for (const entry of table) if (timingSafeEqual(entry.digest, digest)) clientId = entry.clientId;
     if (clientId === undefined) return Promise.reject(unauthenticated(realm, 'invalid', 'unknown token'));
-    return Promise.resolve({ token, clientId, scopes: [] });
+    return Promise.resolve({ token, clientId, scopes: [], extra: { [PRINCIPAL_KEY]: tokenPrincipal(clientId) } });
   };
 }
 

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { createLocalJWKSet, createRemoteJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { TerminusError } from '../../core/errors.js';
+import { jwtPrincipal, PRINCIPAL_KEY } from '../owner.js';
 import { bearerToken, DEFAULT_REALM, unauthenticated, type Authenticate } from './challenge.js';
 
 /** Options of `createJwtAuth`: who issues the tokens, for whom, and where the keys are. */
@@ -27,7 +28,9 @@ const DEFAULT_ALGORITHMS = ['RS256', 'ES256', 'EdDSA'];
 
 /**
  * JWT bearer tokens verified with jose: signature against the JWKS, `iss`, `aud`, `exp`/`nbf`; the
- * `sub` claim is the client id (owner `auth:<sub>`), the `scope` claim (space-separated) the scopes.
+ * `sub` claim is the client id and the principal is `jwt:<issuer>#<sub>` (`jwtPrincipal`), so a
+ * subject never shares an owner with a static token's client id or another issuer's subject; the
+ * `scope` claim (space-separated) gives the scopes.
  * @example
  * const authenticate = createJwtAuth({
  *   issuer: 'https://login.example.com/',
@@ -64,6 +67,7 @@ export function createJwtAuth(options: JwtAuthOptions): Authenticate {
       token,
       clientId: payload.sub,
       scopes: scope,
+      extra: { [PRINCIPAL_KEY]: jwtPrincipal(options.issuer, payload.sub) },
       ...(payload.exp === undefined ? {} : { expiresAt: payload.exp }),
     };
   };

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { isJsonContentType, localhostAllowedOrigins, validateOriginHeader } from '@modelcontextprotocol/server';
 
@@ -5,7 +6,7 @@ import { isJsonContentType, localhostAllowedOrigins, validateOriginHeader } from
  * The rules every HTTP route obeys, `/mcp` and `/v1/...` alike (issue 12 items 6, 11), applied once
  * in `serveHttp` before any route runs: a well-formed `Host` on the allow-list, a decodable path, an
  * `Origin` on the allow-list (a web page must not start tools on a local server), a body only as
- * JSON and nested at most `MAX_JSON_DEPTH` deep, and an `Accept` that admits JSON. A refused request
+ * JSON in valid UTF-8 and nested at most `MAX_JSON_DEPTH` deep, and an `Accept` that admits JSON. A refused request
  * is answered in its route's dialect: a JSON-RPC error on the MCP endpoint, `google.rpc.Status`
  * elsewhere. Nothing refused here reaches a handler or the store.
  */
@@ -38,6 +39,8 @@ export interface EdgeRefusal {
   readonly reason: string;
   readonly message: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** The JSON-RPC code on the MCP endpoint; default `-32600` for a 400, else `-32000`. */
+  readonly rpcCode?: number;
 }
 
 /** The refusal as the route's clients read errors. */
@@ -48,7 +51,7 @@ export function refusalResponse(refusal: EdgeRefusal, dialect: Dialect): Respons
           jsonrpc: '2.0',
           id: null,
           error: {
-            code: refusal.status === 400 ? -32600 : -32000,
+            code: refusal.rpcCode ?? (refusal.status === 400 ? -32600 : -32000),
             message: refusal.message,
             data: { reason: refusal.reason },
           },
@@ -140,6 +143,15 @@ export function checkBody(
         message: 'Unsupported Media Type: send the body as Content-Type: application/json',
       };
     }
+    if (!isUtf8(body)) {
+      // A lenient decode would turn the bad bytes into U+FFFD and store a string the client never sent.
+      return {
+        status: 400,
+        reason: 'invalid_utf8',
+        message: `Parse error: the body is not valid UTF-8 (byte ${firstInvalidUtf8(body)}); send JSON encoded in UTF-8`,
+        rpcCode: -32700,
+      };
+    }
     if (jsonDepth(body) > MAX_JSON_DEPTH) {
       return { status: 400, reason: 'too_deep', message: `JSON nested deeper than ${MAX_JSON_DEPTH} levels` };
     }
@@ -218,4 +230,35 @@ export function jsonDepth(body: Buffer): number {
     } else if (c === 0x5d || c === 0x7d) depth--;
   }
   return max;
+}
+
+/**
+ * The offset of the first byte that breaks UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+ * above U+10FFFF), or `bytes.length` when every byte is valid. For messages only: `isUtf8` decides.
+ */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  let i = 0;
+  while (i < bytes.length) {
+    const b = bytes[i] as number;
+    let need: number;
+    let low = 0x80;
+    let high = 0xbf;
+    if (b < 0x80) need = 0;
+    else if (b >= 0xc2 && b <= 0xdf) need = 1;
+    else if (b >= 0xe0 && b <= 0xef) {
+      need = 2;
+      if (b === 0xe0) low = 0xa0;
+      if (b === 0xed) high = 0x9f;
+    } else if (b >= 0xf0 && b <= 0xf4) {
+      need = 3;
+      if (b === 0xf0) low = 0x90;
+      if (b === 0xf4) high = 0x8f;
+    } else return i;
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || c < (k === 1 ? low : 0x80) || c > (k === 1 ? high : 0xbf)) return i;
+    }
+    i += need + 1;
+  }
+  return bytes.length;
 }

@@ -51,11 +51,11 @@ export interface LegacyFastLeg {
   /** `tasks/get` and `tasks/cancel`: the very handlers the leg's SDK servers have registered. */
   readonly methods: ReadonlyMap<string, FastMethod>;
   /**
-   * True when session `sessionId` would dispatch request `requestId` now: open, opened by
-   * `clientId` (the principal `handle` compares), and no request with that id in flight on it (the
+   * True when session `sessionId` would dispatch request `requestId` now: open, opened by the
+   * principal of `authInfo` (as `handle` compares), and no request with that id in flight on it (the
    * SDK transport would re-map that id's stream). It is then marked seen, as `handle` does.
    */
-  claim(sessionId: string, clientId: string | undefined, requestId: string | number): boolean;
+  claim(sessionId: string, authInfo: AuthInfo | undefined, requestId: string | number): boolean;
 }
 
 /** An answer ready for the socket: the status, the headers and the body of one write. */
@@ -201,7 +201,7 @@ export async function fastSessionAnswer(
     ...(mcpNameHeader === undefined ? {} : { mcpNameHeader }),
   });
   if (route.kind !== 'legacy' || route.reason !== 'no-claim') return undefined;
-  if (!leg.claim(sessionId, authInfo?.clientId, id as string | number)) return undefined;
+  if (!leg.claim(sessionId, authInfo, id as string | number)) return undefined;
   let event: Record<string, unknown>;
   try {
     const result = await method(params ?? {}, {

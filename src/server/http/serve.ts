@@ -36,9 +36,10 @@ export interface ServeHttpOptions {
   /** Path of the MCP endpoint; default `/mcp`. */
   readonly path?: string;
   /**
-   * Binds a principal to each request (S8, X-56): resolve `AuthInfo` (its `clientId` becomes the
-   * owner `auth:<clientId>`), `undefined` for an anonymous caller, or reject: the request is answered
-   * 401 and never reaches a handler.
+   * Binds a principal to each request (S8, X-56): resolve `AuthInfo` (the owner is `principalOf`
+   * it: what the hook put under `extra['mcp-terminus/principal']`, else `auth:<clientId>`),
+   * `undefined` for an anonymous caller, or reject: the request is answered 401 and never reaches a
+   * handler.
    * @example
    * authenticate: async (req) => {
    *   const token = req.headers.authorization?.replace(/^Bearer /, '');

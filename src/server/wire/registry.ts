@@ -76,6 +76,7 @@ export function createWireRegistry(options: WireRegistryOptions = {}): WireRegis
         extensions: [sep1391ToolExtension],
         ...(options.sessionIdleMs === undefined ? {} : { sessionIdleMs: options.sessionIdleMs }),
         maxSessions: limits.maxSessions,
+        maxSessionsPerCaller: limits.maxSessionsPerCaller,
       }),
       ['2025-11-25'],
     ],

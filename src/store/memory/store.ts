@@ -2,6 +2,7 @@ import type { TaskStore } from '../port.js';
 import { cancel, countByStatus, get, list, respond } from './client.js';
 import { create, lookupKey } from './create.js';
 import { appendLog, readLog } from './log.js';
+import { countOwners, renameOwners } from './owners.js';
 import { assertOpen, createState, type MemoryState } from './state.js';
 import {
   checkpoint,
@@ -59,6 +60,8 @@ export function createMemoryTaskStore(): TaskStore {
     sweepExpired: (now, limit) => run((s) => sweepExpired(s, now, limit)),
     sweepTombstones: (before, limit) => run((s) => sweepTombstones(s, before, limit)),
     countLive: (owner) => run((s) => countLive(s, owner)),
+    countOwners: (prefix) => run((s) => countOwners(s, prefix)),
+    renameOwners: (from, to) => run((s) => renameOwners(s, from, to)),
     close: async () => {
       state.closed = true;
     },

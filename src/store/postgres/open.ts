@@ -11,6 +11,7 @@ import { tablesOf } from './db.js';
 import { finish } from './finish.js';
 import { appendLog, readLog } from './log.js';
 import { MIGRATIONS } from './migrations/index.js';
+import { countOwners, renameOwners } from './owners.js';
 import { countByStatus, getTask, listTasks } from './read.js';
 import { checkSchema } from './schema-check.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
@@ -77,6 +78,8 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     sweepExpired: (now, limit) => sweepExpired(db, now, limit),
     sweepTombstones: (before, limit) => sweepTombstones(db, before, limit),
     countLive: (owner) => countLive(db, owner),
+    countOwners: (prefix) => countOwners(db, prefix),
+    renameOwners: (from, to) => renameOwners(db, from, to),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -13,6 +13,7 @@ import { lookupKey } from './keys.js';
 import { appendLog, readLog } from './log.js';
 import { checkSchema } from './integrity.js';
 import { migrate } from './migrate.js';
+import { countOwners, renameOwners } from './owners.js';
 import { countByStatus, getTask, listTasks } from './read.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
@@ -106,6 +107,8 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit)),
     sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit)),
     countLive: (owner) => read(() => countLive(db, owner)),
+    countOwners: (prefix) => read(() => countOwners(db, prefix)),
+    renameOwners: (from, to) => queue.enqueue(() => renameOwners(db, from, to)),
     close: async () => {
       if (closed) return;
       closed = true;

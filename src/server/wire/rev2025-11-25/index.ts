@@ -20,6 +20,8 @@ export interface Rev20251125Options {
   readonly sessionIdleMs?: number;
   /** Open sessions of the sessionful HTTP leg at once; default 1000. */
   readonly maxSessions?: number;
+  /** Open sessions of one caller (principal, or `anonymous`); default 100, or a tenth of `maxSessions`. */
+  readonly maxSessionsPerCaller?: number;
 }
 
 /**
@@ -72,6 +74,7 @@ export function createRev20251125Wire(options: Rev20251125Options = {}): WireAda
         fastMethods: legacyFastMethods(deps),
         ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
         ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
+        ...(options.maxSessionsPerCaller === undefined ? {} : { maxSessionsPerCaller: options.maxSessionsPerCaller }),
       }),
   };
 }

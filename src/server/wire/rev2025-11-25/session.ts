@@ -10,7 +10,9 @@ import type { Logger } from '../../../core/ports.js';
 import type { FastMethod, LegacyFastLeg } from '../../http/fast-path.js';
 import type { TaskEngine } from '../../../runner/engine-port.js';
 import { trackInFlight, type InFlight } from '../../in-flight.js';
-import { DEFAULT_LIMITS, limitResponse } from '../../limits.js';
+import { CallerSlots } from '../../caller-slots.js';
+import { DEFAULT_LIMITS, defaultSessionsPerCaller, limitResponse } from '../../limits.js';
+import { callerOf, principalOf } from '../../owner.js';
 import { isRecord } from './decode.js';
 import { createStatusNotifier } from './notifier.js';
 import { attachSession } from './session-hooks.js';
@@ -26,6 +28,8 @@ import { attachSession } from './session-hooks.js';
  * - `initialize` without a session header opens a session;
  * - a request naming a session goes to it (404 for an unknown one, as the transport rules say; also
  *   404 when the caller's principal differs from the one that opened it);
+ * - open sessions are bounded on the server (`maxSessions`, 503) and per caller
+ *   (`maxSessionsPerCaller`, 429), so one caller at its bound never refuses another's `initialize`;
  * - any other session-less request is served by the SDK's stateless leg, so stateless 2025 clients
  *   keep working (without the side channel and notifications).
  *
@@ -55,6 +59,11 @@ export interface LegacySessionLegOptions {
   readonly idleMs?: number;
   /** Sessions open at once; one more `initialize` is answered 503 with Retry-After. 1000. */
   readonly maxSessions?: number;
+  /**
+   * Sessions one caller (`callerOf`: its principal, or `anonymous`) holds open at once; one more
+   * `initialize` from it is answered 429 with Retry-After. Default `defaultSessionsPerCaller`.
+   */
+  readonly maxSessionsPerCaller?: number;
   /** The handlers the HTTP fast path may run on a session (`legacyFastMethods`); none: no fast path. */
   readonly fastMethods?: ReadonlyMap<string, FastMethod>;
 }
@@ -66,6 +75,7 @@ const SESSIONS_RETRY_MS = 30_000;
 interface Session {
   readonly transport: WebStandardStreamableHTTPServerTransport;
   readonly server: Server;
+  /** The principal that opened it (`principalOf`); undefined: anonymous. */
   readonly principal: string | undefined;
   readonly close: () => void;
   /** Requests the transport has dispatched and not answered (set once connected). */
@@ -77,6 +87,10 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
   const sessions = new Map<string, Session>();
   const idleMs = options.idleMs ?? DEFAULT_IDLE_MS;
   const maxSessions = options.maxSessions ?? DEFAULT_LIMITS.maxSessions;
+  const slots = new CallerSlots({
+    total: maxSessions,
+    perCaller: options.maxSessionsPerCaller ?? defaultSessionsPerCaller(maxSessions),
+  });
   const sweep = setInterval(
     () => {
       const now = Date.now();
@@ -93,7 +107,33 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     options.logger.debug('legacy stateless request rejected', { error: error.message }),
   );
 
-  async function open(request: Request, authInfo: AuthInfo | undefined, parsedBody: unknown): Promise<Response> {
+  /** Removes an opened session and gives its caller's slot back, once. */
+  const forget = (sessionId: string, caller: string): void => {
+    if (sessions.delete(sessionId)) slots.release(caller);
+  };
+
+  /** Opens a session on a slot `caller` was admitted to; the slot is given back if none opens. */
+  async function open(
+    request: Request,
+    authInfo: AuthInfo | undefined,
+    parsedBody: unknown,
+    caller: string,
+  ): Promise<Response> {
+    let id: string | undefined;
+    try {
+      return await openSession(request, authInfo, parsedBody, (sessionId) => (id = sessionId));
+    } finally {
+      if (id === undefined) slots.release(caller);
+    }
+  }
+
+  async function openSession(
+    request: Request,
+    authInfo: AuthInfo | undefined,
+    parsedBody: unknown,
+    opened: (sessionId: string) => void,
+  ): Promise<Response> {
+    const caller = callerOf(authInfo);
     const built = await options.factory({
       era: 'legacy',
       requestInfo: request,
@@ -113,18 +153,19 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized: (sessionId) => {
           id = sessionId;
+          opened(sessionId);
           sessions.set(sessionId, session);
         },
         onsessionclosed: (sessionId) => {
-          sessions.delete(sessionId);
+          forget(sessionId, caller);
           notifier.close();
         },
       }),
       server,
-      principal: authInfo?.clientId,
+      principal: principalOf(authInfo),
       close: () => {
         notifier.close();
-        if (id !== undefined) sessions.delete(id);
+        if (id !== undefined) forget(id, caller);
       },
       inFlight: undefined,
       lastSeen: Date.now(),
@@ -158,7 +199,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
       const sessionId = request.headers.get('mcp-session-id');
       if (sessionId !== null) {
         const session = sessions.get(sessionId);
-        if (session === undefined || session.principal !== authInfo?.clientId) return sessionNotFound();
+        if (session === undefined || session.principal !== principalOf(authInfo)) return sessionNotFound();
         session.lastSeen = Date.now();
         return session.transport.handleRequest(request, {
           parsedBody,
@@ -166,22 +207,29 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
         });
       }
       if (request.method === 'POST' && isInitialize(parsedBody)) {
-        if (sessions.size >= maxSessions) {
-          return limitResponse((parsedBody as { id?: unknown }).id, 503, {
+        const caller = callerOf(authInfo);
+        const admitted = slots.admit(caller);
+        if (!admitted.ok) {
+          // The caller's own bound is its own excess (429); the server's is everyone's (503).
+          const own = admitted.scope === 'caller';
+          return limitResponse((parsedBody as { id?: unknown }).id, own ? 429 : 503, {
             reason: 'too_many_sessions',
-            message: `Too many open sessions on this server (limit ${maxSessions}); retry later or end a session with DELETE`,
-            limit: maxSessions,
+            message: own
+              ? `Too many open sessions for this caller (limit ${admitted.limit}, --max-sessions-per-caller); ` +
+                'end one with DELETE, or retry once an idle one has closed'
+              : `Too many open sessions on this server (limit ${admitted.limit}, --max-sessions); ` +
+                'retry later or end a session with DELETE',
+            limit: admitted.limit,
             retryAfterMs: SESSIONS_RETRY_MS,
           });
         }
-        return open(request, authInfo, parsedBody);
+        return open(request, authInfo, parsedBody, caller);
       }
       return stateless(request, { parsedBody, ...(authInfo === undefined ? {} : { authInfo }) });
     },
     async close() {
       clearInterval(sweep);
       const open = [...sessions.values()];
-      sessions.clear();
       await Promise.allSettled(
         open.map(async (s) => {
           s.close();
@@ -197,9 +245,9 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
       : {
           fast: {
             methods: options.fastMethods,
-            claim(sessionId, clientId, requestId) {
+            claim(sessionId, authInfo, requestId) {
               const session = sessions.get(sessionId);
-              if (session === undefined || session.principal !== clientId) return false;
+              if (session === undefined || session.principal !== principalOf(authInfo)) return false;
               if (session.inFlight === undefined || session.inFlight.count(requestId) > 0) return false;
               session.lastSeen = Date.now();
               return true;

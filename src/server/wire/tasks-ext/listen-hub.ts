@@ -1,4 +1,5 @@
 import type { TaskEngine } from '../../../runner/engine-port.js';
+import { CallerSlots, type SlotRefusal } from '../../caller-slots.js';
 import type { ServerLimits } from '../../limits.js';
 import { encodeDetailedTask } from './encode.js';
 
@@ -38,41 +39,30 @@ interface Watched {
  */
 export class ListenHub {
   readonly #engine: TaskEngine;
-  readonly #limits: Pick<ServerLimits, 'maxListenStreams' | 'maxListenStreamsPerCaller'>;
+  readonly #slots: CallerSlots;
   readonly #watched = new Map<string, Watched>();
   readonly #byTask = new Map<string, Set<Watched>>();
-  readonly #perCaller = new Map<string, number>();
   /** The entries each stream watches, so leaving costs its own watches, not every stream's. */
   readonly #ofStream = new WeakMap<ListenStream, Set<string>>();
-  #open = 0;
   #unsubscribe: (() => void) | null = null;
   #poll: NodeJS.Timeout | null = null;
 
   constructor(engine: TaskEngine, limits: Pick<ServerLimits, 'maxListenStreams' | 'maxListenStreamsPerCaller'>) {
     this.#engine = engine;
-    this.#limits = limits;
+    this.#slots = new CallerSlots({ total: limits.maxListenStreams, perCaller: limits.maxListenStreamsPerCaller });
   }
 
   /** Open streams (all callers), for tests and operators. */
   get size(): number {
-    return this.#open;
+    return this.#slots.size;
   }
 
   /**
    * Admits one more stream of `owner`, or says which limit refuses it. An admitted stream MUST be
    * given back with `leave` when it ends.
    */
-  admit(owner: string): { readonly ok: true } | { readonly ok: false; readonly limit: number; readonly scope: string } {
-    const mine = this.#perCaller.get(owner) ?? 0;
-    if (mine >= this.#limits.maxListenStreamsPerCaller) {
-      return { ok: false, limit: this.#limits.maxListenStreamsPerCaller, scope: 'for this caller' };
-    }
-    if (this.#open >= this.#limits.maxListenStreams) {
-      return { ok: false, limit: this.#limits.maxListenStreams, scope: 'on this server' };
-    }
-    this.#perCaller.set(owner, mine + 1);
-    this.#open++;
-    return { ok: true };
+  admit(owner: string): { readonly ok: true } | SlotRefusal {
+    return this.#slots.admit(owner);
   }
 
   /** Starts watching `taskIds` for an admitted stream and reads each once now. */
@@ -107,10 +97,7 @@ export class ListenHub {
       if (forTask?.size === 0) this.#byTask.delete(entry.taskId);
     }
     this.#ofStream.delete(stream);
-    const mine = (this.#perCaller.get(stream.owner) ?? 1) - 1;
-    if (mine <= 0) this.#perCaller.delete(stream.owner);
-    else this.#perCaller.set(stream.owner, mine);
-    this.#open = Math.max(0, this.#open - 1);
+    this.#slots.release(stream.owner);
     if (this.#watched.size === 0) this.#disarm();
   }
 

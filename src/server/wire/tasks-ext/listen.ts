@@ -55,7 +55,10 @@ export function createListenPrecheck(
     if (!admitted.ok) {
       return limitResponse(message.id, 429, {
         reason: 'too_many_streams',
-        message: `Too many open task streams ${admitted.scope} (limit ${admitted.limit}); close one and listen again`,
+        message:
+          admitted.scope === 'caller'
+            ? `Too many open task streams for this caller (limit ${admitted.limit}, --max-listen-streams-per-caller); close one and listen again`
+            : `Too many open task streams on this server (limit ${admitted.limit}, --max-listen-streams); close one and listen again`,
         limit: admitted.limit,
         retryAfterMs: STREAM_RETRY_MS,
       });
