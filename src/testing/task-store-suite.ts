@@ -1,6 +1,7 @@
 import { describe } from 'vitest';
 import type { TaskStore } from '../store/port.js';
 import { basicCases } from './basics.js';
+import { eventCases } from './events.js';
 import { suiteContext, type DescribeTaskStoreOptions } from './context.js';
 import { fencingCases } from './fencing.js';
 import { idempotencyCases } from './idempotency.js';
@@ -45,5 +46,6 @@ export function describeTaskStore(
     workerCases(context);
     limitsCases(context);
     logCases(context);
+    eventCases(context);
   });
 }

@@ -2,6 +2,7 @@ import { taskNotFound, TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
 import type { CreateOutcome, KeyLookup, NewTask } from '../port.js';
 import type { Db, Sql, Tx } from './db.js';
+import { withEvents } from './event-append.js';
 import { json, toRecord, type TaskRow } from './row.js';
 
 /**
@@ -58,7 +59,9 @@ export function createTask(db: Db, input: NewTask): Promise<CreateOutcome> {
     ]);
     const row = inserted.rows[0];
     if (row === undefined) throw new TerminusError('invalid_argument', `task id ${input.id} already exists`);
-    return { created: true, task: toRecord(row) };
+    const task = toRecord(row);
+    const first = [{ kind: 'status', status: 'working', statusMessage: task.statusMessage } as const];
+    return { created: true, task: await withEvents(tx, task, first, input.now) };
   });
 }
 

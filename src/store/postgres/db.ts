@@ -6,6 +6,7 @@ export interface Tables extends SchemaTables {
   readonly tasks: string;
   readonly keys: string;
   readonly logs: string;
+  readonly events: string;
 }
 
 /** A SQL literal of the task store, written against its table set. */
@@ -21,6 +22,7 @@ export function tablesOf(schema: string): Tables {
     tasks: `${s}.tasks`,
     keys: `${s}.submission_keys`,
     logs: `${s}.task_logs`,
+    events: `${s}.task_events`,
     migrations: `${s}.schema_migrations`,
   };
 }

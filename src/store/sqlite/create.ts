@@ -4,6 +4,7 @@ import { TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
 import type { CreateOutcome, NewTask } from '../port.js';
 import { json, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
+import { withEvents } from './event-append.js';
 import { insertKey, selectKey, selectTask } from './keys.js';
 
 const INSERT_TASK = `
@@ -26,7 +27,8 @@ function insertTask(db: Database, input: NewTask): TaskRecord {
       leaseExpiresAt: lease === undefined ? null : input.now + lease.leaseMs,
       epoch: lease === undefined ? 0 : 1,
     }) as TaskValues;
-    return toRecord(row);
+    const task = toRecord(row);
+    return withEvents(db, task, [{ kind: 'status', status: 'working', statusMessage: task.statusMessage }], input.now);
   } catch (error) {
     if (error instanceof SqliteError && error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
       throw new TerminusError('invalid_argument', `task id ${input.id} already exists`, { cause: error });

@@ -10,6 +10,7 @@ import { createTask } from './create.js';
 import { finish } from './finish.js';
 import { createWriteQueue, type CommitReport } from './group-commit.js';
 import { lookupKey } from './keys.js';
+import { readEvents } from './event-read.js';
 import { appendLog, readLog } from './log.js';
 import { checkSchema } from './integrity.js';
 import { migrate } from './migrate.js';
@@ -102,6 +103,7 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now)),
     appendLog: (fence, lines, bound, now) => queue.enqueue(() => appendLog(db, fence, lines, bound, now)),
     readLog: (owner, id, query, now) => read(() => readLog(db, owner, id, query, now)),
+    readEvents: (owner, id, query, now) => read(() => readEvents(db, owner, id, query, now)),
     release: (fence) => queue.enqueue(() => release(db, fence)),
     sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit)),
     sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit)),
