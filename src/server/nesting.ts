@@ -31,6 +31,7 @@ export function boundedNesting(engine: TaskEngine): TaskEngine {
     listAllOwners: (query) => engine.listAllOwners(query),
     lookupKey: (owner, key) => engine.lookupKey(owner, key),
     readLog: (owner, id, query) => engine.readLog(owner, id, query),
+    readEvents: (owner, id, query) => engine.readEvents(owner, id, query),
     waitForChange: (owner, id, options) => engine.waitForChange(owner, id, options),
     start: () => engine.start(),
     stop: () => engine.stop(),
