@@ -1,5 +1,7 @@
 import type { LogBound, LogLine, LogPage, NewLogLine } from '../core/log.js';
 import type { OrderedEventPage } from '../core/task-events.js';
+import type { WebhookEndpoint } from '../core/webhook.js';
+import type { WebhookOutbox } from './outbox-port.js';
 import type { InputRequest, LateOutcome, Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
 
 /**
@@ -138,6 +140,12 @@ export interface TaskStore {
   /** How many non-terminal (`working`, `input_required`) tasks `owner` has, expired or not (T-79). */
   countLive(owner: string): Promise<number>;
 
+  /**
+   * The webhook outbox (issue 32), where the backend has one (memory, SQLite and PostgreSQL do): the
+   * rows its writes add for tasks created with `webhooks`, and their delivery records.
+   */
+  readonly webhooks?: WebhookOutbox;
+
   close(): Promise<void>;
 }
 
@@ -186,6 +194,11 @@ export interface NewTask {
    * The runner asks for it only when it has a free slot to run the task at once.
    */
   readonly lease?: NewTaskLease;
+  /**
+   * Where the task's status events are delivered (issue 32): stored with the task, so each later
+   * status change adds its outbox rows (one per endpoint whose event set takes it) in its own commit.
+   */
+  readonly webhooks?: readonly WebhookEndpoint[];
 }
 
 /** The lease a task is created with (see `NewTask.lease`). */

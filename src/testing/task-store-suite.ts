@@ -2,6 +2,7 @@ import { describe } from 'vitest';
 import type { TaskStore } from '../store/port.js';
 import { basicCases } from './basics.js';
 import { eventCases } from './events.js';
+import { outboxCases } from './outbox.js';
 import { suiteContext, type DescribeTaskStoreOptions } from './context.js';
 import { fencingCases } from './fencing.js';
 import { idempotencyCases } from './idempotency.js';
@@ -47,5 +48,6 @@ export function describeTaskStore(
     limitsCases(context);
     logCases(context);
     eventCases(context);
+    outboxCases(context);
   });
 }

@@ -74,7 +74,7 @@ describe('SQLite store: durability and migrations', () => {
       { id: 1, name: '001_init' },
       { id: 2, name: '002_claim_order' },
       { id: 3, name: '003_task_logs' },
-      { id: 5, name: '005_events' },
+      { id: 5, name: '005_events_webhooks' },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');

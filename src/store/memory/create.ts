@@ -51,6 +51,7 @@ export function create(state: MemoryState, input: NewTask): CreateOutcome {
     throw new TerminusError('invalid_argument', `task id ${input.id} already exists`);
   }
   const first = initialRecord(input);
+  if (input.webhooks !== undefined && input.webhooks.length > 0) state.webhooks.set(input.id, copy(input.webhooks));
   const task = appendEvents(
     state,
     first,

@@ -2,6 +2,7 @@ import { clampLimit } from '../cursor.js';
 import type { NewOrderedEvent, OrderedEvent } from '../../core/task-events.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { EventQuery, EventRead } from '../port.js';
+import { enqueueWebhooks } from './outbox.js';
 import { copy, put, visible, type MemoryState } from './state.js';
 
 /**
@@ -18,7 +19,12 @@ export function appendEvents(
   const list = state.events.get(task.id) ?? [];
   state.events.set(task.id, list);
   let seq = state.tasks.get(task.id)?.eventSeq ?? 0;
-  for (const event of events) list.push({ ...copy(event), seq: ++seq, at: now });
+  for (const event of events) {
+    list.push({ ...copy(event), seq: ++seq, at: now });
+    if (event.kind === 'status') {
+      enqueueWebhooks(state, task, state.webhooks.get(task.id), seq, event.status, event.statusMessage, now);
+    }
+  }
   return put(state, { ...task, eventSeq: seq });
 }
 

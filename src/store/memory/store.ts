@@ -2,6 +2,7 @@ import type { TaskStore } from '../port.js';
 import { cancel, countByStatus, get, list, respond } from './client.js';
 import { create, lookupKey } from './create.js';
 import { readEvents } from './events.js';
+import { memoryOutbox } from './outbox.js';
 import { appendLog, readLog } from './log.js';
 import { assertOpen, createState, type MemoryState } from './state.js';
 import {
@@ -61,6 +62,7 @@ export function createMemoryTaskStore(): TaskStore {
     sweepExpired: (now, limit) => run((s) => sweepExpired(s, now, limit)),
     sweepTombstones: (before, limit) => run((s) => sweepTombstones(s, before, limit)),
     countLive: (owner) => run((s) => countLive(s, owner)),
+    webhooks: memoryOutbox(state, (op) => run(() => op())),
     close: async () => {
       state.closed = true;
     },

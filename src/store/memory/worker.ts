@@ -111,6 +111,7 @@ export function sweepExpired(state: MemoryState, now: number, limit: number): nu
     state.tasks.delete(task.id);
     state.logs.delete(task.id);
     state.events.delete(task.id);
+    state.webhooks.delete(task.id);
   }
   return due.length;
 }

@@ -23,8 +23,8 @@ const SELECT_TASK: Sql = (t) => `SELECT * FROM ${t.tasks} WHERE id = $1`;
 const INSERT_TASK: Sql = (t) => `
 INSERT INTO ${t.tasks} (id, owner, tool, args, request_digest, submission_key, wire, status, status_message,
                         created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms,
-                        lease_owner, lease_expires_at, epoch)
-VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, 'working', $8, $9, $9, $10, $11, $12, $13, $14, $15)
+                        lease_owner, lease_expires_at, epoch, webhooks)
+VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, 'working', $8, $9, $9, $10, $11, $12, $13, $14, $15, $16::jsonb)
 ON CONFLICT (id) DO NOTHING
 RETURNING *`;
 
@@ -56,6 +56,7 @@ export function createTask(db: Db, input: NewTask): Promise<CreateOutcome> {
       input.lease?.workerId ?? null,
       input.lease === undefined ? null : input.now + input.lease.leaseMs,
       input.lease === undefined ? 0 : 1,
+      input.webhooks === undefined || input.webhooks.length === 0 ? null : JSON.stringify(input.webhooks),
     ]);
     const row = inserted.rows[0];
     if (row === undefined) throw new TerminusError('invalid_argument', `task id ${input.id} already exists`);

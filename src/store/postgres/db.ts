@@ -7,6 +7,8 @@ export interface Tables extends SchemaTables {
   readonly keys: string;
   readonly logs: string;
   readonly events: string;
+  readonly outbox: string;
+  readonly attempts: string;
 }
 
 /** A SQL literal of the task store, written against its table set. */
@@ -23,6 +25,8 @@ export function tablesOf(schema: string): Tables {
     keys: `${s}.submission_keys`,
     logs: `${s}.task_logs`,
     events: `${s}.task_events`,
+    outbox: `${s}.webhook_outbox`,
+    attempts: `${s}.webhook_attempts`,
     migrations: `${s}.schema_migrations`,
   };
 }

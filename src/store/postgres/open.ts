@@ -10,6 +10,7 @@ import { createTask, lookupKey } from './create.js';
 import { tablesOf } from './db.js';
 import { finish } from './finish.js';
 import { readEvents } from './event-read.js';
+import { postgresOutbox } from './outbox.js';
 import { appendLog, readLog } from './log.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { countByStatus, getTask, listTasks } from './read.js';
@@ -79,6 +80,7 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     sweepExpired: (now, limit) => sweepExpired(db, now, limit),
     sweepTombstones: (before, limit) => sweepTombstones(db, before, limit),
     countLive: (owner) => countLive(db, owner),
+    webhooks: postgresOutbox(db),
     close: async () => {
       if (closed) return;
       closed = true;

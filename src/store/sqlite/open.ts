@@ -11,6 +11,7 @@ import { finish } from './finish.js';
 import { createWriteQueue, type CommitReport } from './group-commit.js';
 import { lookupKey } from './keys.js';
 import { readEvents } from './event-read.js';
+import { sqliteOutbox } from './outbox.js';
 import { appendLog, readLog } from './log.js';
 import { checkSchema } from './integrity.js';
 import { migrate } from './migrate.js';
@@ -108,6 +109,7 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit)),
     sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit)),
     countLive: (owner) => read(() => countLive(db, owner)),
+    webhooks: sqliteOutbox(db, (op) => queue.enqueue(op), read),
     close: async () => {
       if (closed) return;
       closed = true;
