@@ -4,6 +4,7 @@ import type { Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
 import type { TaskEvents } from '../store/events.js';
 import type { CancelOutcome, CreateOutcome, KeyLookup, ListQuery, TaskPage } from '../store/port.js';
 import type { TaskToolDefinition, ToolResult } from './tool.js';
+import type { CallWebhook } from './webhooks.js';
 
 /**
  * The core service every wire adapter talks to: it decodes a wire request into one of these
@@ -75,6 +76,12 @@ export interface SubmitCommand {
   readonly ttlMs?: number | null;
   /** SEP-1391 `keepAlive`, in milliseconds, counted from the terminal instant. */
   readonly keepAliveMs?: number;
+  /**
+   * Where this task's terminal state (or each status change) is delivered, besides the operator's
+   * endpoints (issue 32). Checked before anything is written: a bad URL, scheme or secret, or a
+   * target the policy refuses, is `invalid_argument`.
+   */
+  readonly webhook?: CallWebhook;
 }
 
 export interface InlineCommand {
