@@ -363,6 +363,7 @@ async function serve(flags: ServeFlags): Promise<void> {
                 listAnonymous: flags.consoleListAnonymous,
                 listAnonymousSwitch: '--console-list-anonymous',
                 ...(timeline === undefined ? {} : { timeline }),
+                ...(store.webhooks === undefined ? {} : { outbox: store.webhooks }),
               })
             : []),
         ],

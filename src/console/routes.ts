@@ -1,3 +1,5 @@
+import type { WebhookOutbox } from '../store/outbox-port.js';
+import { webhookSection } from './webhooks.js';
 import { isTerminusError } from '../core/errors.js';
 import type { TaskRecord, TaskStatus, WireName } from '../core/task.js';
 import { TASK_STATUSES, WIRES } from '../core/task.js';
@@ -13,6 +15,8 @@ export interface ConsoleOptions {
   readonly engine: TaskEngine;
   /** What this node saw happen to tasks (claims with their node, run ends); pass its observer to the engine. */
   readonly timeline?: TimelineRecorder;
+  /** The store's webhook outbox: the task page shows each delivery and its attempts (issue 32). */
+  readonly outbox?: Pick<WebhookOutbox, 'readDeliveries'>;
   /**
    * Client ids (the `authenticate` hook's `clientId`) with the operator role: they see and act on
    * every owner's tasks and may filter the list by owner. An unauthenticated caller is never one.
@@ -122,6 +126,7 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
         task,
         timeline,
         log: logSection(log, after, href),
+        webhooks: webhookSection((await options.outbox?.readDeliveries(task.owner, task.id)) ?? []),
         ...(notice === null ? {} : { notice }),
       }),
     );

@@ -109,7 +109,7 @@ export function startWebhookDelivery(options: WebhookDeliveryOptions): WebhookDe
       at,
       node,
       statusCode: outcome.statusCode,
-      error: delivered ? null : (outcome.error ?? `HTTP ${outcome.statusCode}`),
+      error: delivered ? null : outcome.error,
       durationMs: Math.max(0, at - started),
     };
     const wait = delivered ? null : retryDelay(schedule, d.attempts + 1, random);

@@ -9,7 +9,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret, verify } from '../../src/webhooks/sign.js';
-import { assertBuilt, killAll, tempDir } from '../cli/helpers.js';
+import { spawnSync } from 'node:child_process';
+import { assertBuilt, BUILT, killAll, tempDir } from '../cli/helpers.js';
 import { serveBuilt, type BuiltServe } from '../fixtures/built-serve.js';
 import { createTask, pollUntil, rpc } from '../server/helpers.js';
 
@@ -142,7 +143,16 @@ describe('webhooks through the built terminus serve', () => {
           data: { taskId, status: 'completed' },
         });
       }
-      // Delivery records and metrics.
+      // Delivery records: `terminus webhooks` reads them from the server's file, without the secret.
+      const shown = spawnSync(process.execPath, [BUILT, 'webhooks', ids[0]!, '--db', db, '--json'], {
+        encoding: 'utf8',
+      });
+      expect(shown.status).toBe(0);
+      const records = JSON.parse(shown.stdout) as { state: string; attemptLog: { statusCode: number | null }[] }[];
+      expect(records.map((r) => r.state)).toEqual(['delivered', 'delivered']);
+      expect(records.flatMap((r) => r.attemptLog.map((a) => a.statusCode))).toContain(503);
+      expect(shown.stdout).not.toContain(secret);
+      // Metrics.
       const metrics = await (await fetch(served.url.replace(/\/mcp$/, '/metrics'))).text();
       expect(metrics).toMatch(/terminus_webhook_deliveries_total\{outcome="delivered"\} \d+/);
       expect(metrics).toMatch(/terminus_webhook_pending 0/);
