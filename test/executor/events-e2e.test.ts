@@ -10,7 +10,9 @@ import { systemClock, systemIds, systemRandom } from '../../src/core/system.js';
 import { connectServer } from '../../src/executor/adapters/index.js';
 import { createExecutor } from '../../src/executor/executor.js';
 import type { ServerEvent } from '../../src/executor/wire-port.js';
-import { assertBuilt, killAll, tempDir } from '../cli/helpers.js';
+import { ExecutorError } from '../../src/executor/executor-types.js';
+import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
+import { assertBuilt, killAll, ROOT, tempDir, tsNode } from '../cli/helpers.js';
 import { serveBuilt, type BuiltServe } from '../fixtures/built-serve.js';
 import { openExecutor } from './executor-helpers.js';
 
@@ -73,4 +75,44 @@ describe('executor: following ordered task events over the real server', () => {
       SLOW,
     );
   }
+
+  it(
+    'a server that keeps no ordered events (SDK 1.32 over stdio): ExecutorError no_events, and the call still completes',
+    async () => {
+      const executor = await createExecutor({
+        ledger: createMemoryLedger(),
+        connect: () =>
+          connectServer(
+            {
+              command: process.execPath,
+              args: tsNode(join(ROOT, 'test/fixtures/sdk132-tasks-server.ts')),
+              stderr: 'ignore',
+            },
+            { clock: systemClock, wire: 'auto' },
+          ),
+        clock: systemClock,
+        random: systemRandom,
+        ids: systemIds,
+        policy: { minPollIntervalMs: 100, backoffBaseMs: 100 },
+      });
+      try {
+        const op = await executor.submit({ callNodeId: 'sdk', server: 'sdk', tool: 'sdk_complete', args: { ms: 500 } });
+        const error = await (async () => {
+          for await (const _ of executor.events(op.operationId)) expect.unreachable('an event from a foreign server');
+        })().then(
+          () => expect.unreachable('the follower ended without an error'),
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(ExecutorError);
+        expect(error).toMatchObject({
+          code: 'no_events',
+          message: expect.stringMatching(/keeps no ordered task events/),
+        });
+        expect((await op.result()).status).toBe('completed');
+      } finally {
+        await executor.close();
+      }
+    },
+    SLOW,
+  );
 });
