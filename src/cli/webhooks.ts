@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import { silentLogger } from '../core/ports.js';
 import type { DeliveryRecord } from '../store/outbox-port.js';
-import { defaultNodeId, openStoreOrExit } from './open-store.js';
+import { existsSync } from 'node:fs';
+import { defaultNodeId, isPostgresUrl, openStoreOrExit } from './open-store.js';
 
 interface WebhooksFlags {
   readonly db: string;
@@ -24,12 +25,20 @@ export function registerWebhooks(program: Command): void {
     .option('--pg-schema <name>', 'PostgreSQL schema of the tables')
     .option('--json', 'one JSON array of deliveries with their attempts', false)
     .action(async (taskId: string, flags: WebhooksFlags) => {
-      const opened = await openStoreOrExit({
-        db: flags.db,
-        nodeId: defaultNodeId(),
-        logger: silentLogger,
-        ...(flags.pgSchema === undefined ? {} : { pgSchema: flags.pgSchema }),
-      });
+      // A reader: it never creates the database it was pointed at.
+      if (!isPostgresUrl(flags.db) && !existsSync(flags.db)) {
+        process.stderr.write(`terminus webhooks: no database at ${flags.db} (pass the server's --db)\n`);
+        process.exit(2);
+      }
+      const opened = await openStoreOrExit(
+        {
+          db: flags.db,
+          nodeId: defaultNodeId(),
+          logger: silentLogger,
+          ...(flags.pgSchema === undefined ? {} : { pgSchema: flags.pgSchema }),
+        },
+        'webhooks',
+      );
       try {
         const rows = (await opened.store.webhooks?.readDeliveries(null, taskId)) ?? [];
         if (flags.json) process.stdout.write(`${JSON.stringify(rows.map(redacted), null, 2)}\n`);
