@@ -7,6 +7,7 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newSecret, verify } from '../../src/webhooks/sign.js';
 import { spawnSync } from 'node:child_process';
@@ -161,9 +162,18 @@ describe('webhooks through the built terminus serve', () => {
   );
 
   it(
-    'bad webhook input at submit is a clear -32602 naming what is wrong (checked before the create)',
+    'bad webhook input at submit is a clear -32602 naming what is wrong, and no task is stored',
     async () => {
       served ??= await serveBuilt(join(dir.path, 'server.db'));
+      const tasks = (): number => {
+        const db = new Database(join(dir.path, 'server.db'), { readonly: true });
+        try {
+          return db.prepare('SELECT count(*) FROM tasks').pluck().get() as number;
+        } finally {
+          db.close();
+        }
+      };
+      const before = tasks();
       const call = (webhook: unknown) =>
         rpc(
           served!.url,
@@ -185,6 +195,7 @@ describe('webhooks through the built terminus serve', () => {
         expect(answer.error?.code, JSON.stringify(webhook)).toBe(-32602);
         expect(answer.error?.message, JSON.stringify(webhook)).toContain(text);
       }
+      expect(tasks()).toBe(before); // nothing stored for any of them
     },
     SLOW,
   );
