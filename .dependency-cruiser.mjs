@@ -15,6 +15,7 @@ const LAYERS = [
   'core',
   'sql',
   'store',
+  'webhooks',
   'runner',
   'executor',
   'telemetry',

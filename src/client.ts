@@ -29,7 +29,7 @@ export type {
 export { validateOutputSchemas, typedResult } from './executor/output-schemas.js';
 export { createTokenBucket } from './executor/token-bucket.js';
 export type { TokenBucket, TokenBucketOptions } from './executor/token-bucket.js';
-export type { LogFollower, LogsOptions } from './executor/executor-types.js';
+export type { EventFollower, EventsOptions, LogFollower, LogsOptions } from './executor/executor-types.js';
 export { LOG_POLL_MS } from './executor/logs.js';
 
 // The ledger: the executor's durable record of every operation.
@@ -130,4 +130,8 @@ export type {
   LogPage,
   LogsAnswer,
   LogsRequest,
+  ServerEvent,
+  EventPage,
+  EventsAnswer,
+  EventsRequest,
 } from './executor/wire-port.js';

@@ -8,6 +8,7 @@ import { registerGate } from './gate.js';
 import { registerServe } from './serve.js';
 import { registerWorker } from './worker.js';
 import { registerTools } from './tools.js';
+import { registerWebhooks } from './webhooks.js';
 
 /**
  * The `terminus` command. Each subcommand lives in its own file and registers itself here, and
@@ -27,6 +28,7 @@ registerOps(program);
 registerWorker(program);
 registerOpsUi(program);
 registerTools(program);
+registerWebhooks(program);
 (await import('./bridge.js')).registerBridge(program);
 
 await program.parseAsync(process.argv);

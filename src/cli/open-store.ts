@@ -96,12 +96,12 @@ async function openPostgres(choice: StoreChoice): Promise<OpenedStore> {
  * `openStore` for the CLI: on failure writes `terminus serve: <reason>` to stderr and exits 1, so
  * an operator sees one line, not a stack.
  */
-export async function openStoreOrExit(choice: StoreChoice): Promise<OpenedStore> {
+export async function openStoreOrExit(choice: StoreChoice, command = 'serve'): Promise<OpenedStore> {
   try {
     return await openStore(choice);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`terminus serve: ${message.replaceAll('\n', ' ')}\n`);
+    process.stderr.write(`terminus ${command}: ${message.replaceAll('\n', ' ')}\n`);
     process.exit(1);
   }
 }

@@ -1,3 +1,4 @@
+import { startDelivery, webhookOptions, webhookSettings, type WebhookFlags } from './serve-webhooks.js';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { createEngine } from '../runner/engine.js';
@@ -28,7 +29,7 @@ import { taskTracing } from '../telemetry/trace.js';
 import { listenErrorMessage, probeListen } from './listen-check.js';
 import { handOverStdout } from './broken-pipe.js';
 
-interface ServeFlags extends AuthFlags {
+interface ServeFlags extends AuthFlags, WebhookFlags {
   readonly host: string;
   readonly port: number;
   readonly db: string;
@@ -72,7 +73,7 @@ interface ServeFlags extends AuthFlags {
  * stdio mode; logs go to stderr.
  */
 export function registerServe(program: Command): void {
-  environmentCommand(program, 'serve')
+  const command = environmentCommand(program, 'serve')
     .description('Serve durable MCP tools over Streamable HTTP (2026-07-28 Tasks extension) or stdio')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 3000)
@@ -182,8 +183,9 @@ export function registerServe(program: Command): void {
       'Linux: nice value (0-19) of the --workers threads, so the serving thread is scheduled first',
       parseNice,
       0,
-    )
-    .action((flags: ServeFlags) => serve(flags));
+    );
+  webhookOptions(command);
+  command.action((flags: ServeFlags) => serve(flags));
 }
 
 /**
@@ -284,6 +286,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   }
   // Bind first: a port in use or a bad --host must not leave a new database file behind.
   if (!flags.stdio) await probeListen(flags.host, flags.port).catch(failServe);
+  const webhooks = await webhookSettings(flags);
   const metrics = createMetrics();
   const opened = await openStoreOrExit({
     db: flags.db,
@@ -319,6 +322,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     keyRetentionMs: Math.max(1, flags.keyRetentionDays) * 86_400_000,
     maxArgumentBytes: Math.max(1, flags.maxArgumentBytes),
     maxAttempts: Math.max(1, flags.maxAttempts),
+    webhooks,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
     ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir, flags.workersNice),
     observer: combineObservers(
@@ -330,6 +334,9 @@ async function serve(flags: ServeFlags): Promise<void> {
     ),
   });
   if (flags.runner) engine.start();
+  const delivery = startDelivery(store, flags, flags.nodeId, logger, metrics.registry);
+  // A status change may have added outbox rows: deliver now rather than at the next poll.
+  engine.events.subscribe(() => delivery?.wake());
   // Every wire is served; disabled ones only refuse new submissions (seed 002).
   const wires = createWireRegistry({
     disabled: flags.disableWire,
@@ -377,6 +384,7 @@ async function serve(flags: ServeFlags): Promise<void> {
                 listAnonymous: flags.consoleListAnonymous,
                 listAnonymousSwitch: '--console-list-anonymous',
                 ...(timeline === undefined ? {} : { timeline }),
+                ...(store.webhooks === undefined ? {} : { outbox: store.webhooks }),
               })
             : []),
         ],
@@ -392,6 +400,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   exitOnSignals(logger, 'running tasks keep their state and resume on the next start', async () => {
     await close();
     await engine.stop();
+    await delivery?.stop();
     await opened.close();
   });
 }

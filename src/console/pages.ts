@@ -150,6 +150,8 @@ export function detailPage(options: {
   readonly timeline: readonly TimelineEntry[];
   /** The task's own log section (`log.ts`), when the caller read one. */
   readonly log?: Html;
+  /** The task's webhook deliveries (`webhooks.ts`), when it has any. */
+  readonly webhooks?: Html | '';
   readonly notice?: string;
 }): string {
   const { task } = options;
@@ -209,7 +211,7 @@ export function detailPage(options: {
       <div class="card">${facts}</div>
       <h2>Timeline</h2>
       <div class="card">${timeline}</div>
-      ${inputs}${cancel}${outcome}${options.log ?? ''}
+      ${inputs}${cancel}${outcome}${options.log ?? ''}${options.webhooks ?? ''}
       <p class="muted"><a href="${path}${q}">refresh</a></p>`,
   );
 }

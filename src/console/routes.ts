@@ -1,3 +1,5 @@
+import type { WebhookOutbox } from '../store/outbox-port.js';
+import { webhookSection } from './webhooks.js';
 import { isTerminusError } from '../core/errors.js';
 import type { TaskRecord, TaskStatus, WireName } from '../core/task.js';
 import { TASK_STATUSES, WIRES } from '../core/task.js';
@@ -13,6 +15,8 @@ export interface ConsoleOptions {
   readonly engine: TaskEngine;
   /** What this node saw happen to tasks (claims with their node, run ends); pass its observer to the engine. */
   readonly timeline?: TimelineRecorder;
+  /** The store's webhook outbox: the task page shows each delivery and its attempts (issue 32). */
+  readonly outbox?: Pick<WebhookOutbox, 'readDeliveries'>;
   /**
    * Principals with the operator role (as `principalOf` names them: `token:ops`,
    * `jwt:https://login.example.com/#alice`, `auth:<clientId>` for a hook of your own): they see
@@ -124,6 +128,7 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
         task,
         timeline,
         log: logSection(log, after, href),
+        webhooks: webhookSection((await options.outbox?.readDeliveries(task.owner, task.id)) ?? []),
         ...(notice === null ? {} : { notice }),
       }),
     );

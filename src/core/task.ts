@@ -94,6 +94,11 @@ export interface TaskRecord {
   readonly error: RpcError | null;
   readonly resultDigest: string | null;
   readonly lateOutcome: LateOutcome | null;
+  /**
+   * The seq of the task's last ordered event (`core/task-events.ts`): status changes, progress,
+   * input rounds and log lines, numbered per task without gaps. 0 before the first.
+   */
+  readonly eventSeq: number;
 }
 
 /**

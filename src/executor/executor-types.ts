@@ -7,7 +7,7 @@ import type { Clock, Ids, Logger, Random } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import type { Ledger, Receipt } from './ledger-port.js';
 import type { LocalState, OperationPolicy, WireStatus } from './operation.js';
-import type { ClientWire, LogLine, LogPage, WireFailure, WireStatusAnswer } from './wire-port.js';
+import type { ClientWire, LogLine, LogPage, ServerEvent, WireFailure, WireStatusAnswer } from './wire-port.js';
 
 /**
  * Returns the wire for a server name. `wire` is set when an existing operation is resumed: the
@@ -257,6 +257,21 @@ export interface Executor {
    * keeps the task): as `OperationHandle.logs`. Never steps the operation's machine.
    */
   logs(operationId: string, options?: LogsOptions): LogFollower;
+  /**
+   * The ordered events of the ledger operation `operationId` (issue 32): each status change,
+   * progress report, input round and log line once, in seq order, from `options.cursor`. Pass the
+   * follower's `cursor` to a later call to go on after a broken stream or a restart without
+   * repeats. Never steps the operation's machine. Throws `ExecutorError` `no_events` (a server that
+   * is not ours) or `no_task`.
+   *
+   * @example
+   * ```ts
+   * const feed = executor.events(op.operationId);
+   * for await (const event of feed) console.log(event.seq, event.kind);
+   * // later, after a crash: executor.events(op.operationId, { cursor: savedCursor })
+   * ```
+   */
+  events(operationId: string, options?: EventsOptions): EventFollower;
   /** One page of that log after `request.after` (default 0), at most `request.limit` lines: the bridge's read. */
   readLogs(operationId: string, request?: { readonly after?: number; readonly limit?: number }): Promise<LogPage>;
 }
@@ -291,6 +306,32 @@ export interface LogFollower extends AsyncIterable<LogLine> {
   readonly done: boolean;
 }
 
+/** How `executor.events()` reads: from where, until when, how often. */
+export interface EventsOptions {
+  /** Start after this cursor (from an earlier follower, a page or `_meta`); default: the first event. */
+  readonly cursor?: string;
+  /** Ends the iteration (quietly) when aborted. */
+  readonly signal?: AbortSignal;
+  /** Keep reading until the server says `done` (default true); false ends once caught up. */
+  readonly follow?: boolean;
+  /** Wait between reads of a caught-up sequence, in ms; default 1000. */
+  readonly intervalMs?: number;
+  /** Told of every failed read that will be retried, with the delay before the retry (ms). */
+  readonly onRetry?: (failure: WireFailure, retryInMs: number) => void;
+}
+
+/** The events of a task in seq order, each once; `cursor` stands after the last one yielded. */
+export interface EventFollower extends AsyncIterable<ServerEvent> {
+  /** Pass as `cursor` to go on later (after a broken stream, a restart) without repeats or gaps. */
+  readonly cursor: string | undefined;
+  /** The seq of the last event yielded (0 before the first). */
+  readonly seq: number;
+  /** The server's status of the task at the last page, or null before the first. */
+  readonly status: WireStatusAnswer | null;
+  /** True once the server said the sequence is complete (terminal, nothing after the cursor). */
+  readonly done: boolean;
+}
+
 export const EXECUTOR_ERROR_CODES = [
   'closed',
   'rolled_back',
@@ -304,6 +345,8 @@ export const EXECUTOR_ERROR_CODES = [
   'wire_disabled',
   /** Task logs: the server keeps none (method or route missing). */
   'no_logs',
+  /** Ordered task events: the server keeps none (method or route missing: not our server). */
+  'no_events',
   /** Task logs: the operation has no task the server knows (never named one, expired, unknown). */
   'no_task',
 ] as const;

@@ -23,6 +23,7 @@ import { createTokenBucket } from './token-bucket.js';
 import { IN_FLIGHT_STATES, isSettled } from './transitions.js';
 import type { ClientWire } from './wire-port.js';
 import { settledHandle, liveHandle } from './executor-handle.js';
+import { followEvents } from './event-follow.js';
 import { followLogs, readLogPage, type LogsDeps } from './logs.js';
 
 export const EXECUTOR_DEFAULTS = {
@@ -344,6 +345,8 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
     },
 
     logs: logsOf,
+
+    events: (operationId, eventOptions) => followEvents(logsDeps, operationId, eventOptions),
 
     async readLogs(operationId, request = {}) {
       const record = await ledger.load(operationId);

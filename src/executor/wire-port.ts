@@ -102,6 +102,41 @@ export interface LogsRequest {
   readonly limit?: number;
 }
 
+/** One of a task's ordered events (issue 32), as our servers send them: `seq` 1, 2, 3, ... per task, no gap. */
+export type ServerEvent = { readonly seq: number; readonly at: string } & (
+  | { readonly kind: 'status'; readonly status: WireStatusAnswer; readonly statusMessage: string | null }
+  | {
+      readonly kind: 'progress';
+      readonly progress: { readonly done: number; readonly total?: number; readonly message?: string };
+    }
+  | { readonly kind: 'input_requested'; readonly key: string; readonly request: Readonly<Record<string, unknown>> }
+  | { readonly kind: 'input_answered'; readonly keys: readonly string[] }
+  /** A log line; `line` null when the server's log bound dropped it before this read. */
+  | { readonly kind: 'log'; readonly logSeq: number; readonly stream: 'log' | 'output'; readonly line: LogLine | null }
+);
+
+/** One page of a task's events (`terminus/tasks/events`, AIP `GET /v1/operations/{id}/events`). */
+export interface EventPage {
+  readonly taskId: string;
+  readonly events: readonly ServerEvent[];
+  /** Pass as `cursor` next time: it stands after the last event of this page. */
+  readonly cursor: string;
+  readonly lastSeq: number;
+  readonly status: WireStatusAnswer;
+  /** Terminal and nothing after the cursor: a follower stops here. */
+  readonly done: boolean;
+}
+
+/** An events read: a page, or the server keeps no ordered events. */
+export type EventsAnswer = ({ readonly kind: 'page' } & EventPage) | { readonly kind: 'unsupported' };
+
+/** Which events an events read asks for. */
+export interface EventsRequest {
+  /** From a previous page (or `_meta`); absent: from the first event. */
+  readonly cursor?: string;
+  readonly limit?: number;
+}
+
 export type WireFailureKind =
   /** No answer (timeout, connection dropped): outcome unknown. */
   | 'lost'
@@ -210,6 +245,12 @@ export interface ClientWire {
    * interpreter never calls it. `not_found` like `getStatus`; `unsupported` when the server keeps none.
    */
   logs?(taskId: string, request: LogsRequest, signal?: AbortSignal): Promise<LogsAnswer>;
+  /**
+   * A page of the task's ordered events after `request.cursor` (issue 32). Reading is no effect on
+   * the operation. `not_found` like `getStatus`; `unsupported` when the server has no such method
+   * or route (a server that is not ours); a bad cursor is `rejected`.
+   */
+  events?(taskId: string, request: EventsRequest, signal?: AbortSignal): Promise<EventsAnswer>;
   /** New log lines pushed by the server, where the wire has them: only a hint to read by cursor now. */
   onLogsHint?(listener: (taskId: string) => void): () => void;
   /** Status hints pushed by the server, where the wire has them; they shorten waits, never replace a fetch. */

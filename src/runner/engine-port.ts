@@ -1,8 +1,10 @@
 import type { LogLine } from '../core/log.js';
+import type { OrderedEvent } from '../core/task-events.js';
 import type { Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
 import type { TaskEvents } from '../store/events.js';
 import type { CancelOutcome, CreateOutcome, KeyLookup, ListQuery, TaskPage } from '../store/port.js';
 import type { TaskToolDefinition, ToolResult } from './tool.js';
+import type { CallWebhook } from './webhooks.js';
 
 /**
  * The core service every wire adapter talks to: it decodes a wire request into one of these
@@ -44,6 +46,14 @@ export interface TaskEngine {
   readLog(owner: string, id: string, query: LogReadQuery): Promise<TaskLogPage>;
 
   /**
+   * A page of the task's ordered events (status changes, progress, input rounds, log lines; issue
+   * 32) after `query.cursor`, each exactly once and in seq order. Rejects `not_found` as `get` does
+   * (S8), `invalid_argument` (field `cursor` or `limit`) for a malformed cursor, a cursor of another
+   * task, a cursor ahead of the task's last event or a `limit` outside 1..1000.
+   */
+  readEvents(owner: string, id: string, query: EventReadQuery): Promise<TaskEventPage>;
+
+  /**
    * Resolves with the task as soon as it differs from `sinceUpdatedAt` (or is terminal), or when
    * `timeoutMs` passes, whichever is first. Used by blocking reads (2025 `tasks/result`, AIP
    * `:wait`). Rejects `not_found` as `get` does.
@@ -66,6 +76,12 @@ export interface SubmitCommand {
   readonly ttlMs?: number | null;
   /** SEP-1391 `keepAlive`, in milliseconds, counted from the terminal instant. */
   readonly keepAliveMs?: number;
+  /**
+   * Where this task's terminal state (or each status change) is delivered, besides the operator's
+   * endpoints (issue 32). Checked before anything is written: a bad URL, scheme or secret, or a
+   * target the policy refuses, is `invalid_argument`.
+   */
+  readonly webhook?: CallWebhook;
 }
 
 export interface InlineCommand {
@@ -98,6 +114,28 @@ export interface TaskLogPage {
   /** The highest seq written so far (0: none); a follower that wants only new lines starts there. */
   readonly lastSeq: number;
   /** The task is terminal and no line is left after `next`: nothing more will come. */
+  readonly done: boolean;
+}
+
+/** Which events `readEvents` returns. */
+export interface EventReadQuery {
+  /** From a previous page's `cursor` (or `_meta`); absent: from the first event. */
+  readonly cursor?: string;
+  /** 1..1000; default 100. */
+  readonly limit?: number;
+}
+
+/** One page of a task's ordered events, and where the reader stands. */
+export interface TaskEventPage {
+  readonly task: TaskRecord;
+  readonly events: readonly OrderedEvent[];
+  /** The seq of the last event of this page (the cursor's seq when the page is empty). */
+  readonly next: number;
+  /** The cursor to read on from: it stands after `next`. */
+  readonly cursor: string;
+  /** The seq of the task's last event so far. */
+  readonly lastSeq: number;
+  /** The task is terminal and no event is left after `next`: nothing more will come. */
   readonly done: boolean;
 }
 

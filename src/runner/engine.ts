@@ -1,6 +1,7 @@
 import { taskNotFound } from '../core/errors.js';
 import type { TaskEngine } from './engine-port.js';
 import { runInline } from './inline.js';
+import { readTaskEvents } from './read-events.js';
 import { readTaskLog } from './read-log.js';
 import { resolveOptions, type EngineOptions } from './options.js';
 import { Runner } from './runner.js';
@@ -106,6 +107,8 @@ export function createEngine(options: EngineOptions): TaskEngine {
     lookupKey: (owner, submissionKey) => store.lookupKey(owner, submissionKey, clock.now()),
 
     readLog: (owner, id, query) => readTaskLog(settings, owner, id, query),
+
+    readEvents: (owner, id, query) => readTaskEvents(settings, owner, id, query),
 
     waitForChange: (owner, id, options) => waitForChange(settings, id, () => get(owner, id), options),
 

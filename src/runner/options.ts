@@ -10,6 +10,7 @@ import type { LogLimits } from './task-log.js';
 import { inThreadHandlers, type HandlerHost } from './handlers.js';
 import { HandlerThreads, type WorkerThreadsOptions } from './threads/pool.js';
 import type { TaskToolDefinition } from './tool.js';
+import type { WebhookSettings } from './webhooks.js';
 
 /**
  * Everything `createEngine` takes. Only `store` and `tools` are required; `clock`, `ids` and `random`
@@ -83,6 +84,12 @@ export interface EngineOptions {
    * workers: { count: 2, module: new URL('./tools.js', import.meta.url) },
    */
   readonly workers?: WorkerThreadsOptions;
+  /**
+   * Webhooks (issue 32): the operator's endpoints (for every task, for one caller's) and the
+   * target policy calls' own endpoints are checked against. Delivery itself runs apart
+   * (`startWebhookDelivery` on the store's outbox). Default: none, private targets refused.
+   */
+  readonly webhooks?: WebhookSettings;
 }
 
 /** The options with every default applied. */
@@ -111,6 +118,7 @@ export interface EngineSettings {
   readonly logLimits: LogLimits;
   /** Where task handlers run: this thread, or `workers` threads. */
   readonly handlers: HandlerHost;
+  readonly webhooks: WebhookSettings | undefined;
 }
 
 export function resolveOptions(options: EngineOptions): EngineSettings {
@@ -150,6 +158,7 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     observer: options.observer === undefined ? silentObserver : combineObservers(options.observer),
     logLimits: logLimits(options.logLimits ?? {}),
     handlers: workers === undefined ? inThreadHandlers : new HandlerThreads(workers, [...tools.keys()], logger),
+    webhooks: options.webhooks,
   };
 }
 

@@ -6,6 +6,7 @@ import { checkArgumentSize, findTool, parseArgs } from './arguments.js';
 import type { SubmitCommand } from './engine-port.js';
 import type { EngineSettings } from './options.js';
 import type { TaskToolDefinition } from './tool.js';
+import { resolveWebhooks } from './webhooks.js';
 
 /**
  * Validates a submission and creates its task. Every check runs before the store is touched, so a
@@ -27,6 +28,7 @@ export async function submitTask(
   const args = parseArgs(tool, command.args);
   const ttlMs = effectiveTtl(settings, tool, command.ttlMs);
   const keepAliveMs = command.keepAliveMs === undefined ? null : effectiveKeepAlive(settings, command.keepAliveMs);
+  const webhooks = await resolveWebhooks(settings.webhooks, command.owner, command.webhook);
   await checkLiveTasks(settings, command.owner);
   return settings.store.create({
     id: settings.ids.taskId(),
@@ -47,6 +49,7 @@ export async function submitTask(
     pollIntervalMs: tool.pollIntervalMs ?? settings.defaultPollIntervalMs,
     now: settings.clock.now(),
     ...(lease === undefined ? {} : { lease }),
+    ...(webhooks.length === 0 ? {} : { webhooks }),
   });
 }
 

@@ -87,6 +87,7 @@ export function anonymousCapabilities(engine: TaskEngine): TaskEngine {
       return engine.lookupKey(owner, key);
     },
     readLog: (owner, id, query) => engine.readLog(owner, id, query),
+    readEvents: (owner, id, query) => engine.readEvents(owner, id, query),
     waitForChange: (owner, id, options) => engine.waitForChange(owner, id, options),
     start: () => engine.start(),
     stop: () => engine.stop(),

@@ -36,3 +36,6 @@ export const TASK_ROW_COLUMNS = [
 
 /** Each task's log counters (migration 003), after `TASK_ROW_COLUMNS`. */
 export const TASK_LOG_COLUMNS = ['log_seq', 'log_lines', 'log_bytes', 'log_dropped'] as const;
+
+/** Each task's ordered-event counter (migration 005), after `TASK_LOG_COLUMNS` in the table. */
+export const TASK_EVENT_COLUMNS = ['event_seq'] as const;

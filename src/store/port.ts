@@ -1,4 +1,7 @@
 import type { LogBound, LogLine, LogPage, NewLogLine } from '../core/log.js';
+import type { OrderedEventPage } from '../core/task-events.js';
+import type { WebhookEndpoint } from '../core/webhook.js';
+import type { WebhookOutbox } from './outbox-port.js';
 import type { InputRequest, LateOutcome, Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
 
 /**
@@ -108,10 +111,23 @@ export interface TaskStore {
    */
   readLog(owner: string, id: string, query: LogQuery, now: number): Promise<LogRead | null>;
 
+  /**
+   * Up to `query.limit` (1..1000) of the task's ordered events with seq > `query.after`, oldest
+   * first, and the task as read (before the events, so a terminal task's events up to `lastSeq`
+   * are all there). Null for an unknown, foreign or expired task, as `get` (S7, S8).
+   *
+   * Every write that changes what a client sees appends its events in its own commit, numbered
+   * from the task's `eventSeq` + 1 with no gap (`core/task-events.ts`): `create` (status working),
+   * `progress`, `requestInput` (input_requested, then status input_required when it changes),
+   * `respond` (input_answered, then status working when it changes), `cancel` and `finish` (the
+   * terminal status; a late outcome adds none), `appendLog` (one `log` event per line).
+   */
+  readEvents(owner: string, id: string, query: EventQuery, now: number): Promise<EventRead | null>;
+
   /** Fenced: gives the lease up without changing the status (graceful shutdown). */
   release(fence: Fence, now: number): Promise<void>;
 
-  /** Deletes tasks expired at `now` (never a non-terminal one, S7), with their logs; returns how many. */
+  /** Deletes tasks expired at `now` (never a non-terminal one, S7), with their logs and events; returns how many. */
   sweepExpired(now: number, limit: number): Promise<number>;
 
   /**
@@ -137,6 +153,11 @@ export interface TaskStore {
    * leases, epochs and statuses stay, so running handlers are not disturbed.
    */
   renameOwners(from: string, to: string): Promise<number>;
+  /**
+   * The webhook outbox (issue 32), where the backend has one (memory, SQLite and PostgreSQL do): the
+   * rows its writes add for tasks created with `webhooks`, and their delivery records.
+   */
+  readonly webhooks?: WebhookOutbox;
 
   close(): Promise<void>;
 }
@@ -146,6 +167,18 @@ export interface LogQuery {
   /** Lines with a seq above this; 0 for all. */
   readonly after: number;
   readonly limit: number;
+}
+
+/** Which events `readEvents` returns. */
+export interface EventQuery {
+  /** Events with a seq above this; 0 for all. */
+  readonly after: number;
+  readonly limit: number;
+}
+
+/** What `readEvents` answers: the task and its events page. */
+export interface EventRead extends OrderedEventPage {
+  readonly task: TaskRecord;
 }
 
 /** What `readLog` answers: the task and its log page. */
@@ -174,6 +207,11 @@ export interface NewTask {
    * The runner asks for it only when it has a free slot to run the task at once.
    */
   readonly lease?: NewTaskLease;
+  /**
+   * Where the task's status events are delivered (issue 32): stored with the task, so each later
+   * status change adds its outbox rows (one per endpoint whose event set takes it) in its own commit.
+   */
+  readonly webhooks?: readonly WebhookEndpoint[];
 }
 
 /** The lease a task is created with (see `NewTask.lease`). */

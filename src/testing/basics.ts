@@ -36,6 +36,7 @@ export function basicCases({ store, test }: SuiteContext): void {
       error: null,
       resultDigest: null,
       lateOutcome: null,
+      eventSeq: 1,
     });
     expect(await store().get(OWNER, input.id, T0 + 1)).toEqual(outcome.task);
   });

@@ -1,6 +1,8 @@
 import { describe } from 'vitest';
 import type { TaskStore } from '../store/port.js';
 import { basicCases } from './basics.js';
+import { eventCases } from './events.js';
+import { outboxCases } from './outbox.js';
 import { suiteContext, type DescribeTaskStoreOptions } from './context.js';
 import { fencingCases } from './fencing.js';
 import { idempotencyCases } from './idempotency.js';
@@ -47,5 +49,7 @@ export function describeTaskStore(
     limitsCases(context);
     logCases(context);
     ownerCases(context);
+    eventCases(context);
+    outboxCases(context);
   });
 }

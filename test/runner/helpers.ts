@@ -114,10 +114,10 @@ export function nodeStore(inner: TaskStore): NodeStore {
       return fn(...args);
     };
   const methods = Object.fromEntries(
-    (Object.keys(inner) as (keyof TaskStore)[]).map((name) => [
-      name,
-      wrap(name, (inner[name] as (...a: unknown[]) => Promise<unknown>).bind(inner)),
-    ]),
+    // Methods only: the webhook outbox (an object) is not one of a node's store calls.
+    (Object.keys(inner) as (keyof TaskStore)[])
+      .filter((name) => typeof inner[name] === 'function')
+      .map((name) => [name, wrap(name, (inner[name] as (...a: unknown[]) => Promise<unknown>).bind(inner))]),
   ) as unknown as TaskStore;
   return {
     ...methods,

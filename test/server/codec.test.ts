@@ -1,3 +1,4 @@
+import { encodeEventCursor } from '../../src/core/event-cursor.js';
 import { describe, expect, it } from 'vitest';
 import { TerminusError } from '../../src/core/errors.js';
 import type { TaskRecord } from '../../src/core/task.js';
@@ -75,7 +76,11 @@ describe('tasks-ext encode', () => {
     expect(out.resultType).toBe('complete');
     expect(out.status).toBe('working');
     expect(out.statusMessage).toBe('3/10: section 3');
-    expect(out._meta).toEqual({ 'mcp-terminus.dev/progress': { done: 3, total: 10, message: 'section 3' } });
+    expect(out._meta).toEqual({
+      'mcp-terminus.dev/progress': { done: 3, total: 10, message: 'section 3' },
+      // Where the task's ordered events stand (issue 32): its last seq and the cursor after it.
+      'mcp-terminus.dev/events': { lastSeq: 1, cursor: encodeEventCursor('AAAAAAAAAAAAAAAAAAAAAA', 1) },
+    });
     for (const key of ['result', 'error', 'inputRequests']) expect(out).not.toHaveProperty(key);
   });
 

@@ -47,6 +47,29 @@ if (PG_URL === '') {
     });
     const node = (i: number): TaskStore => nodes[i % nodes.length] as TaskStore;
 
+    it('webhooks: three nodes claiming the outbox at once never hold one row twice; every row is taken once', async () => {
+      const webhooks = [
+        {
+          url: 'https://hooks.example/a',
+          secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+          events: 'terminal',
+          source: 'server',
+        },
+      ] as const;
+      const ids = Array.from({ length: 30 }, (_, i) => `hooked-${i}`);
+      for (const id of ids) await node(0).create(input(id, { webhooks }));
+      for (const id of ids) await node(1).cancel('alice', id, T0 + 1);
+      const claims = await Promise.all(
+        [0, 1, 2, 0, 1, 2].map((i) =>
+          node(i).webhooks!.claimDeliveries({ node: `n${i}`, now: T0 + 2, leaseMs: 60_000, limit: 8 }),
+        ),
+      );
+      const taken = claims.flat().map((d) => d.taskId);
+      expect(new Set(taken).size).toBe(taken.length);
+      const rest = await node(2).webhooks!.claimDeliveries({ node: 'n9', now: T0 + 3, leaseMs: 60_000, limit: 100 });
+      expect([...taken, ...rest.map((d) => d.taskId)].sort()).toEqual([...ids].sort());
+    });
+
     it('migrations: nodes starting together apply each migration once; a reopen applies nothing', async () => {
       const fresh = freshSchema('migrate');
       try {
@@ -57,10 +80,11 @@ if (PG_URL === '') {
           { component: 'tasks', id: 1 },
           { component: 'tasks', id: 2 },
           { component: 'tasks', id: 3 },
+          { component: 'tasks', id: 5 },
         ]);
         await (await openStore(fresh)).close();
         expect((await admin.query(`SELECT count(*)::int AS n FROM "${fresh}".schema_migrations`)).rows).toEqual([
-          { n: 3 },
+          { n: 4 },
         ]);
       } finally {
         await dropSchema(admin, fresh);

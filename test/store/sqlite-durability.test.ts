@@ -74,6 +74,7 @@ describe('SQLite store: durability and migrations', () => {
       { id: 1, name: '001_init' },
       { id: 2, name: '002_claim_order' },
       { id: 3, name: '003_task_logs' },
+      { id: 5, name: '005_events_webhooks' },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
@@ -188,5 +189,48 @@ describe('SQLite store: crash', () => {
     const store = await openSqliteTaskStore({ path });
     for (const id of ids) expect((await store.get('alice', id, T0))?.status).toBe('working');
     await store.close();
+  });
+});
+
+describe('SQLite store: events across a crash', () => {
+  it('S9 events: after kill -9 mid-stream the sequence is gap-free up to the stored eventSeq, which covers every resolved write', async () => {
+    const path = freshPath();
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, 'fixtures/sqlite-event-writer.ts'), path],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const resolved = await new Promise<number>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        const seqs = [...out.matchAll(/seq (\d+)\n/g)].map((m) => Number(m[1]));
+        if (seqs.length >= 200) resolve(Math.max(...seqs));
+      });
+      child.on('exit', (code) => reject(new Error(`writer exited early (${code}): ${stderr}`)));
+    });
+    const exited = new Promise((resolve) => child.on('exit', resolve));
+    child.kill('SIGKILL');
+    expect(await exited).toBe(null);
+    const store = await openSqliteTaskStore({ path });
+    const task = await store.get('alice', 'crashing', T0);
+    const last = task?.eventSeq ?? 0;
+    expect(last).toBeGreaterThanOrEqual(resolved);
+    const seqs: number[] = [];
+    for (let after = 0; ;) {
+      const page = await store.readEvents('alice', 'crashing', { after, limit: 1000 }, T0);
+      if (page === null || page.events.length === 0) break;
+      seqs.push(...page.events.map((e) => e.seq));
+      after = page.events.at(-1)?.seq ?? after;
+    }
+    expect(seqs).toEqual(Array.from({ length: last }, (_, i) => i + 1));
+    // No event row beyond the counter (a write whose counter was lost but whose rows survived).
+    await store.close();
+    const raw = new Database(path, { readonly: true });
+    const beyond = raw.prepare(`SELECT count(*) FROM task_events WHERE task_id = 'crashing' AND seq > ?`).pluck();
+    expect(beyond.get(last)).toBe(0);
+    raw.close();
   });
 });

@@ -127,6 +127,7 @@ function guardSubmissions(engine: TaskEngine, disabled: ReadonlySet<WireName>): 
     listAllOwners: (query) => engine.listAllOwners(query),
     lookupKey: (owner, key) => engine.lookupKey(owner, key),
     readLog: (owner, id, query) => engine.readLog(owner, id, query),
+    readEvents: (owner, id, query) => engine.readEvents(owner, id, query),
     waitForChange: (owner, id, opts) => engine.waitForChange(owner, id, opts),
     start: () => engine.start(),
     stop: () => engine.stop(),

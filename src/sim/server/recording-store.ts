@@ -148,10 +148,10 @@ export function nodeView(inner: TaskStore): NodeView {
       return fn(...args);
     };
   const methods = Object.fromEntries(
-    (Object.keys(inner) as (keyof TaskStore)[]).map((name) => [
-      name,
-      wrap((inner[name] as (...a: unknown[]) => Promise<unknown>).bind(inner)),
-    ]),
+    // Methods only: the webhook outbox (an object) is left out, the simulation delivers none.
+    (Object.keys(inner) as (keyof TaskStore)[])
+      .filter((name) => typeof inner[name] === 'function')
+      .map((name) => [name, wrap((inner[name] as (...a: unknown[]) => Promise<unknown>).bind(inner))]),
   ) as unknown as TaskStore;
   return {
     ...methods,

@@ -2,7 +2,9 @@ import { taskNotFound } from '../../core/errors.js';
 import { isExpired, isTerminal, type TaskRecord } from '../../core/task.js';
 import type { CancelOutcome, ListQuery, TaskCount, TaskPage } from '../port.js';
 import { clampLimit, decodeCursor, encodeCursor, newerThan } from '../cursor.js';
-import { copy, put, visible, type MemoryState } from './state.js';
+import { statusChange } from '../../core/task-events.js';
+import { appendEvents } from './events.js';
+import { copy, visible, type MemoryState } from './state.js';
 
 export function get(state: MemoryState, owner: string, id: string, now: number): TaskRecord | null {
   const task = visible(state, owner, id, now);
@@ -39,7 +41,7 @@ export function cancel(state: MemoryState, owner: string, id: string, now: numbe
     terminalAt: now,
     updatedAt: now,
   };
-  return { outcome: 'cancelled', task: put(state, cancelled) };
+  return { outcome: 'cancelled', task: appendEvents(state, cancelled, statusChange(task.status, cancelled), now) };
 }
 
 /** Only outstanding keys are answered (X-34); back to `working` once none is left. */
@@ -62,7 +64,9 @@ export function respond(
   }
   const stillWaiting = Object.keys(inputRequests).length > 0;
   const status = task.status === 'input_required' && !stillWaiting ? 'working' : task.status;
-  return put(state, { ...task, inputRequests, inputResponses, status, updatedAt: now });
+  const changed = { ...task, inputRequests, inputResponses, status, updatedAt: now };
+  const events = [{ kind: 'input_answered', keys: answered } as const, ...statusChange(task.status, changed)];
+  return appendEvents(state, changed, events, now);
 }
 
 /** Unexpired tasks by tool and status. */

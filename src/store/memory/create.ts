@@ -1,7 +1,8 @@
 import { taskNotFound, TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
 import type { CreateOutcome, KeyLookup, NewTask } from '../port.js';
-import { copy, keyOf, put, type MemoryState } from './state.js';
+import { appendEvents } from './events.js';
+import { copy, keyOf, type MemoryState } from './state.js';
 
 /** The record a fresh task starts as; the SQLite column defaults say the same. */
 export function initialRecord(input: NewTask): TaskRecord {
@@ -34,6 +35,7 @@ export function initialRecord(input: NewTask): TaskRecord {
     error: null,
     resultDigest: null,
     lateOutcome: null,
+    eventSeq: 0,
   };
 }
 
@@ -48,7 +50,14 @@ export function create(state: MemoryState, input: NewTask): CreateOutcome {
   if (state.tasks.has(input.id)) {
     throw new TerminusError('invalid_argument', `task id ${input.id} already exists`);
   }
-  const task = put(state, initialRecord(input));
+  const first = initialRecord(input);
+  if (input.webhooks !== undefined && input.webhooks.length > 0) state.webhooks.set(input.id, copy(input.webhooks));
+  const task = appendEvents(
+    state,
+    first,
+    [{ kind: 'status', status: 'working', statusMessage: first.statusMessage }],
+    input.now,
+  );
   if (input.submissionKey !== null) state.keys.set(keyOf(input.owner, input.submissionKey), input.id);
   return { created: true, task };
 }

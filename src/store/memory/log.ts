@@ -1,6 +1,7 @@
 import { logLineBytes, type LogBound, type LogLine, type NewLogLine } from '../../core/log.js';
 import type { Fence, LogQuery, LogRead } from '../port.js';
 import { clampLimit } from '../cursor.js';
+import { appendEvents } from './events.js';
 import { assertLive, copy, fenced, visible, type MemoryState } from './state.js';
 
 /** Fenced like `progress`; a terminal task's log is final (S2). */
@@ -11,7 +12,8 @@ export function appendLog(
   bound: LogBound,
   now: number,
 ): LogLine[] {
-  assertLive(fenced(state, fence));
+  const task = fenced(state, fence);
+  assertLive(task);
   const log = state.logs.get(fence.taskId) ?? { lastSeq: 0, dropped: 0, bytes: 0, lines: [] };
   state.logs.set(fence.taskId, log);
   const stored = lines.map((input): LogLine => {
@@ -27,6 +29,12 @@ export function appendLog(
     log.bytes -= oldest?.bytes ?? 0;
     log.dropped += 1;
   }
+  appendEvents(
+    state,
+    task,
+    stored.map((line) => ({ kind: 'log', logSeq: line.seq, stream: line.stream }) as const),
+    now,
+  );
   return copy(stored);
 }
 

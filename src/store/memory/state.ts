@@ -2,6 +2,8 @@ import { leaseLost, TerminusError } from '../../core/errors.js';
 import type { LogLine } from '../../core/log.js';
 import { isExpired, isTerminal, type TaskRecord } from '../../core/task.js';
 import type { Fence } from '../port.js';
+import type { NewOrderedEvent } from '../../core/task-events.js';
+import type { Delivery, DeliveryAttempt, WebhookEndpoint } from '../../core/webhook.js';
 
 /** One task's log in memory: the kept lines (oldest first) and the counters the bound keeps. */
 export interface MemoryLog {
@@ -10,6 +12,9 @@ export interface MemoryLog {
   bytes: number;
   readonly lines: { readonly line: LogLine; readonly bytes: number }[];
 }
+
+/** One stored event: the log line of a `log` event stays in the log (`MemoryState.logs`). */
+export type MemoryEvent = { readonly seq: number; readonly at: number } & NewOrderedEvent;
 
 /**
  * The memory store's tables. Records are kept as private copies: everything going in or out passes
@@ -24,11 +29,34 @@ export interface MemoryState {
   readonly burnedAt: Map<string, number>;
   /** Task id -> its log; deleted with the task. */
   readonly logs: Map<string, MemoryLog>;
+  /** Task id -> its ordered events, oldest first; deleted with the task. */
+  readonly events: Map<string, MemoryEvent[]>;
+  /** Task id -> the endpoints it was created with; deleted with the task. */
+  readonly webhooks: Map<string, readonly WebhookEndpoint[]>;
+  /** The webhook outbox by `task \0 seq \0 endpoint`; rows outlive their task. */
+  readonly outbox: Map<
+    string,
+    {
+      delivery: Delivery;
+      leaseOwner: string | null;
+      leaseExpiresAt: number | null;
+      readonly attemptLog: DeliveryAttempt[];
+    }
+  >;
   closed: boolean;
 }
 
 export function createState(): MemoryState {
-  return { tasks: new Map(), keys: new Map(), burnedAt: new Map(), logs: new Map(), closed: false };
+  return {
+    tasks: new Map(),
+    keys: new Map(),
+    burnedAt: new Map(),
+    logs: new Map(),
+    events: new Map(),
+    webhooks: new Map(),
+    outbox: new Map(),
+    closed: false,
+  };
 }
 
 export function copy<T>(value: T): T {

@@ -1,6 +1,8 @@
 import type { TaskStore } from '../port.js';
 import { cancel, countByStatus, get, list, respond } from './client.js';
 import { create, lookupKey } from './create.js';
+import { readEvents } from './events.js';
+import { memoryOutbox } from './outbox.js';
 import { appendLog, readLog } from './log.js';
 import { countOwners, renameOwners } from './owners.js';
 import { assertOpen, createState, type MemoryState } from './state.js';
@@ -56,12 +58,14 @@ export function createMemoryTaskStore(): TaskStore {
     finish: (fence, outcome, now) => run((s) => finish(s, fence, outcome, now)),
     appendLog: (fence, lines, bound, now) => run((s) => appendLog(s, fence, lines, bound, now)),
     readLog: (owner, id, query, now) => run((s) => readLog(s, owner, id, query, now)),
+    readEvents: (owner, id, query, now) => run((s) => readEvents(s, owner, id, query, now)),
     release: (fence) => run((s) => release(s, fence)),
     sweepExpired: (now, limit) => run((s) => sweepExpired(s, now, limit)),
     sweepTombstones: (before, limit) => run((s) => sweepTombstones(s, before, limit)),
     countLive: (owner) => run((s) => countLive(s, owner)),
     countOwners: (prefix) => run((s) => countOwners(s, prefix)),
     renameOwners: (from, to) => run((s) => renameOwners(s, from, to)),
+    webhooks: memoryOutbox(state, (op) => run(() => op())),
     close: async () => {
       state.closed = true;
     },

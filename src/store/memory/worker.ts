@@ -7,6 +7,8 @@ import {
   type TaskRecord,
 } from '../../core/task.js';
 import type { ClaimedTask, ClaimRequest, Fence, FinishInput, FinishOutcome } from '../port.js';
+import { statusChange } from '../../core/task-events.js';
+import { appendEvents } from './events.js';
 import { assertLive, copy, fenced, put, type MemoryState } from './state.js';
 
 /** Oldest first; a claim bumps the epoch, which fences out every earlier holder (S3). */
@@ -38,7 +40,12 @@ export function progress(state: MemoryState, fence: Fence, value: Progress, now:
   const task = fenced(state, fence);
   assertLive(task);
   const statusMessage = value.message ?? task.statusMessage;
-  put(state, { ...task, progress: copy(value), statusMessage, updatedAt: now });
+  appendEvents(
+    state,
+    { ...task, progress: copy(value), statusMessage, updatedAt: now },
+    [{ kind: 'progress', progress: value }],
+    now,
+  );
 }
 
 export function checkpoint(state: MemoryState, fence: Fence, data: unknown, now: number): void {
@@ -59,7 +66,9 @@ export function requestInput(
   assertLive(task);
   if (Object.hasOwn(task.inputRequests, key) || Object.hasOwn(task.inputResponses, key)) return copy(task);
   const inputRequests = { ...task.inputRequests, [key]: copy(request) };
-  return put(state, { ...task, inputRequests, status: 'input_required', updatedAt: now });
+  const asked = { ...task, inputRequests, status: 'input_required' as const, updatedAt: now };
+  const events = [{ kind: 'input_requested', key, request } as const, ...statusChange(task.status, asked)];
+  return appendEvents(state, asked, events, now);
 }
 
 /** Records the outcome, or keeps it as `lateOutcome` when a cancel won first (S2, S4). */
@@ -83,7 +92,7 @@ export function finish(state: MemoryState, fence: Fence, outcome: FinishInput, n
           statusMessage: outcome.statusMessage ?? task.statusMessage,
         };
   const done = { ...terminal, inputRequests: {}, terminalAt: now, updatedAt: now };
-  return { outcome: 'recorded', task: put(state, done) };
+  return { outcome: 'recorded', task: appendEvents(state, done, statusChange(task.status, done), now) };
 }
 
 export function release(state: MemoryState, fence: Fence): void {
@@ -101,6 +110,8 @@ export function sweepExpired(state: MemoryState, now: number, limit: number): nu
   for (const { task } of due) {
     state.tasks.delete(task.id);
     state.logs.delete(task.id);
+    state.events.delete(task.id);
+    state.webhooks.delete(task.id);
   }
   return due.length;
 }

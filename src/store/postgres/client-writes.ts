@@ -3,6 +3,8 @@ import type { TaskRecord } from '../../core/task.js';
 import type { CancelOutcome } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { getTask } from './read.js';
+import { statusChange } from '../../core/task-events.js';
+import { withEvents } from './event-append.js';
 import { json, LIVE, toRecord, type TaskRow } from './row.js';
 
 /**
@@ -17,9 +19,15 @@ SET status = 'cancelled', status_message = 'Cancelled by request', cancel_reques
 WHERE id = $1 AND owner = $2 AND status IN ${LIVE}
 RETURNING *`;
 
+/** The cancel and its status event, in one transaction. */
 export async function cancelTask(db: Db, owner: string, id: string, now: number): Promise<CancelOutcome> {
-  const row = (await db.query<TaskRow>('cancel', CANCEL, [id, owner, now])).rows[0];
-  if (row !== undefined) return { outcome: 'cancelled', task: toRecord(row) };
+  const won = await db.transaction('cancel', async (tx) => {
+    const row = (await tx.query<TaskRow>(CANCEL, [id, owner, now])).rows[0];
+    if (row === undefined) return null;
+    const task = toRecord(row);
+    return withEvents(tx, task, statusChange('working', task), now);
+  });
+  if (won !== null) return { outcome: 'cancelled', task: won };
   // Zero rows: unknown, foreign, or terminal (a terminal status never becomes live again).
   const task = await getTask(db, owner, id, now);
   if (task === null) throw taskNotFound();
@@ -63,6 +71,8 @@ export function respondTask(
     const stillWaiting = Object.keys(inputRequests).length > 0;
     const status = task.status === 'input_required' && !stillWaiting ? 'working' : task.status;
     const updated = await tx.query<TaskRow>(RESPOND, [id, json(inputRequests), json(inputResponses), status, now]);
-    return toRecord(updated.rows[0] as TaskRow);
+    const stored = toRecord(updated.rows[0] as TaskRow);
+    const events = [{ kind: 'input_answered', keys: answered } as const, ...statusChange(task.status, stored)];
+    return withEvents(tx, stored, events, now);
   });
 }

@@ -2,6 +2,7 @@ import { taskNotFound, TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
 import type { CreateOutcome, KeyLookup, NewTask } from '../port.js';
 import type { Db, Sql, Tx } from './db.js';
+import { withEvents } from './event-append.js';
 import { json, toRecord, type TaskRow } from './row.js';
 
 /**
@@ -22,8 +23,8 @@ const SELECT_TASK: Sql = (t) => `SELECT * FROM ${t.tasks} WHERE id = $1`;
 const INSERT_TASK: Sql = (t) => `
 INSERT INTO ${t.tasks} (id, owner, tool, args, request_digest, submission_key, wire, status, status_message,
                         created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms,
-                        lease_owner, lease_expires_at, epoch)
-VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, 'working', $8, $9, $9, $10, $11, $12, $13, $14, $15)
+                        lease_owner, lease_expires_at, epoch, webhooks)
+VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, 'working', $8, $9, $9, $10, $11, $12, $13, $14, $15, $16::jsonb)
 ON CONFLICT (id) DO NOTHING
 RETURNING *`;
 
@@ -55,10 +56,13 @@ export function createTask(db: Db, input: NewTask): Promise<CreateOutcome> {
       input.lease?.workerId ?? null,
       input.lease === undefined ? null : input.now + input.lease.leaseMs,
       input.lease === undefined ? 0 : 1,
+      input.webhooks === undefined || input.webhooks.length === 0 ? null : JSON.stringify(input.webhooks),
     ]);
     const row = inserted.rows[0];
     if (row === undefined) throw new TerminusError('invalid_argument', `task id ${input.id} already exists`);
-    return { created: true, task: toRecord(row) };
+    const task = toRecord(row);
+    const first = [{ kind: 'status', status: 'working', statusMessage: task.statusMessage } as const];
+    return { created: true, task: await withEvents(tx, task, first, input.now) };
   });
 }
 

@@ -6,6 +6,9 @@ export interface Tables extends SchemaTables {
   readonly tasks: string;
   readonly keys: string;
   readonly logs: string;
+  readonly events: string;
+  readonly outbox: string;
+  readonly attempts: string;
 }
 
 /** A SQL literal of the task store, written against its table set. */
@@ -21,6 +24,9 @@ export function tablesOf(schema: string): Tables {
     tasks: `${s}.tasks`,
     keys: `${s}.submission_keys`,
     logs: `${s}.task_logs`,
+    events: `${s}.task_events`,
+    outbox: `${s}.webhook_outbox`,
+    attempts: `${s}.webhook_attempts`,
     migrations: `${s}.schema_migrations`,
   };
 }

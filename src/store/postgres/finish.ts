@@ -2,6 +2,8 @@ import { leaseLost } from '../../core/errors.js';
 import { isTerminal, type LateOutcome, type TaskStatus } from '../../core/task.js';
 import type { Fence, FinishInput, FinishOutcome } from '../port.js';
 import type { Db, Sql } from './db.js';
+import { statusChange } from '../../core/task-events.js';
+import { withEvents } from './event-append.js';
 import { json, toRecord, type TaskRow } from './row.js';
 
 // Locks the row under the fence, so a cancel racing this finish either committed before (we see
@@ -51,6 +53,7 @@ export function finish(db: Db, fence: Fence, outcome: FinishInput, now: number):
         ? (await tx.query<TaskRow>(COMPLETE, [fence.taskId, json(outcome.result), outcome.resultDigest, now])).rows[0]
         : (await tx.query<TaskRow>(FAIL, [fence.taskId, json(outcome.error), outcome.statusMessage ?? null, now]))
             .rows[0];
-    return { outcome: 'recorded', task: toRecord(row as TaskRow) };
+    const recorded = toRecord(row as TaskRow);
+    return { outcome: 'recorded', task: await withEvents(tx, recorded, statusChange(status, recorded), now) };
   });
 }

@@ -4,6 +4,7 @@ import { isTerminal, type TaskStatus } from '../../core/task.js';
 import { clampLimit } from '../cursor.js';
 import type { Fence, LogQuery, LogRead } from '../port.js';
 import type { Db, Sql } from './db.js';
+import { appendEvents } from './event-append.js';
 import { json, toRecord, type TaskRow } from './row.js';
 
 // Counters are bigint columns; cast to float8 so pg hands back numbers (all stay far below 2^53).
@@ -81,6 +82,8 @@ export function appendLog(
       await tx.query(TRIM, [fence.taskId, upTo]);
     }
     await tx.query(SET_HEAD, [fence.taskId, seq, kept, bytes, dropped]);
+    const events = stored.map((line) => ({ kind: 'log', logSeq: line.seq, stream: line.stream }) as const);
+    if (events.length > 0) await appendEvents(tx, fence.taskId, events, now);
     return stored;
   });
 }

@@ -9,6 +9,8 @@ import { cancelTask, respondTask } from './client-writes.js';
 import { createTask, lookupKey } from './create.js';
 import { tablesOf } from './db.js';
 import { finish } from './finish.js';
+import { readEvents } from './event-read.js';
+import { postgresOutbox } from './outbox.js';
 import { appendLog, readLog } from './log.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { countOwners, renameOwners } from './owners.js';
@@ -74,12 +76,14 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     finish: (fence, outcome, now) => finish(db, fence, outcome, now),
     appendLog: (fence, lines, bound, now) => appendLog(db, fence, lines, bound, now),
     readLog: (owner, id, query, now) => readLog(db, owner, id, query, now),
+    readEvents: (owner, id, query, now) => readEvents(db, owner, id, query, now),
     release: (fence) => release(db, fence),
     sweepExpired: (now, limit) => sweepExpired(db, now, limit),
     sweepTombstones: (before, limit) => sweepTombstones(db, before, limit),
     countLive: (owner) => countLive(db, owner),
     countOwners: (prefix) => countOwners(db, prefix),
     renameOwners: (from, to) => renameOwners(db, from, to),
+    webhooks: postgresOutbox(db),
     close: async () => {
       if (closed) return;
       closed = true;

@@ -33,6 +33,8 @@ export interface TaskRow {
   error: TaskRecord['error'];
   result_digest: string | null;
   late_outcome: TaskRecord['lateOutcome'];
+  /** bigint: a string. */
+  event_seq: string;
 }
 
 /** The statuses a worker may still write; the terminal ones are final (S2). */
@@ -84,5 +86,6 @@ export function toRecord(row: TaskRow): TaskRecord {
     error: row.error,
     resultDigest: row.result_digest,
     lateOutcome: row.late_outcome,
+    eventSeq: num(row.event_seq),
   };
 }

@@ -1,12 +1,13 @@
 import { TerminusError } from '../../core/errors.js';
-import { TASK_LOG_COLUMNS, TASK_ROW_COLUMNS } from '../columns.js';
+import { TASK_EVENT_COLUMNS, TASK_LOG_COLUMNS, TASK_ROW_COLUMNS } from '../columns.js';
 import type { Db, Sql } from './db.js';
 
-/** The columns every query of this store reads or writes, by table (migrations 001 and 003). */
-const EXPECTED: Readonly<Record<'tasks' | 'keys' | 'logs', readonly string[]>> = {
-  tasks: [...TASK_ROW_COLUMNS, ...TASK_LOG_COLUMNS],
+/** The columns every query of this store reads or writes, by table (migrations 001, 003 and 005). */
+const EXPECTED: Readonly<Record<'tasks' | 'keys' | 'logs' | 'events', readonly string[]>> = {
+  tasks: [...TASK_ROW_COLUMNS, ...TASK_LOG_COLUMNS, ...TASK_EVENT_COLUMNS],
   keys: ['owner', 'submission_key', 'task_id', 'created_at'],
   logs: ['task_id', 'seq', 'epoch', 'at', 'stream', 'text', 'fields', 'bytes'],
+  events: ['task_id', 'seq', 'at', 'kind', 'data', 'log_seq'],
 };
 
 const COLUMNS: Sql = () => `
@@ -19,12 +20,15 @@ WHERE table_schema = $1 AND table_name = ANY($2::text[])`;
  * Rejects `storage_damaged` naming the schema and what is missing.
  */
 export async function checkSchema(db: Db, schema: string): Promise<void> {
-  const names = { tasks: 'tasks', keys: 'submission_keys', logs: 'task_logs' } as const;
+  const names = { tasks: 'tasks', keys: 'submission_keys', logs: 'task_logs', events: 'task_events' } as const;
   const result = await db.query<{ table_name: string; column_name: string }>('checkSchema', COLUMNS, [
     schema,
     Object.values(names),
   ]);
-  for (const [table, columns] of Object.entries(EXPECTED) as ['tasks' | 'keys' | 'logs', readonly string[]][]) {
+  for (const [table, columns] of Object.entries(EXPECTED) as [
+    'tasks' | 'keys' | 'logs' | 'events',
+    readonly string[],
+  ][]) {
     const present = new Set(result.rows.filter((r) => r.table_name === names[table]).map((r) => r.column_name));
     const where = `PostgreSQL schema ${schema}`;
     if (present.size === 0) {

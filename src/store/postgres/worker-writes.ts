@@ -2,6 +2,8 @@ import { leaseLost, TerminusError } from '../../core/errors.js';
 import { isTerminal, type InputRequest, type Progress, type TaskRecord } from '../../core/task.js';
 import type { Fence } from '../port.js';
 import type { Db, Sql } from './db.js';
+import { statusChange } from '../../core/task-events.js';
+import { appendEvents, withEvents } from './event-append.js';
 import { json, LIVE, toRecord, type TaskRow } from './row.js';
 
 // Every statement here is fenced: `WHERE id = $1 AND lease_owner = $2 AND epoch = $3` (S3).
@@ -37,10 +39,16 @@ const PROGRESS: Sql = (t) => `
 UPDATE ${t.tasks} SET progress = $4::jsonb, status_message = COALESCE($5, status_message), updated_at = $6
 WHERE id = $1 AND lease_owner = $2 AND epoch = $3 AND status IN ${LIVE}`;
 
+/** The progress and its event, in one transaction. */
 export async function progress(db: Db, fence: Fence, value: Progress, now: number): Promise<void> {
   const params = [fence.taskId, fence.workerId, fence.epoch, json(value), value.message ?? null, now];
-  const result = await db.query('progress', PROGRESS, params);
-  if (result.rowCount === 0) throw await whyZero(db, 'progress', fence);
+  const written = await db.transaction('progress', async (tx) => {
+    const result = await tx.query(PROGRESS, params);
+    if (result.rowCount === 0) return false;
+    await appendEvents(tx, fence.taskId, [{ kind: 'progress', progress: value }], now);
+    return true;
+  });
+  if (!written) throw await whyZero(db, 'progress', fence);
 }
 
 const CHECKPOINT: Sql = (t) => `
@@ -67,6 +75,9 @@ RETURNING *`;
 
 const FENCED_TASK: Sql = (t) => `SELECT * FROM ${t.tasks} WHERE id = $1 AND lease_owner = $2 AND epoch = $3`;
 
+/** The status before the request, locked, so the round's status event says what changed. */
+const LOCK_STATUS: Sql = (t) => `SELECT status FROM ${t.tasks} WHERE id = $1 FOR UPDATE`;
+
 export async function requestInput(
   db: Db,
   fence: Fence,
@@ -75,8 +86,14 @@ export async function requestInput(
   now: number,
 ): Promise<TaskRecord> {
   const params = [fence.taskId, fence.workerId, fence.epoch, key, json(request), now];
-  const row = (await db.query<TaskRow>('requestInput', REQUEST_INPUT, params)).rows[0];
-  if (row !== undefined) return toRecord(row);
+  const asked = await db.transaction('requestInput', async (tx) => {
+    const before = (await tx.query<{ status: TaskRecord['status'] }>(LOCK_STATUS, [fence.taskId])).rows[0];
+    const row = (await tx.query<TaskRow>(REQUEST_INPUT, params)).rows[0];
+    if (before === undefined || row === undefined) return null;
+    const task = toRecord(row);
+    return withEvents(tx, task, [{ kind: 'input_requested', key, request }, ...statusChange(before.status, task)], now);
+  });
+  if (asked !== null) return asked;
   const current = (await db.query<TaskRow>('requestInput', FENCED_TASK, params.slice(0, 3))).rows[0];
   if (current === undefined) throw leaseLost(fence.taskId, fence.epoch);
   const task = toRecord(current);

@@ -2,6 +2,8 @@ import type { Database } from 'better-sqlite3';
 import { taskNotFound } from '../../core/errors.js';
 import { expiresAt, isTerminal, type TaskRecord } from '../../core/task.js';
 import type { CancelOutcome } from '../port.js';
+import { statusChange } from '../../core/task-events.js';
+import { withEvents } from './event-append.js';
 import { getTask } from './read.js';
 import { json, LIVE, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
@@ -23,7 +25,8 @@ export function cancelTask(db: Database, owner: string, id: string, now: number)
   const statusMessage = 'Cancelled by request';
   const cancelled: TaskRecord = { ...task, status: 'cancelled', statusMessage, terminalAt: now, updatedAt: now };
   const row = taskStatement(db, CANCEL).get({ id, now, statusMessage, expiresAt: expiresAt(cancelled) }) as TaskValues;
-  return { outcome: 'cancelled', task: toRecord(row) };
+  const stored = toRecord(row);
+  return { outcome: 'cancelled', task: withEvents(db, stored, statusChange(task.status, stored), now) };
 }
 
 const RESPOND = `
@@ -59,5 +62,7 @@ export function respondTask(
     inputRequests: json(inputRequests),
     inputResponses: json(inputResponses),
   }) as TaskValues;
-  return toRecord(row);
+  const stored = toRecord(row);
+  const events = [{ kind: 'input_answered', keys: answered } as const, ...statusChange(task.status, stored)];
+  return withEvents(db, stored, events, now);
 }

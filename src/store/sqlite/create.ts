@@ -4,19 +4,20 @@ import { TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
 import type { CreateOutcome, NewTask } from '../port.js';
 import { json, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
+import { withEvents } from './event-append.js';
 import { insertKey, selectKey, selectTask } from './keys.js';
 
 const INSERT_TASK = `
 INSERT INTO tasks (id, owner, tool, args, request_digest, submission_key, wire, status, status_message,
                    created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms,
-                   lease_owner, lease_expires_at, epoch)
+                   lease_owner, lease_expires_at, epoch, webhooks)
 VALUES (@id, @owner, @tool, @args, @requestDigest, @submissionKey, @wire, 'working', @statusMessage,
-        @now, @now, @ttlMs, @pollIntervalMs, @keepAliveMs, @leaseOwner, @leaseExpiresAt, @epoch)
+        @now, @now, @ttlMs, @pollIntervalMs, @keepAliveMs, @leaseOwner, @leaseExpiresAt, @epoch, @webhooks)
 RETURNING ${TASK_COLUMNS}`;
 
 function insertTask(db: Database, input: NewTask): TaskRecord {
   try {
-    const { lease, ...fields } = input;
+    const { lease, webhooks, ...fields } = input;
     const row = taskStatement(db, INSERT_TASK).get({
       ...fields,
       args: json(input.args) ?? '{}',
@@ -25,8 +26,10 @@ function insertTask(db: Database, input: NewTask): TaskRecord {
       leaseOwner: lease?.workerId ?? null,
       leaseExpiresAt: lease === undefined ? null : input.now + lease.leaseMs,
       epoch: lease === undefined ? 0 : 1,
+      webhooks: webhooks === undefined || webhooks.length === 0 ? null : JSON.stringify(webhooks),
     }) as TaskValues;
-    return toRecord(row);
+    const task = toRecord(row);
+    return withEvents(db, task, [{ kind: 'status', status: 'working', statusMessage: task.statusMessage }], input.now);
   } catch (error) {
     if (error instanceof SqliteError && error.code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
       throw new TerminusError('invalid_argument', `task id ${input.id} already exists`, { cause: error });

@@ -1,6 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import { expiresAt, isTerminal, type LateOutcome, type TaskRecord } from '../../core/task.js';
 import type { Fence, FinishInput, FinishOutcome } from '../port.js';
+import { statusChange } from '../../core/task-events.js';
+import { withEvents } from './event-append.js';
 import { FENCE, fenceParams, noRowUpdated, selectFenced } from './fence.js';
 import { json, LIVE, TERMINAL, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
@@ -47,5 +49,7 @@ export function finish(db: Database, fence: Fence, outcome: FinishInput, now: nu
     now,
     expiresAt: expiresAt({ ...done, terminalAt: now }),
   }) as TaskValues | undefined;
-  return row === undefined ? noRowUpdated(db, fence) : { outcome: 'recorded', task: toRecord(row) };
+  if (row === undefined) return noRowUpdated(db, fence);
+  const recorded = toRecord(row);
+  return { outcome: 'recorded', task: withEvents(db, recorded, statusChange(task.status, recorded), now) };
 }

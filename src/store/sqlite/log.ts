@@ -4,6 +4,7 @@ import { isTerminal, type TaskStatus } from '../../core/task.js';
 import { logLineBytes, type LogBound, type LogLine, type LogStream, type NewLogLine } from '../../core/log.js';
 import { clampLimit } from '../cursor.js';
 import type { Fence, LogQuery, LogRead } from '../port.js';
+import { appendEvents } from './event-append.js';
 import { FENCE, fenceParams } from './fence.js';
 import { json, statement, TASK_COLUMN_COUNT, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
@@ -93,6 +94,8 @@ export function appendLog(
     statement(db, TRIM).run({ taskId: fence.taskId, upTo });
   }
   statement(db, SET_HEAD).run({ ...fenceParams(fence), seq, lines: kept, bytes, dropped });
+  const events = stored.map((line) => ({ kind: 'log', logSeq: line.seq, stream: line.stream }) as const);
+  appendEvents(db, fence.taskId, events, now);
   return stored;
 }
 

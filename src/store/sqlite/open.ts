@@ -10,6 +10,8 @@ import { createTask } from './create.js';
 import { finish } from './finish.js';
 import { createWriteQueue, type CommitReport } from './group-commit.js';
 import { lookupKey } from './keys.js';
+import { readEvents } from './event-read.js';
+import { sqliteOutbox } from './outbox.js';
 import { appendLog, readLog } from './log.js';
 import { checkSchema } from './integrity.js';
 import { migrate } from './migrate.js';
@@ -103,12 +105,14 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now)),
     appendLog: (fence, lines, bound, now) => queue.enqueue(() => appendLog(db, fence, lines, bound, now)),
     readLog: (owner, id, query, now) => read(() => readLog(db, owner, id, query, now)),
+    readEvents: (owner, id, query, now) => read(() => readEvents(db, owner, id, query, now)),
     release: (fence) => queue.enqueue(() => release(db, fence)),
     sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit)),
     sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit)),
     countLive: (owner) => read(() => countLive(db, owner)),
     countOwners: (prefix) => read(() => countOwners(db, prefix)),
     renameOwners: (from, to) => queue.enqueue(() => renameOwners(db, from, to)),
+    webhooks: sqliteOutbox(db, (op) => queue.enqueue(op), read),
     close: async () => {
       if (closed) return;
       closed = true;

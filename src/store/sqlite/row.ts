@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { TaskRecord, TaskStatus, WireName } from '../../core/task.js';
-import { TASK_ROW_COLUMNS } from '../columns.js';
+import { TASK_EVENT_COLUMNS, TASK_ROW_COLUMNS } from '../columns.js';
 
 /** The columns of a `tasks` row, typed as better-sqlite3 reads them (`toRecord` reads them by position). */
 export interface TaskRow {
@@ -32,6 +32,7 @@ export interface TaskRow {
   error: string | null;
   result_digest: string | null;
   late_outcome: string | null;
+  event_seq: number;
 }
 
 /** The statuses a worker may still write; the terminal ones are final (S2). */
@@ -51,7 +52,7 @@ export function json(value: unknown): string | null {
  * The columns of a task, in `TaskRow`'s order: task statements select them first (`TASK_COLUMNS`)
  * and read each row as an array (`taskStatement`), which `toRecord` maps by position.
  */
-const COLUMNS = TASK_ROW_COLUMNS satisfies readonly (keyof TaskRow)[];
+const COLUMNS = [...TASK_ROW_COLUMNS, ...TASK_EVENT_COLUMNS] as const satisfies readonly (keyof TaskRow)[];
 type Column = (typeof COLUMNS)[number];
 const AT = Object.fromEntries(COLUMNS.map((column, i) => [column, i])) as { readonly [C in Column]: number };
 
@@ -97,6 +98,7 @@ export function toRecord(v: TaskValues): TaskRecord {
     error: parse(at(v, 'error')),
     resultDigest: at(v, 'result_digest'),
     lateOutcome: parse(at(v, 'late_outcome')),
+    eventSeq: at(v, 'event_seq'),
   };
 }
 

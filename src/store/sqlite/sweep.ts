@@ -12,9 +12,11 @@ RETURNING id`;
 
 const SWEEP_LOGS = `DELETE FROM task_logs WHERE task_id IN (SELECT value FROM json_each(@ids))`;
 
+const SWEEP_EVENTS = `DELETE FROM task_events WHERE task_id IN (SELECT value FROM json_each(@ids))`;
+
 /**
  * A queued write. Only terminal tasks carry an `expires_at`, so a working one is never swept (S7).
- * Their logs go in the same savepoint (no foreign key: SQLite enforces them only per connection
+ * Their logs and events go in the same savepoint (no foreign key: SQLite enforces them only per connection
  * pragma, and a missed one would leave lines nobody can read).
  */
 export function sweepExpired(db: Database, now: number, limit: number): number {
@@ -22,7 +24,10 @@ export function sweepExpired(db: Database, now: number, limit: number): number {
   const ids = statement(db, SWEEP)
     .pluck()
     .all({ now, limit: Math.floor(limit) }) as string[];
-  if (ids.length > 0) statement(db, SWEEP_LOGS).run({ ids: JSON.stringify(ids) });
+  if (ids.length > 0) {
+    statement(db, SWEEP_LOGS).run({ ids: JSON.stringify(ids) });
+    statement(db, SWEEP_EVENTS).run({ ids: JSON.stringify(ids) });
+  }
   return ids.length;
 }
 

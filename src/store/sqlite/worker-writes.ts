@@ -1,6 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import type { InputRequest, Progress, TaskRecord } from '../../core/task.js';
 import type { Fence } from '../port.js';
+import { statusChange } from '../../core/task-events.js';
+import { withEvents } from './event-append.js';
 import { assertLive, FENCE, fenceParams, noRowUpdated, selectFenced } from './fence.js';
 import { json, LIVE, statement, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 
@@ -18,11 +20,14 @@ export function heartbeat(db: Database, fence: Fence, leaseMs: number, now: numb
 
 const PROGRESS = `
 UPDATE tasks SET progress = @progress, status_message = coalesce(@message, status_message), updated_at = @now
-WHERE ${FENCE} AND status IN ${LIVE}`;
+WHERE ${FENCE} AND status IN ${LIVE}
+RETURNING ${TASK_COLUMNS}`;
 
 export function progress(db: Database, fence: Fence, value: Progress, now: number): void {
   const params = { ...fenceParams(fence), progress: json(value), message: value.message ?? null, now };
-  if (statement(db, PROGRESS).run(params).changes === 0) noRowUpdated(db, fence);
+  const row = taskStatement(db, PROGRESS).get(params) as TaskValues | undefined;
+  if (row === undefined) noRowUpdated(db, fence);
+  withEvents(db, toRecord(row), [{ kind: 'progress', progress: value }], now);
 }
 
 const CHECKPOINT = `UPDATE tasks SET checkpoint = @data, updated_at = @now WHERE ${FENCE} AND status IN ${LIVE}`;
@@ -46,7 +51,9 @@ export function requestInput(db: Database, fence: Fence, key: string, request: I
   const inputRequests = json({ ...task.inputRequests, [key]: request });
   const row = taskStatement(db, REQUEST_INPUT).get({ ...fenceParams(fence), inputRequests, now }) as
     TaskValues | undefined;
-  return row === undefined ? noRowUpdated(db, fence) : toRecord(row);
+  if (row === undefined) return noRowUpdated(db, fence);
+  const asked = toRecord(row);
+  return withEvents(db, asked, [{ kind: 'input_requested', key, request }, ...statusChange(task.status, asked)], now);
 }
 
 const RELEASE = `UPDATE tasks SET lease_owner = NULL, lease_expires_at = NULL WHERE ${FENCE}`;

@@ -22,6 +22,7 @@ import type { Clock } from '../../../core/ports.js';
 import type { ClientWire, RpcChannel } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
 import { LOOKUP_METHOD } from '../envelope.js';
+import { decodeEventPage } from '../events.js';
 import { decodeLogPage } from '../logs.js';
 import { isRpcError, RPC_CODES } from '../rpc-error.js';
 import { decodeLookup } from '../tasks-ext/codec.js';
@@ -94,6 +95,20 @@ export function createAip151Wire(options: Aip151WireOptions): ClientWire {
       try {
         const raw = await http('GET', `${opPath(taskId)}/logs?${query}`, undefined, signal);
         return { kind: 'page', ...decodeLogPage(raw, taskId, after) };
+      } catch (error) {
+        if (!(error instanceof WireFailure) || error.kind !== 'not_found') throw error;
+        await read(taskId, signal); // throws `not_found` when the operation is unknown
+        return { kind: 'unsupported' };
+      }
+    },
+
+    async events(taskId, request, signal) {
+      const query = new URLSearchParams();
+      if (request.cursor !== undefined) query.set('cursor', request.cursor);
+      if (request.limit !== undefined) query.set('limit', String(request.limit));
+      try {
+        const raw = await http('GET', `${opPath(taskId)}/events?${query.toString()}`, undefined, signal);
+        return { kind: 'page', ...decodeEventPage(raw, taskId, request.cursor) };
       } catch (error) {
         if (!(error instanceof WireFailure) || error.kind !== 'not_found') throw error;
         await read(taskId, signal); // throws `not_found` when the operation is unknown

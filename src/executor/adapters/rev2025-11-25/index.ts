@@ -33,6 +33,7 @@ import { isTerminal } from '../../../core/task.js';
 import { WireFailure } from '../../wire-port.js';
 import { requestHookOf, type NotificationListener, type ServerRequestHook } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
+import { rpcEvents } from '../events.js';
 import { LOGS_NOTIFICATION, rpcLogs } from '../logs.js';
 import { isRpcError, RPC_CODES, type RpcErrorFailure } from '../rpc-error.js';
 import { decodeLookup } from '../tasks-ext/codec.js';
@@ -274,6 +275,7 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
     },
 
     logs: (taskId, request, signal) => rpcLogs(channel, taskId, request, signal),
+    events: (taskId, request, signal) => rpcEvents(channel, taskId, request, signal),
 
     ...(side === undefined
       ? {}

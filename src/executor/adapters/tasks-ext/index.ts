@@ -12,6 +12,7 @@ import type { NotificationListener } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
 import { decodeSnapshot, MODERN_FIELDS } from '../snapshot.js';
 import type { TaskListener } from '../task-listener.js';
+import { rpcEvents } from '../events.js';
 import { LOGS_NOTIFICATION, rpcLogs } from '../logs.js';
 import { isRpcError, RPC_CODES } from '../rpc-error.js';
 import { decodeCreate, decodeLookup, decodeOutcome, decodeStatus } from './codec.js';
@@ -160,6 +161,7 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
           watchLogs: (taskId: string) => options.listener!.watch(taskId, { logs: true }),
         }),
     logs: (taskId, request, signal) => rpcLogs(channel, taskId, request, signal),
+    events: (taskId, request, signal) => rpcEvents(channel, taskId, request, signal),
 
     close: async () => {
       options.listener?.close();

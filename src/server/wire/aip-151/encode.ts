@@ -1,3 +1,4 @@
+import { encodeEventCursor } from '../../../core/event-cursor.js';
 import { expiresAt, isTerminal, type TaskRecord, type TaskStatus } from '../../../core/task.js';
 import { JSONRPC_ERROR_TYPE, METADATA_TYPE, OPERATION_PREFIX, RESPONSE_TYPE, RPC_CODES } from './constants.js';
 import { rpcCodeOfJsonRpc } from './errors.js';
@@ -30,6 +31,8 @@ export interface TaskMetadataJson {
   pollInterval: string;
   /** Retention horizon, when known (G-15). */
   expireTime?: string;
+  /** Where the task's ordered events stand (issue 32): read on with `GET .../events?cursor=`. */
+  events: { lastSeq: number; cursor: string };
 }
 
 export interface OperationJson {
@@ -61,6 +64,7 @@ export function encodeMetadata(task: TaskRecord): TaskMetadataJson {
     updateTime: iso(task.updatedAt),
     wire: task.wire,
     pollInterval: duration(task.pollIntervalMs),
+    events: { lastSeq: task.eventSeq, cursor: encodeEventCursor(task.id, task.eventSeq) },
   };
   if (task.statusMessage !== null && task.statusMessage !== '') metadata.statusMessage = task.statusMessage;
   if (task.progress !== null) metadata.progress = { ...task.progress };

@@ -2,6 +2,7 @@ import { isTerminal } from '../../../core/task.js';
 import { isTerminusError } from '../../../core/errors.js';
 import { route, type HttpRequestInfo, type HttpRoute } from '../../http/routes.js';
 import { ownerOf } from '../../owner.js';
+import { decodeEventSearch, encodeEventPage } from '../../task-events.js';
 import { decodeLogSearch, encodeLogPage } from '../../task-logs.js';
 import type { WireDeps } from '../adapter.js';
 import {
@@ -29,6 +30,7 @@ import { AipError, invalidArgument, operationNotFound, toAipError } from './erro
  * | `POST /v1/operations/{id}:wait` `{timeout: "30s"}` | WaitOperation |
  * | `DELETE /v1/operations/{id}` | DeleteOperation -> `{}` |
  * | `GET /v1/operations/{id}/logs?after=&limit=` | ours (issue 18): a page of the task's own log |
+ * | `GET /v1/operations/{id}/events?cursor=&limit=` | ours (issue 32): a page of the task's ordered events |
  */
 export function aipRoutes(deps: WireDeps): HttpRoute[] {
   const { engine } = deps;
@@ -80,6 +82,13 @@ export function aipRoutes(deps: WireDeps): HttpRoute[] {
     return json(encodeLogPage(await engine.readLog(owner(info), id, query)));
   });
 
+  const events = handler(async (request, info) => {
+    const { id, verb } = decodeOperationSegment(info.params.op ?? '');
+    if (verb !== undefined) throw operationNotFound();
+    const query = decodeEventSearch(new URL(request.url).searchParams);
+    return json(encodeEventPage(await engine.readEvents(owner(info), id, query)));
+  });
+
   const custom = handler(async (request, info) => {
     const { id, verb } = decodeOperationSegment(info.params.op ?? '');
     if (verb === 'cancel') {
@@ -110,6 +119,7 @@ export function aipRoutes(deps: WireDeps): HttpRoute[] {
     route('GET', '/v1/operations', list),
     route('GET', '/v1/operations/:op', get),
     route('GET', '/v1/operations/:op/logs', logs),
+    route('GET', '/v1/operations/:op/events', events),
     route('POST', '/v1/operations/:op', custom),
     route('DELETE', '/v1/operations/:op', remove),
     route('*', '/v1/*', unknown),

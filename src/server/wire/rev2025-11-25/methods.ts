@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isTerminusError } from '../../../core/errors.js';
 import { isTerminal } from '../../../core/task.js';
 import { ownerOf, type OwnerFacts } from '../../owner.js';
+import { decodeEventQuery, encodeEventPage, EVENTS_METHOD, eventsMeta } from '../../task-events.js';
 import { decodeLogQuery, encodeLogPage, LOGS_METHOD } from '../../task-logs.js';
 import type { WireDeps } from '../adapter.js';
 import { LIST_PAGE_SIZE, REASONS, RESULT_WAIT_SLICE_MS } from './constants.js';
@@ -50,7 +51,8 @@ type OwnedHandler = Handler<OwnerFacts>;
 const getTask = (deps: WireDeps): OwnedHandler =>
   guarded(async (params, ctx) => {
     const { taskId } = decodeTaskRef(params);
-    return { ...encodeTask(await deps.engine.get(ownerOf(ctx, deps.transport), taskId)) };
+    const task = await deps.engine.get(ownerOf(ctx, deps.transport), taskId);
+    return { ...encodeTask(task), _meta: eventsMeta(task) };
   });
 
 const cancelTask = (deps: WireDeps): OwnedHandler =>
@@ -132,6 +134,17 @@ export function installTaskMethods(server: Server, deps: WireDeps): void {
       const { taskId } = decodeTaskRef(params);
       const query = decodeLogQuery(params);
       return { ...encodeLogPage(await engine.readLog(ownerOf(ctx, deps.transport), taskId, query)) };
+    }),
+  );
+
+  // Ours (issue 32): a page of the task's ordered events after a cursor, owned like `tasks/get`.
+  server.setRequestHandler(
+    EVENTS_METHOD,
+    SCHEMAS,
+    guarded(async (params, ctx) => {
+      const { taskId } = decodeTaskRef(params);
+      const query = decodeEventQuery(params);
+      return { ...encodeEventPage(await engine.readEvents(ownerOf(ctx, deps.transport), taskId, query)) };
     }),
   );
 

@@ -1,3 +1,4 @@
+import { eventsMeta } from '../../task-events.js';
 import type { Server } from '@modelcontextprotocol/server';
 import type { Logger } from '../../../core/ports.js';
 import { isTerminal, type TaskRecord, type TaskStatus } from '../../../core/task.js';
@@ -91,7 +92,10 @@ export function createStatusNotifier(
     }
     if (status !== entry.lastStatus && entry.options.statusNotifications !== false) {
       entry.lastStatus = status;
-      await server.notification({ method: 'notifications/tasks/status', params: { ...encodeTask(task) } });
+      await server.notification({
+        method: 'notifications/tasks/status',
+        params: { ...encodeTask(task), _meta: eventsMeta(task) },
+      });
     }
     if (isTerminal(task.status)) followed.delete(taskId);
   }

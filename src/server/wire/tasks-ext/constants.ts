@@ -9,6 +9,12 @@ export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
  */
 export const SUBMISSION_KEY_META = 'mcp-terminus.dev/submissionKey';
 
+/**
+ * Where a client names a webhook for its call (issue 32): `params._meta["mcp-terminus.dev/webhook"]
+ * = { url, secret, events? }` of a `tools/call` that makes a task.
+ */
+export const WEBHOOK_META = 'mcp-terminus.dev/webhook';
+
 /** Our own method: find a task by submission key; burns an unused key (S6). */
 export const LOOKUP_METHOD = 'terminus/tasks/lookup';
 

@@ -1,4 +1,4 @@
-import { INVALID_PARAMS_REASONS, MAX_SUBMISSION_KEY_LENGTH, SUBMISSION_KEY_META } from './constants.js';
+import { INVALID_PARAMS_REASONS, MAX_SUBMISSION_KEY_LENGTH, SUBMISSION_KEY_META, WEBHOOK_META } from './constants.js';
 import { invalidParams, taskNotFoundError } from './errors.js';
 import { isRecord } from '../../../core/json.js';
 
@@ -19,6 +19,8 @@ export interface ToolCallInput {
   readonly tool: string;
   readonly args: Record<string, unknown>;
   readonly submissionKey: string | undefined;
+  /** `_meta["mcp-terminus.dev/webhook"]` as sent; the engine decodes and checks it. */
+  readonly webhook?: unknown;
 }
 
 export interface UpdateInput extends TaskRef {
@@ -80,7 +82,8 @@ export function decodeToolCall(params: unknown): ToolCallInput {
   const rawKey = isRecord(meta) ? meta[SUBMISSION_KEY_META] : undefined;
   const submissionKey =
     rawKey === undefined ? undefined : decodeSubmissionKey(rawKey, `_meta["${SUBMISSION_KEY_META}"]`);
-  return { tool: p.name, args, submissionKey };
+  const webhook = isRecord(meta) ? meta[WEBHOOK_META] : undefined;
+  return { tool: p.name, args, submissionKey, ...(webhook === undefined ? {} : { webhook }) };
 }
 
 /** `terminus/tasks/lookup` params: `{ submissionKey }`. */

@@ -1,4 +1,5 @@
 import type { InputRequest, RpcError, TaskRecord, TaskStatus } from '../../../core/task.js';
+import { eventsMeta } from '../../task-events.js';
 import { PROGRESS_META, RELATED_TASK_META, SUBMISSION_META } from './constants.js';
 
 /**
@@ -100,8 +101,10 @@ export function encodeDetailedTask(task: TaskRecord): DetailedTask {
     default:
       break;
   }
+  // Where the task's ordered events stand (issue 32), so a client resumes `terminus/tasks/events` from here.
+  detailed._meta = eventsMeta(task);
   if (task.status === 'working' && task.progress !== null) {
-    detailed._meta = { [PROGRESS_META]: { ...task.progress } };
+    detailed._meta = { ...detailed._meta, [PROGRESS_META]: { ...task.progress } };
   }
   return detailed;
 }

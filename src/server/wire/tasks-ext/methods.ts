@@ -2,6 +2,7 @@ import type { Server } from '@modelcontextprotocol/server';
 import { z } from 'zod';
 import type { FastContext, FastMethod } from '../../http/fast-path.js';
 import { ownerOf } from '../../owner.js';
+import { decodeEventQuery, encodeEventPage, EVENTS_METHOD } from '../../task-events.js';
 import { decodeLogQuery, encodeLogPage, LOGS_METHOD } from '../../task-logs.js';
 import type { WireDeps } from '../adapter.js';
 import { LOOKUP_METHOD } from './constants.js';
@@ -74,6 +75,17 @@ const taskLogs = taskMethod(LOGS_METHOD, async (params, ctx, deps) => {
   return { ...encodeLogPage(await deps.engine.readLog(ownerOf(ctx, deps.transport), taskId, query)) };
 });
 
+/**
+ * `terminus/tasks/events`: a page of the task's ordered events after a cursor (issue 32). Gated and
+ * owned like `tasks/get` (X-47, S8): a foreign id gets the same `-32602` as an unknown one, and a
+ * bad cursor is a `-32602` naming `cursor`.
+ */
+const taskEvents = taskMethod(EVENTS_METHOD, async (params, ctx, deps) => {
+  const { taskId } = decodeTaskRef(params);
+  const query = decodeEventQuery(params);
+  return { ...encodeEventPage(await deps.engine.readEvents(ownerOf(ctx, deps.transport), taskId, query)) };
+});
+
 /** The task methods by name: registered on each SDK `Server`, and served as they are by the HTTP fast path. */
 const TASK_METHODS: Readonly<Record<string, (deps: WireDeps) => Handler>> = {
   'tasks/get': getTask,
@@ -96,4 +108,5 @@ export function installTaskMethods(server: Server, deps: WireDeps): void {
   for (const [method, make] of Object.entries(TASK_METHODS)) server.setRequestHandler(method, SCHEMAS, make(deps));
   // Through the SDK only: the fast path's differential test does not cover it (yet).
   server.setRequestHandler(LOGS_METHOD, SCHEMAS, taskLogs(deps));
+  server.setRequestHandler(EVENTS_METHOD, SCHEMAS, taskEvents(deps));
 }

@@ -3,7 +3,8 @@ import { runToolInline } from '../../inline.js';
 import { ownerOf } from '../../owner.js';
 import type { PreflightQuestion } from '../../preflight.js';
 import type { WireDeps } from '../adapter.js';
-import { INVALID_PARAMS_REASONS, SUBMISSION_KEY_META, TASKS_EXTENSION } from './constants.js';
+import { INVALID_PARAMS_REASONS, SUBMISSION_KEY_META, TASKS_EXTENSION, WEBHOOK_META } from './constants.js';
+import { decodeCallWebhook } from '../../../runner/webhooks.js';
 import { decodeToolCall } from './decode.js';
 import { encodeCreateTaskResult } from './encode.js';
 import { invalidParams, tasksCapabilityRequired, toProtocolError } from './errors.js';
@@ -41,6 +42,13 @@ export async function callTool(params: unknown, ctx: ServerContext, deps: WireDe
     );
   }
 
+  if (call.webhook !== undefined && !asTask) {
+    throw invalidParams(
+      `_meta["${WEBHOOK_META}"] needs a task: the tool ${tool.name} does not run as one here`,
+      INVALID_PARAMS_REASONS.invalidParams,
+    );
+  }
+
   let args = call.args;
   const preflight = deps.preflights.get(tool.name);
   if (preflight !== undefined) {
@@ -61,6 +69,7 @@ export async function callTool(params: unknown, ctx: ServerContext, deps: WireDe
       args,
       wire: 'mcp-tasks-ext',
       ...(call.submissionKey === undefined ? {} : { submissionKey: call.submissionKey }),
+      ...(call.webhook === undefined ? {} : { webhook: decodeCallWebhook(call.webhook) }),
     });
     return encodeCreateTaskResult(task, created);
   } catch (error) {

@@ -1,6 +1,7 @@
 import { sql as init } from './001_init.js';
 import { sql as claimOrder } from './002_claim_order.js';
 import { sql as taskLogs } from './003_task_logs.js';
+import { sql as events } from './005_events_webhooks.js';
 
 export interface Migration {
   /** Applied in ascending order; never renumber or edit one that has shipped, add the next. */
@@ -13,4 +14,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 1, name: '001_init', sql: init },
   { id: 2, name: '002_claim_order', sql: claimOrder },
   { id: 3, name: '003_task_logs', sql: taskLogs },
+  // 004 is reserved for another branch's work; ids need not be contiguous.
+  { id: 5, name: '005_events_webhooks', sql: events },
 ];

@@ -1,0 +1,68 @@
+/**
+ * A task's ordered events (issue 32): every status change, progress report, input round and log
+ * line of one task, numbered 1, 2, 3, ... per task with no gap, each number assigned in the same
+ * commit as the change it records. A reader that holds the seq of the last event it saw reads on
+ * from there after a broken stream and gets every later event exactly once, in order.
+ *
+ * Not the wake-ups of `store/events.ts` (lossy, in-process or LISTEN/NOTIFY): these are durable
+ * rows, kept as long as their task.
+ */
+import type { LogLine, LogStream } from './log.js';
+import type { InputRequest, Progress, TaskStatus } from './task.js';
+
+/** What an event records. */
+export const ORDERED_EVENT_KINDS = ['status', 'progress', 'input_requested', 'input_answered', 'log'] as const;
+/** One of `ORDERED_EVENT_KINDS`. */
+export type OrderedEventKind = (typeof ORDERED_EVENT_KINDS)[number];
+
+/**
+ * An event as a store write hands it over, before it has a seq. `log` events name their line by
+ * its log seq: the line itself is kept once, in the task's log.
+ */
+export type NewOrderedEvent =
+  /** The task entered `status` (its first event is `working`, at creation). */
+  | { readonly kind: 'status'; readonly status: TaskStatus; readonly statusMessage: string | null }
+  | { readonly kind: 'progress'; readonly progress: Progress }
+  /** A new input request under `key` (the round's status change is its own `status` event). */
+  | { readonly kind: 'input_requested'; readonly key: string; readonly request: InputRequest }
+  /** Responses stored for these keys (the values are not repeated here). */
+  | { readonly kind: 'input_answered'; readonly keys: readonly string[] }
+  | { readonly kind: 'log'; readonly logSeq: number; readonly stream: LogStream };
+
+/** One stored event. Times are epoch milliseconds from the injected clock. */
+export type OrderedEvent = { readonly seq: number; readonly at: number } & (
+  | Exclude<NewOrderedEvent, { kind: 'log' }>
+  | {
+      readonly kind: 'log';
+      readonly logSeq: number;
+      readonly stream: LogStream;
+      /** The line, or null once the log's bound dropped it (the event stays, so seqs have no gap). */
+      readonly line: LogLine | null;
+    }
+);
+
+/** A read of a task's events: the events after a seq plus where the sequence stands. */
+export interface OrderedEventPage {
+  readonly events: OrderedEvent[];
+  /** The seq of the task's last event (0: none yet; every store write creates at least one). */
+  readonly lastSeq: number;
+}
+
+/** The most events one read returns. */
+export const MAX_EVENT_READ = 1000;
+/** Events one read returns when the caller names no `limit`. */
+export const DEFAULT_EVENT_READ = 100;
+
+/** The status events of a write that changes the status from `before` to `after` (none when equal). */
+export function statusChange(
+  before: TaskStatus | null,
+  after: { readonly status: TaskStatus; readonly statusMessage: string | null },
+): NewOrderedEvent[] {
+  return before === after.status ? [] : [{ kind: 'status', status: after.status, statusMessage: after.statusMessage }];
+}
+
+/** The stored shape of an event's payload (everything but kind, seq and time), as every backend keeps it. */
+export function eventData(event: NewOrderedEvent): Record<string, unknown> {
+  const { kind: _kind, ...data } = event;
+  return data;
+}
