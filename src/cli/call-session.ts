@@ -18,6 +18,7 @@ import type { Ledger } from '../executor/ledger-port.js';
 import { isSettled } from '../executor/transitions.js';
 import { cliConnector, driveFailure } from './call-connect.js';
 import { CallLogs } from './call-logs.js';
+import { credentialMessage, credentialOf, isCredentialFailure, serverCredential } from './credential.js';
 import type { CallNodeChoice } from './call-node.js';
 import {
   EXIT,
@@ -73,6 +74,7 @@ export class CallSession {
           }
         },
       }),
+      credentialOf: (target) => serverCredential(target, this.request.headers),
       clock: systemClock,
       random: systemRandom,
       ids: systemIds,
@@ -207,6 +209,8 @@ export class CallSession {
       ledger: this.flags.ledger,
       authed: Object.keys(this.request.headers).length > 0,
       followLogs: this.flags.followLogs,
+      hasCredential: credentialOf(this.request.headers) !== null,
+      command: 'call',
     };
   }
 
@@ -272,6 +276,16 @@ export class CallSession {
 
   private async submitFailure(callNodeId: string, error: unknown): Promise<CallOutcome> {
     const fail = (message: string): CallOutcome => noReceipt('error', EXIT.failed, null, false, message);
+    if (isCredentialFailure(error)) {
+      // Another credential's operation under this call node, or a server refusing ours at connect.
+      const record = error instanceof ExecutorError ? await this.ledger.loadByCallNode(callNodeId) : null;
+      const message = credentialMessage(error, record, {
+        hasCredential: credentialOf(this.request.headers) !== null,
+        server: this.request.server,
+        command: 'call',
+      });
+      return noReceipt('unauthorized', EXIT.unauthorized, record, record !== null, message);
+    }
     if (isTerminusError(error, 'operation_conflict')) {
       const other = await this.ledger.loadByCallNode(callNodeId);
       const what =

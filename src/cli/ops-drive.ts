@@ -17,7 +17,9 @@ import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import type { TaskSnapshot } from '../executor/wire-port.js';
 import { IN_FLIGHT_STATES, isSettled } from '../executor/transitions.js';
+import { checkIdentity } from '../executor/identity.js';
 import { cliConnector, driveFailure, urlDescriptor } from './call-connect.js';
+import { credentialMessage, credentialOf, isCredentialFailure, serverCredential } from './credential.js';
 import {
   EXIT,
   flagsOf,
@@ -41,11 +43,16 @@ export interface DriveFlags extends ServerFlags {
   readonly url?: string;
   readonly wire: WireChoice;
   readonly budget?: number;
+  /** Drive operations submitted under another credential (a rotated token of the same principal). */
+  readonly credentialChanged?: boolean;
 }
 
 const LIST_LIMIT = 10_000;
 const out = (text: string): void => void process.stdout.write(text);
 const err = (text: string): void => void process.stderr.write(text);
+
+/** Outcomes of `resume` rows the credentials decided (exit 4). */
+const CREDENTIAL_OUTCOMES: readonly string[] = ['unauthorized', 'identity_mismatch'];
 
 /** One row of what `resume` reports. */
 interface Row {
@@ -116,6 +123,7 @@ async function withExecutor(
   const executor = await createExecutor({
     ledger,
     connect,
+    ...credentialCheck(flags),
     clock: systemClock,
     random: systemRandom,
     ids: systemIds,
@@ -152,12 +160,27 @@ async function withExecutor(
   }
 }
 
-async function settle(handle: OperationHandle): Promise<{ receipt: Receipt | null; outcome: string }> {
+/**
+ * The executor's `credentialOf` for these flags: the command's credential, checked against the one
+ * each operation was submitted under; none with `--credential-changed` (nothing is checked).
+ */
+export function credentialCheck(flags: DriveFlags): { credentialOf?: (server: string) => string | null } {
+  if (flags.credentialChanged === true) return {};
+  const headers = headersOf(flags);
+  return { credentialOf: (server) => serverCredential(server, headers) };
+}
+
+/** The advice of a credential failure of these flags, for `record`. */
+function credentialAdvice(error: unknown, record: ToolOperation | null, flags: DriveFlags): string {
+  return credentialMessage(error, record, { hasCredential: credentialOf(headersOf(flags)) !== null, command: 'ops' });
+}
+
+async function settle(handle: OperationHandle): Promise<{ receipt: Receipt | null; outcome: string; error?: unknown }> {
   try {
     const receipt = await handle.result();
     return { receipt, outcome: receipt.status };
   } catch (error) {
-    return { receipt: null, outcome: error instanceof ExecutorError ? error.code : String(error) };
+    return { receipt: null, outcome: error instanceof ExecutorError ? error.code : String(error), error };
   }
 }
 
@@ -222,9 +245,11 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
       handles.forEach(follow);
       const log = new StatusLog(process.stderr, (taskId) => progress.get(taskId));
       const watching = Promise.all(handles.map((h) => log.follow(h, Date.now)));
+      const failures = new Map<string, unknown>();
       const rows: Row[] = await Promise.all(
         handles.map(async (h) => {
-          const { receipt, outcome } = await settle(h);
+          const { receipt, outcome, error } = await settle(h);
+          if (error !== undefined) failures.set(h.operationId, error);
           return { operationId: h.operationId, callNodeId: h.callNodeId, outcome, receiptId: receipt?.id ?? null };
         }),
       );
@@ -236,6 +261,7 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
         const record = await ledger.load(row.operationId);
         if (record !== null) err(`${unknownMessage(record, commandFlags)}\n`);
       }
+      const credential = credentialCheck(flags).credentialOf;
       // Reported here: this command is their downstream (C7), as `terminus call` is for its own.
       for (const row of rows) if (row.receiptId !== null) await executor.outbox.ack(row.receiptId);
       const resumed = new Set(handles.map((h) => h.operationId));
@@ -244,11 +270,23 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
         .map((r) => ({
           operationId: r.id,
           callNodeId: r.callNodeId,
-          outcome: r.server === undefined ? 'no_server' : 'not_resumed',
+          outcome:
+            r.server === undefined
+              ? 'no_server'
+              : credential !== undefined && !checkIdentity(r, credential(r.server)).ok
+                ? 'identity_mismatch'
+                : 'not_resumed',
           receiptId: null,
         }));
       const all = [...rows, ...skipped];
+      // Each operation the credentials kept from: why, and what to pass (its record was not changed).
+      for (const row of all.filter((r) => CREDENTIAL_OUTCOMES.includes(r.outcome))) {
+        const record = await ledger.load(row.operationId);
+        const error = failures.get(row.operationId) ?? new ExecutorError('identity_mismatch', row.outcome);
+        err(`${credentialAdvice(error, record, flags)}\n`);
+      }
       report(all, flags);
+      if (all.some((r) => CREDENTIAL_OUTCOMES.includes(r.outcome))) return EXIT.unauthorized;
       return all.every((r) => r.receiptId !== null || r.outcome === 'never_created') ? EXIT.completed : EXIT.detached;
     },
     serverProgress(progress),
@@ -271,6 +309,17 @@ async function resumeOne(ledger: Ledger, record: ToolOperation, flags: DriveFlag
       try {
         handle = await attachTo(executor, record, budgetOf(flags));
       } catch (error) {
+        if (isCredentialFailure(error)) {
+          const refused = noReceipt(
+            'unauthorized',
+            EXIT.unauthorized,
+            record,
+            true,
+            credentialAdvice(error, record, flags),
+          );
+          printOutcome(refused, flags.json, 'terminus ops resume');
+          return refused.exitCode;
+        }
         err(`terminus ops resume: ${driveFailure(record.server, flags.ledger, error)}\n`);
         return EXIT.failed;
       }
@@ -287,6 +336,8 @@ async function resumeOne(ledger: Ledger, record: ToolOperation, flags: DriveFlag
           outcome = followFailure(error, await ledger.load(handle.operationId), handle.operationId, {
             ledger: flags.ledger,
             authed: Object.keys(headersOf(flags)).length > 0,
+            hasCredential: credentialOf(headersOf(flags)) !== null,
+            command: 'ops',
             followLogs: false,
             attached: true,
             interrupted: interrupted(),
@@ -365,6 +416,10 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
       try {
         handle = await attachTo(executor, record, budgetOf(flags) ?? null);
       } catch (error) {
+        if (isCredentialFailure(error)) {
+          err(`${command}: ${credentialAdvice(error, record, flags)}\n`);
+          return EXIT.unauthorized;
+        }
         err(`${command}: ${driveFailure(record.server, flags.ledger, error)}\n`);
         return EXIT.failed;
       }
@@ -382,7 +437,7 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
       } finally {
         display.stop();
       }
-      const { receipt, outcome } = settled;
+      const { receipt, outcome, error } = settled;
       if (receipt !== null) await executor.outbox.ack(receipt.id);
       if (flags.json) {
         out(
@@ -398,6 +453,15 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
           `the task ended ${receipt.status} before the cancel took effect; its result is kept: terminus ops result ${record.id}\n`,
         );
         return EXIT.failed;
+      }
+      if (isCredentialFailure(error)) {
+        const now = await ledger.load(record.id);
+        const owed =
+          now !== null && now.cancelGeneration > record.cancelGeneration
+            ? `; the cancel is recorded (${now.state}): terminus ops resume ${record.id} with a credential it accepts sends it`
+            : '';
+        err(`${command}: ${credentialAdvice(error, owed === '' ? now : null, flags)}${owed}\n`);
+        return EXIT.unauthorized;
       }
       err(`the cancel is recorded but not confirmed yet (${outcome}): terminus ops resume ${record.id} finishes it\n`);
       return EXIT.detached;

@@ -50,6 +50,11 @@ export function registerOps(program: Command): void {
   const driving = (cmd: Command): Command =>
     serverOptions(common(cmd))
       .option('--url <url>', 'reach the server at this URL instead of the one stored with the operation', checkUrl)
+      .option(
+        '--credential-changed',
+        'the credential is not the one the operation was submitted under, but the same principal holds it (a rotated token): drive it anyway',
+        false,
+      )
       .addOption(
         new Option('--wire <wire>', 'wire when reconnecting')
           .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'])
