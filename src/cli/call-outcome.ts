@@ -226,14 +226,18 @@ export function followFailure(
   if (!(error instanceof ExecutorError))
     return fail('error', EXIT.failed, driveFailure(undefined, context.ledger, error));
   switch (error.code) {
-    case 'waiting_stopped':
+    case 'waiting_stopped': {
+      // A task paused on a question waits for its answer; the next follower is asked again.
+      const task =
+        record?.state === 'INPUT_REQUIRED'
+          ? 'the task waits for its answer (asked again when you follow it)'
+          : 'the task keeps running';
       return fail(
         'detached',
         EXIT.detached,
-        context.interrupted
-          ? `stopped following; the task keeps running${next}`
-          : `wait budget used up; the task keeps running${next}`,
+        context.interrupted ? `stopped following; ${task}${next}` : `wait budget used up; ${task}${next}`,
       );
+    }
     case 'never_created':
       return fail('refused', EXIT.failed, refusal(record));
     case 'unknown':

@@ -8,12 +8,7 @@ import type { Logger } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { WireUnavailableError } from '../executor/adapters/index.js';
 import { createExecutor } from '../executor/executor.js';
-import {
-  ExecutorError,
-  type ApprovalRequest,
-  type OperationHandle,
-  type OperationStatus,
-} from '../executor/executor-types.js';
+import { ExecutorError, type OperationHandle, type OperationStatus } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { isSettled } from '../executor/transitions.js';
 import { cliConnector, driveFailure } from './call-connect.js';
@@ -31,15 +26,14 @@ import {
   type NextStepsContext,
 } from './call-outcome.js';
 import type { CallFlags, CallRequest } from './call-request.js';
-import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
+import { PromptGate } from './approval.js';
 import { completeProgress, progressView, stateView } from './follow.js';
 import { formatElapsed, ProgressDisplay } from './render.js';
 
 /** One run of `terminus call`: submits or re-attaches, follows, prompts, and ends with one outcome. */
 export class CallSession {
   private readonly display = new ProgressDisplay(process.stderr, () => Date.now());
-  private reader: LineReader | null = null;
-  private prompts: Promise<unknown> = Promise.resolve();
+  private readonly gate: PromptGate;
   private handle: OperationHandle | null = null;
   private last: OperationStatus | null = null;
   private attached = false;
@@ -54,6 +48,13 @@ export class CallSession {
     this.request = request;
     this.flags = flags;
     this.logs = new CallLogs(this.display, ledger, flags.json);
+    this.gate = new PromptGate({
+      display: this.display,
+      header: (r) => `${r.tool} asks for input (task ${r.taskId ?? '?'}, round ${r.round}, ${r.key})`,
+      cancelTask: () => this.cancelAtPrompt(),
+      hold: () => this.logs.hold(),
+      release: () => this.logs.release(),
+    });
   }
 
   async run(choice: CallNodeChoice): Promise<CallOutcome> {
@@ -79,7 +80,7 @@ export class CallSession {
       random: systemRandom,
       ids: systemIds,
       logger: this.logger(),
-      approvalGate: (request) => this.approve(request),
+      approvalGate: this.gate.ask,
       // The CLI decides on a refused or doubtful submission itself; it never resubmits silently.
       resubmitNeverCreated: false,
     });
@@ -125,7 +126,7 @@ export class CallSession {
       process.off('SIGINT', onSigint);
       this.display.stop();
       // Before closing the executor: a prompt still waiting on stdin would keep a driver task open.
-      this.reader?.close();
+      this.gate.close();
       await executor.close();
     }
   }
@@ -162,30 +163,16 @@ export class CallSession {
     }
   }
 
-  /** Prompts run one at a time: an input round with several requests asks them in turn. */
-  private approve(request: ApprovalRequest): Promise<unknown> {
-    const turn = this.prompts.then(async () => {
-      this.reader ??= new LineReader(process.stdin);
-      this.display.pause();
-      this.logs.hold();
-      try {
-        const header = `${request.tool} asks for input (task ${request.taskId ?? '?'}, round ${request.round}, ${request.key})`;
-        return await promptElicitation(describeElicitation(request.request), header, {
-          reader: this.reader,
-          out: process.stderr,
-          echo: process.stdin.isTTY !== true,
-        });
-      } finally {
-        this.display.resume();
-        this.logs.release();
-      }
-    });
-    this.prompts = turn.catch(() => undefined);
-    return turn;
+  /** `[c]ancel` at a prompt: the task is cancelled (the question stays unanswered), as `--cancel-on-interrupt` does. */
+  private cancelAtPrompt(): void {
+    if (this.handle === null) return;
+    this.sendCancel(this.handle, '[c]ancel');
   }
 
   private interrupt(): void {
     this.interrupts += 1;
+    // A question being asked is abandoned (never answered) and its line ended first.
+    this.gate.interrupt();
     if (this.interrupts > 1) return this.exitNow();
     if (this.handle === null) {
       this.display.note('Ctrl-C: stopping once the call is recorded (Ctrl-C again exits now)');
@@ -241,10 +228,9 @@ export class CallSession {
     process.exit(EXIT.detached);
   }
 
-  private sendCancel(handle: OperationHandle): void {
-    this.display.note(
-      `Ctrl-C: cancel requested for ${handle.operationId}; waiting for the server (Ctrl-C again exits now)`,
-    );
+  private sendCancel(handle: OperationHandle, why = 'Ctrl-C'): void {
+    const exit = this.interrupts > 0 ? 'Ctrl-C again exits now' : 'Ctrl-C stops waiting';
+    this.display.note(`${why}: cancel requested for ${handle.operationId}; waiting for the server (${exit})`);
     handle.cancel().then(
       (outcome) => {
         if (!outcome.requested) this.display.note(`cancel not sent (${outcome.reason ?? 'refused'})`);

@@ -6,13 +6,7 @@
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { WireChoice } from '../executor/adapters/index.js';
 import { createExecutor } from '../executor/executor.js';
-import {
-  ExecutorError,
-  type ApprovalRequest,
-  type Connector,
-  type Executor,
-  type OperationHandle,
-} from '../executor/executor-types.js';
+import { ExecutorError, type Connector, type Executor, type OperationHandle } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import type { TaskSnapshot } from '../executor/wire-port.js';
@@ -33,7 +27,7 @@ import {
 } from './call-outcome.js';
 import { attachTo, completeProgress, progressView, stateView, StatusLog } from './follow.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
-import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
+import { PromptGate } from './approval.js';
 import { ProgressDisplay, type ProgressView } from './render.js';
 import { headersOf, type ServerFlags } from './server-flags.js';
 
@@ -105,21 +99,18 @@ async function withExecutor(
     err(`${command}: ${(error as Error).message}\n`);
     return EXIT.usage;
   }
-  let reader: LineReader | null = null;
-  let prompts: Promise<unknown> = Promise.resolve();
-  const approvalGate = (request: ApprovalRequest): Promise<unknown> => {
-    const turn = prompts.then(() => {
-      reader ??= new LineReader(process.stdin);
-      const header = `${request.tool} asks for input (operation ${request.operationId}, round ${request.round})`;
-      return promptElicitation(describeElicitation(request.request), header, {
-        reader,
-        out: process.stderr,
-        echo: process.stdin.isTTY !== true,
-      });
-    });
-    prompts = turn.catch(() => undefined);
-    return turn;
-  };
+  const followed: OperationHandle[] = [];
+  const gate = new PromptGate({
+    ...(display === undefined ? {} : { display }),
+    header: (r) => `${r.tool} asks for input (operation ${r.operationId}, round ${r.round})`,
+    // `[c]ancel` at a prompt cancels that operation's task; the question stays unanswered.
+    cancelTask: (operationId) => {
+      const handle = followed.find((h) => h.operationId === operationId);
+      if (handle === undefined) return;
+      say(`[c]ancel: cancel requested for ${operationId}; waiting for the server`);
+      handle.cancel().catch((error: unknown) => say(`cancel failed: ${String(error)}`));
+    },
+  });
   const executor = await createExecutor({
     ledger,
     connect,
@@ -127,14 +118,14 @@ async function withExecutor(
     clock: systemClock,
     random: systemRandom,
     ids: systemIds,
-    approvalGate,
+    approvalGate: gate.ask,
     resubmitNeverCreated: false,
     ...(flags.budget === undefined ? {} : { defaultBudgetMs: flags.budget * 1000 }),
   });
-  const followed: OperationHandle[] = [];
   let interrupts = 0;
   const onSigint = (): void => {
     interrupts += 1;
+    gate.interrupt();
     if (interrupts > 1) {
       display?.stop();
       err('Ctrl-C again: exiting now; the operations stay in the ledger\n');
@@ -155,7 +146,7 @@ async function withExecutor(
     );
   } finally {
     process.off('SIGINT', onSigint);
-    (reader as LineReader | null)?.close();
+    gate.close();
     await executor.close();
   }
 }

@@ -426,19 +426,31 @@ export class OperationDriver {
     }
   }
 
+  /** One question to the gate; a gate that throws gives no answer: the question stays open (C10). */
   private async ask(round: number, key: string, request: unknown): Promise<void> {
     const r = this.record;
-    const reply = await this.ctx.approvalGate({
-      operationId: r.id,
-      callNodeId: r.callNodeId,
-      taskId: r.taskId,
-      tool: r.tool.name,
-      round,
-      key,
-      request,
-      requestDigest: digestOf(request ?? null),
-      deadlineAt: r.policy.deadlineAt,
-    });
+    let reply: unknown;
+    try {
+      reply = await this.ctx.approvalGate({
+        operationId: r.id,
+        callNodeId: r.callNodeId,
+        taskId: r.taskId,
+        tool: r.tool.name,
+        round,
+        key,
+        request,
+        requestDigest: digestOf(request ?? null),
+        deadlineAt: r.policy.deadlineAt,
+      });
+    } catch (error) {
+      this.ctx.logger.debug('the approval gate gave no answer; the question stays open', {
+        operationId: r.id,
+        round,
+        key,
+        error: String(error),
+      });
+      return;
+    }
     if (this.stopped) return;
     await this.dispatch({ type: 'input_answered', epoch: this.ctx.epoch, round, key, reply });
   }
