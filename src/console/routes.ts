@@ -109,19 +109,25 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
     const notice = search.get('notice');
     const timeline = timelineOf(task, options.timeline?.events(task.id) ?? []);
     const operator = isOperator(info);
-    const after = /^\d{1,15}$/.test(search.get('log_after') ?? '') ? Number(search.get('log_after')) : 0;
+    // `?log=tail`: the last lines, from where the log ends now (one short read finds it).
+    const tail = search.get('log') === 'tail';
     // Read with the task's owner: the same store read, under the same ownership, as `get` (S8).
+    const after = tail
+      ? Math.max(0, (await engine.readLog(task.owner, task.id, { limit: 1 })).lastSeq - CONSOLE_LOG_LINES)
+      : /^\d{1,15}$/.test(search.get('log_after') ?? '')
+        ? Number(search.get('log_after'))
+        : 0;
     const log = await engine.readLog(task.owner, task.id, { after, limit: CONSOLE_LOG_LINES });
     const q = ownerQuery(operator, task.owner);
-    const href = (n: number): string =>
-      `/console/tasks/${encodeURIComponent(task.id)}${q === '' ? '?' : `${q}&`}log_after=${n}#log`;
+    const base = `/console/tasks/${encodeURIComponent(task.id)}${q === '' ? '?' : `${q}&`}`;
+    const links = { page: (n: number): string => `${base}log_after=${n}#log`, tail: `${base}log=tail#log` };
     return htmlResponse(
       detailPage({
         caller: caller(info),
         operator,
         task,
         timeline,
-        log: logSection(log, after, href),
+        log: logSection(log, after, links, tail),
         ...(notice === null ? {} : { notice }),
       }),
     );
