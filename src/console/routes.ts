@@ -4,7 +4,9 @@ import { TASK_STATUSES, WIRES } from '../core/task.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { route, type HttpRequestInfo, type HttpRoute } from '../server/http/routes.js';
 import { ownerOf } from '../server/owner.js';
+import { checkOrigin, htmlResponse } from './answers.js';
 import { CONSOLE_LOG_LINES, logSection } from './log.js';
+import { ConsoleSessions, type ConsoleSignIn } from './sign-in.js';
 import { detailPage, errorPage, listPage, ownerQuery, type ListFilters } from './pages.js';
 import { timelineOf, type TimelineRecorder } from './timeline.js';
 
@@ -29,6 +31,12 @@ export interface ConsoleOptions {
    * `listAnonymous: true`; the CLI names its flag).
    */
   readonly listAnonymousSwitch?: string;
+  /**
+   * Sign-in for browsers when the server authenticates (`sign-in.ts`): a token form, then a session
+   * cookie whose principal is the token's. Without it a browser needs a bearer header, which it
+   * cannot send. The CLI passes `{ verify: verifyBearer(authenticate) }` under `--auth-*`.
+   */
+  readonly signIn?: ConsoleSignIn;
 }
 
 /** Tasks on one list page; the store clamps to 1..1000. */
@@ -43,10 +51,16 @@ const PAGE_SIZE = 100;
  * wire (S8): it sees and acts on its own tasks only. A caller whose client id is in `operators`
  * sees every owner's tasks (`?owner=` filters the list; a task's links and forms carry `?owner=`
  * naming the task's owner, since every store read is by owner and id). A POST whose `Origin` is not this server's is
- * refused (403), so another site cannot make a signed-in browser cancel a task.
+ * refused (403), so another site cannot make a signed-in browser cancel a task; under a sign-in
+ * session (`signIn`) a form must also carry the session's CSRF token.
  */
 export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
   const { engine } = options;
+  const sessions = options.signIn === undefined ? undefined : new ConsoleSessions(options.signIn);
+  const csrfOf = (request: Request): string | null => sessions?.sessionOf(request)?.csrf ?? null;
+  // Refuses a form from another site: its Origin, and under a session a missing or wrong CSRF token.
+  const forged = (request: Request, form: URLSearchParams): Response | undefined =>
+    checkOrigin(request) ?? sessions?.refuseForgedForm(request, form);
   const operators = new Set(options.operators ?? []);
   const caller = (info: HttpRequestInfo): string => ownerOf({ http: { authInfo: info.authInfo } }, 'http');
   // Only an authenticated client id can be an operator: with no `authInfo` there is none to match.
@@ -91,6 +105,7 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
         filters,
         nextCursor: page.nextCursor,
         unlisted: unlisted ? (options.listAnonymousSwitch ?? 'listAnonymous: true') : null,
+        csrf: csrfOf(request),
       }),
     );
   };
@@ -104,7 +119,7 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
 
   const detail = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
     const task = await find(request, info);
-    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
+    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.', csrfOf(request)), 404);
     const search = new URL(request.url).searchParams;
     const notice = search.get('notice');
     const timeline = timelineOf(task, options.timeline?.events(task.id) ?? []);
@@ -129,12 +144,13 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
         timeline,
         log: logSection(log, after, links, tail),
         ...(notice === null ? {} : { notice }),
+        csrf: csrfOf(request),
       }),
     );
   };
 
   const cancel = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
-    const refused = checkOrigin(request);
+    const refused = forged(request, new URLSearchParams(info.body?.toString('utf8') ?? ''));
     if (refused !== undefined) return refused;
     const id = info.params['id'] ?? '';
     try {
@@ -143,18 +159,19 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
         outcome.outcome === 'cancelled' ? 'Cancelled.' : `Not cancelled: the task was already ${outcome.task.status}.`;
       return seeOther(id, notice, ownerQuery(isOperator(info), outcome.task.owner));
     } catch (error) {
-      if (isTerminusError(error, 'not_found')) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
+      if (isTerminusError(error, 'not_found'))
+        return htmlResponse(errorPage(caller(info), 404, 'No such task.', csrfOf(request)), 404);
       throw error;
     }
   };
 
   const answer = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
-    const refused = checkOrigin(request);
+    const form = new URLSearchParams(info.body?.toString('utf8') ?? '');
+    const refused = forged(request, form);
     if (refused !== undefined) return refused;
     const task = await find(request, info);
-    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
+    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.', csrfOf(request)), 404);
     const back = ownerQuery(isOperator(info), task.owner);
-    const form = new URLSearchParams(info.body?.toString('utf8') ?? '');
     const key = form.get('key') ?? '';
     const asked = task.inputRequests[key];
     if (asked === undefined || Object.hasOwn(task.inputResponses, key))
@@ -180,13 +197,17 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
     return new Response(null, { status: 308, headers: { location: `/console${search}` } });
   };
 
+  // Under sign-in, a browser's session cookie stands for its token, and one without credentials is
+  // sent to the sign-in page.
+  const signedIn = sessions === undefined ? {} : { session: sessions.principal, signIn: sessions.redirect };
   return [
-    route('GET', '/console', list),
-    route('GET', '/console/', slash),
-    route('GET', '/console/open', open),
-    route('GET', '/console/tasks/:id', detail),
-    route('POST', '/console/tasks/:id/cancel', cancel, { body: 'form' }),
-    route('POST', '/console/tasks/:id/answer', answer, { body: 'form' }),
+    ...(sessions?.routes() ?? []),
+    route('GET', '/console', list, signedIn),
+    route('GET', '/console/', slash, signedIn),
+    route('GET', '/console/open', open, signedIn),
+    route('GET', '/console/tasks/:id', detail, signedIn),
+    route('POST', '/console/tasks/:id/cancel', cancel, { body: 'form', ...signedIn }),
+    route('POST', '/console/tasks/:id/answer', answer, { body: 'form', ...signedIn }),
   ];
 }
 
@@ -217,35 +238,9 @@ function contentOf(form: URLSearchParams, params: Record<string, unknown>): Reco
   return content;
 }
 
-/** Browsers send `Origin` on every form POST; one naming another host is a cross-site request. */
-function checkOrigin(request: Request): Response | undefined {
-  const origin = request.headers.get('origin');
-  const host = request.headers.get('host');
-  if (origin === null || host === null) return undefined;
-  try {
-    if (new URL(origin).host === host) return undefined;
-  } catch {
-    // An unparsable Origin is refused like a foreign one.
-  }
-  return new Response('cross-site request refused', { status: 403, headers: { 'content-type': 'text/plain' } });
-}
-
 /** `ownerPart` is '' or `?owner=...` (an operator's); the notice joins it. */
 function seeOther(id: string, notice: string, ownerPart = ''): Response {
   const query = ownerPart === '' ? '?' : `${ownerPart}&`;
   const location = `/console/tasks/${encodeURIComponent(id)}${query}notice=${encodeURIComponent(notice)}`;
   return new Response(null, { status: 303, headers: { location } });
-}
-
-function htmlResponse(body: string, status = 200): Response {
-  return new Response(body, {
-    status,
-    headers: {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      // Nothing on these pages loads from elsewhere; no script at all.
-      'content-security-policy':
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-    },
-  });
 }
