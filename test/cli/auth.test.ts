@@ -182,6 +182,11 @@ describe('terminus call under credentials', () => {
       expect(json).toMatchObject({ status: 'unauthorized', exitCode: 4, operation: { state: 'NEVER_CREATED' } });
       expect(json.message).toMatch(/refused the credentials \(HTTP 401[^)]*\): pass --token T/);
       expect(json.message).toMatch(/nothing was created/);
+      // terminus tools: the same error and exit code, and with the token the list.
+      const tools = await built(['tools', '--url', served.url], { cwd: dir.path, env });
+      expect(tools.code, tools.stderr).toBe(4);
+      expect(tools.stderr).toMatch(/refused the credentials \(HTTP 401[^)]*\): pass --token T/);
+      expect((await built(['tools', '--url', served.url, '--token', ALICE], { cwd: dir.path, env })).code).toBe(0);
     },
     SLOW,
   );
