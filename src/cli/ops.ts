@@ -285,6 +285,7 @@ export function describe(r: ToolOperation, receipt: Receipt | null): string {
     `server says ${r.lastServerStatus ?? '-'}`,
     `task id     ${r.taskId ?? '-'}`,
     `key         ${r.submissionKey}${r.priorSubmissionKeys.length > 0 ? ` (before: ${r.priorSubmissionKeys.join(', ')})` : ''}`,
+    `credential  ${(r.identity ?? null) === null ? 'none' : `submitted with one (fingerprint ${r.identity!.slice(0, 12)}…; never the credential)`}`,
     `epoch       ${r.executionEpoch}, cancel generation ${r.cancelGeneration}, input round ${r.input.round}`,
     `created     ${iso(r.createdAt)}, updated ${iso(r.updatedAt)}, expires ${iso(r.expiresAt)}`,
     `receipt     ${receipt === null ? '-' : `${receipt.id} (${receipt.status}, digest ${receipt.resultDigest ?? '-'})`}`,
