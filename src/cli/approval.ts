@@ -6,7 +6,6 @@
  */
 import type { ApprovalRequest } from '../executor/executor-types.js';
 import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
-import type { ProgressDisplay } from './render.js';
 
 /** Why the gate gave no answer: the executor leaves the question open (asked again on the next resume). */
 export class NoAnswer extends Error {
@@ -16,9 +15,15 @@ export class NoAnswer extends Error {
   }
 }
 
+/** What shows the status on stderr: quiet while a question is asked there. */
+export interface StatusShown {
+  pause(): void;
+  resume(): void;
+}
+
 export interface PromptGateOptions {
-  /** The redrawn status line, cleared while a question is asked. */
-  readonly display?: ProgressDisplay;
+  /** The redrawn status line (cleared) or the status log (held) while a question is asked. */
+  readonly display?: StatusShown;
   /** `[c]ancel` on a question of `operationId`: cancel its task. */
   readonly cancelTask: (operationId: string) => void;
   /** The question's first line. */
@@ -33,6 +38,7 @@ export class PromptGate {
   private reader: LineReader | null = null;
   private turns: Promise<unknown> = Promise.resolve();
   private asking = false;
+  private interrupted = false;
 
   constructor(options: PromptGateOptions) {
     this.options = options;
@@ -46,21 +52,24 @@ export class PromptGate {
   };
 
   /**
-   * Ctrl-C: a question being asked ends its line (the terminal echoed `^C` after the question), so
-   * what is printed next starts on a line of its own; it and every later one get no answer.
+   * Ctrl-C, or the command ending (its budget): a question being asked ends its line (after the
+   * `^C` a terminal echoed), so what is printed next starts on a line of its own; it and every later
+   * one get no answer.
    */
   interrupt(): void {
     if (this.asking && this.reader?.waitingForLine === true) process.stderr.write('\n');
-    this.reader ??= new LineReader(process.stdin);
-    this.reader.interrupt();
+    this.interrupted = true;
+    this.reader?.interrupt();
   }
 
-  /** Before the executor closes: a question still waiting on stdin would keep a driver task open. */
+  /** Before the executor closes: a question still open is abandoned, and stdin is let go. */
   close(): void {
+    this.interrupt();
     this.reader?.close();
   }
 
   private async prompt(request: ApprovalRequest): Promise<unknown> {
+    if (this.interrupted) throw new NoAnswer('interrupted');
     this.reader ??= new LineReader(process.stdin);
     const { display } = this.options;
     display?.pause();

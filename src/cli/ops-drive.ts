@@ -27,7 +27,7 @@ import {
 } from './call-outcome.js';
 import { attachTo, completeProgress, progressView, stateView, StatusLog } from './follow.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
-import { PromptGate } from './approval.js';
+import { PromptGate, type StatusShown } from './approval.js';
 import { ProgressDisplay, type ProgressView } from './render.js';
 import { headersOf, type ServerFlags } from './server-flags.js';
 
@@ -88,6 +88,8 @@ async function withExecutor(
   body: (executor: Executor, follow: (h: OperationHandle) => void, interrupted: () => boolean) => Promise<number>,
   onSnapshot: (snapshot: TaskSnapshot) => void,
   display?: ProgressDisplay,
+  /** The status log of several operations, held while a question is asked (no redrawn line then). */
+  log?: StatusShown,
 ): Promise<number> {
   // Above the redrawn status line when there is one, not through it.
   const say = (line: string): void => (display === undefined ? err(`${line}\n`) : display.note(line));
@@ -100,8 +102,9 @@ async function withExecutor(
     return EXIT.usage;
   }
   const followed: OperationHandle[] = [];
+  const shown = display ?? log;
   const gate = new PromptGate({
-    ...(display === undefined ? {} : { display }),
+    ...(shown === undefined ? {} : { display: shown }),
     header: (r) => `${r.tool} asks for input (operation ${r.operationId}, round ${r.round})`,
     // `[c]ancel` at a prompt cancels that operation's task; the question stays unanswered.
     cancelTask: (operationId) => {
@@ -220,6 +223,7 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
   if (target !== null) return resumeOne(ledger, target, flags);
   // Each task's progress as its server last answered (the statuses carry the ledger's copy).
   const progress = new Map<string, ProgressView>();
+  const log = new StatusLog(process.stderr, (taskId) => progress.get(taskId));
   return withExecutor(
     ledger,
     flags,
@@ -234,7 +238,6 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
         return EXIT.failed;
       }
       handles.forEach(follow);
-      const log = new StatusLog(process.stderr, (taskId) => progress.get(taskId));
       const watching = Promise.all(handles.map((h) => log.follow(h, Date.now)));
       const failures = new Map<string, unknown>();
       const rows: Row[] = await Promise.all(
@@ -281,6 +284,8 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
       return all.every((r) => r.receiptId !== null || r.outcome === 'never_created') ? EXIT.completed : EXIT.detached;
     },
     serverProgress(progress),
+    undefined,
+    log,
   );
 }
 

@@ -149,4 +149,29 @@ describe('the migrate prompt in a terminal', () => {
     },
     SLOW,
   );
+
+  it(
+    'the budget ending at a question ends its line the same way; ops resume of everything holds its lines while asking',
+    async () => {
+      const file = ledger();
+      const term = migrate(file, 'budget', '--budget', '2');
+      await term.waitFor(QUESTION);
+      expect(await term.done).toBe(3);
+      const shown = term.output();
+      expect(shown).toMatch(/\[c\]ancel the task: \r?\n(\r?)terminus call: detached \(operation op_/);
+      expect(shown).not.toContain('(end of input)');
+
+      const all = inTerminal(['ops', 'resume', '--ledger', file]);
+      await all.waitFor(QUESTION);
+      const at = all.output().length;
+      // Each change of each operation is a line of its own; none is written over the question.
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect(all.output().slice(at)).toBe('');
+      all.type('c\r');
+      expect(await all.done).toBe(0);
+      expect(all.output()).toMatch(/\[c\]ancel: cancel requested for op_/);
+      expect(all.output()).toMatch(/op_\S+ +cli-\S+ +cancelled +rcpt_/);
+    },
+    SLOW,
+  );
 });
