@@ -24,8 +24,11 @@ export interface StatusShown {
 export interface PromptGateOptions {
   /** The redrawn status line (cleared) or the status log (held) while a question is asked. */
   readonly display?: StatusShown;
-  /** `[c]ancel` on a question of `operationId`: cancel its task. */
-  readonly cancelTask: (operationId: string) => void;
+  /**
+   * `[c]ancel` on a question of `operationId`: cancel its task; false when there is no handle to
+   * cancel it with, and the question is then dismissed (`cancel`) instead of left open.
+   */
+  readonly cancelTask: (operationId: string) => boolean;
   /** The question's first line. */
   readonly header: (request: ApprovalRequest) => string;
   /** Around each question (the log follower holds its lines meanwhile). */
@@ -82,7 +85,7 @@ export class PromptGate {
         echo: process.stdin.isTTY !== true,
       });
       if (result.kind === 'reply') return result.reply;
-      if (result.kind === 'cancel_task') this.options.cancelTask(request.operationId);
+      if (result.kind === 'cancel_task' && !this.options.cancelTask(request.operationId)) return { action: 'cancel' };
       throw new NoAnswer(result.kind);
     } finally {
       this.asking = false;

@@ -164,9 +164,10 @@ export class CallSession {
   }
 
   /** `[c]ancel` at a prompt: the task is cancelled (the question stays unanswered), as `--cancel-on-interrupt` does. */
-  private cancelAtPrompt(): void {
-    if (this.handle === null) return;
+  private cancelAtPrompt(): boolean {
+    if (this.handle === null) return false;
     this.sendCancel(this.handle, '[c]ancel');
+    return true;
   }
 
   private interrupt(): void {

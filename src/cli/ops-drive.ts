@@ -109,9 +109,10 @@ async function withExecutor(
     // `[c]ancel` at a prompt cancels that operation's task; the question stays unanswered.
     cancelTask: (operationId) => {
       const handle = followed.find((h) => h.operationId === operationId);
-      if (handle === undefined) return;
+      if (handle === undefined) return false;
       say(`[c]ancel: cancel requested for ${operationId}; waiting for the server`);
       handle.cancel().catch((error: unknown) => say(`cancel failed: ${String(error)}`));
+      return true;
     },
   });
   const executor = await createExecutor({
