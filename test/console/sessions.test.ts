@@ -15,7 +15,7 @@ import { createBearerAuth } from '../../src/server/auth/index.js';
 import type { HttpServerHandle } from '../../src/server/http/serve.js';
 import { createTerminusServer } from '../../src/server/terminus-server.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
-import { text, tool } from '../runner/helpers.js';
+import { text, tool, until } from '../runner/helpers.js';
 
 const ALICE = 'alice-session-token-0123456789';
 let opened: { engine: TaskEngine; http: HttpServerHandle } | undefined;
@@ -28,7 +28,14 @@ afterEach(async () => {
 async function start(signIn: { maxSessions?: number; sessionTtlMs?: number; now?: () => number } = {}) {
   const engine = createEngine({
     store: createMemoryTaskStore(),
-    tools: [tool('noop', async () => text('ok'))],
+    tools: [
+      tool('noop', async () => text('ok')),
+      tool('ask', async (_args, ctx) => {
+        const schema = { type: 'object', properties: { sure: { type: 'boolean' } } };
+        const reply = (await ctx.requestInput(schema, 'Sure?')) as { action: string };
+        return text(reply.action);
+      }),
+    ],
     clock: systemClock,
     ids: systemIds,
   });
@@ -39,6 +46,7 @@ async function start(signIn: { maxSessions?: number; sessionTtlMs?: number; now?
     routes: consoleRoutes({ engine, signIn: { verify: verifyBearer(authenticate), ...signIn } }),
   });
   opened = { engine, http };
+  engine.start();
   return http.url.replace(/\/mcp$/, '');
 }
 
@@ -111,6 +119,30 @@ describe('console sessions', () => {
     expect(expired.status).toBe(303);
     expect(expired.headers.get('location')).toBe('/console/sign-in?next=%2Fconsole');
     expect(expired.headers.get('set-cookie')).toMatch(/^terminus_console_\d+=; Path=\/console;.*Max-Age=0/);
+  });
+});
+
+describe('console session forms', () => {
+  it('an answer posted under a session needs its CSRF token: refused without it, sent with it', async () => {
+    const base = await start();
+    const engine = opened!.engine;
+    const { task } = await engine.submit({ owner: 'auth:alice', tool: 'ask', args: {}, wire: 'aip-151' });
+    await until(async () => ((await engine.get('auth:alice', task.id)).status === 'input_required' ? true : undefined));
+    const { cookie } = await signIn(base);
+    const pageHtml = await (await fetch(`${base}/console/tasks/${task.id}`, { headers: { cookie } })).text();
+    const key = /name="key" value="([^"]+)"/.exec(pageHtml)![1]!;
+    const csrf = /name="csrf" value="([^"]+)"/.exec(pageHtml)![1]!;
+    const answer = (fields: Record<string, string>) =>
+      fetch(`${base}/console/tasks/${task.id}/answer`, {
+        ...form({ key, action: 'accept', 'field.sure': 'true', ...fields }),
+        headers: { cookie, 'content-type': 'application/x-www-form-urlencoded' },
+      });
+    expect((await answer({})).status).toBe(403);
+    expect((await answer({ csrf: 'x'.repeat(43) })).status).toBe(403);
+    expect((await engine.get('auth:alice', task.id)).status).toBe('input_required');
+    const sent = await answer({ csrf });
+    expect(sent.status).toBe(303);
+    expect(sent.headers.get('location')).toContain('notice=Answer%20sent.');
   });
 });
 
