@@ -108,7 +108,7 @@ export function connectMessage(server: string, error: unknown): string {
     return `no MCP endpoint at ${server}: HTTP ${http} (check the path; terminus serve answers on /mcp)`;
   }
   if (http === 401 || http === 403) {
-    return `${server} refused the request: HTTP ${http} (pass --token T, TERMINUS_TOKEN or --header 'Authorization: ...')`;
+    return `${server} refused the credentials (${text}): pass --token T (or TERMINUS_TOKEN) or --header 'Authorization: …'`;
   }
   const code = (error as { code?: unknown }).code;
   const detail = typeof code === 'string' && !text.includes(code) ? `${code}: ${text}` : text;

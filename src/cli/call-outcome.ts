@@ -10,6 +10,7 @@ import { ExecutorError } from '../executor/executor-types.js';
 import type { Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import { driveFailure } from './call-connect.js';
+import { credentialMessage, isCredentialFailure } from './credential.js';
 import { redact } from './open-store.js';
 import { defaultLedgerPath, diskNote } from './paths.js';
 
@@ -19,11 +20,13 @@ export const EXIT = {
   failed: 1,
   usage: 2,
   detached: 3,
+  /** The server refused the credentials (401/403), or the operation was submitted under another one. */
+  unauthorized: 4,
   cancelled: 130,
 } as const;
 
 /** Without a receipt: why the command stopped. */
-export type NoReceiptStatus = 'detached' | 'unknown' | 'refused' | 'error';
+export type NoReceiptStatus = 'detached' | 'unknown' | 'refused' | 'unauthorized' | 'error';
 
 /** What `--json` prints, and what the human output is made from. */
 export interface CallOutcome {
@@ -175,6 +178,10 @@ export interface NextStepsContext {
   /** The run passed `--header`/`--token` (never stored: the next command needs them again). */
   readonly authed: boolean;
   readonly followLogs: boolean;
+  /** The run's headers carry a credential (`credentialOf`); default: `authed`. */
+  readonly hasCredential?: boolean;
+  /** Which command prints the outcome, for the advice on a credential failure; default `call`. */
+  readonly command?: 'call' | 'ops';
 }
 
 /** The ledger and server flags this run used, for the suggested commands (so they find the operation). */
@@ -206,17 +213,31 @@ export function followFailure(
   const fail = (status: NoReceiptStatus, code: number, message: string) =>
     noReceipt(status, code, record, context.attached, message);
   const next = nextSteps(operationId, context);
+  if (isCredentialFailure(error)) {
+    return fail(
+      'unauthorized',
+      EXIT.unauthorized,
+      credentialMessage(error, record, {
+        hasCredential: context.hasCredential ?? context.authed,
+        command: context.command ?? 'call',
+      }),
+    );
+  }
   if (!(error instanceof ExecutorError))
     return fail('error', EXIT.failed, driveFailure(undefined, context.ledger, error));
   switch (error.code) {
-    case 'waiting_stopped':
+    case 'waiting_stopped': {
+      // A task paused on a question waits for its answer; the next follower is asked again.
+      const task =
+        record?.state === 'INPUT_REQUIRED'
+          ? 'the task waits for its answer (asked again when you follow it)'
+          : 'the task keeps running';
       return fail(
         'detached',
         EXIT.detached,
-        context.interrupted
-          ? `stopped following; the task keeps running${next}`
-          : `wait budget used up; the task keeps running${next}`,
+        context.interrupted ? `stopped following; ${task}${next}` : `wait budget used up; ${task}${next}`,
       );
+    }
     case 'never_created':
       return fail('refused', EXIT.failed, refusal(record));
     case 'unknown':

@@ -8,16 +8,12 @@ import type { Logger } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { WireUnavailableError } from '../executor/adapters/index.js';
 import { createExecutor } from '../executor/executor.js';
-import {
-  ExecutorError,
-  type ApprovalRequest,
-  type OperationHandle,
-  type OperationStatus,
-} from '../executor/executor-types.js';
+import { ExecutorError, type OperationHandle, type OperationStatus } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { isSettled } from '../executor/transitions.js';
 import { cliConnector, driveFailure } from './call-connect.js';
 import { CallLogs } from './call-logs.js';
+import { credentialMessage, credentialOf, isCredentialFailure, serverCredential } from './credential.js';
 import type { CallNodeChoice } from './call-node.js';
 import {
   EXIT,
@@ -30,15 +26,14 @@ import {
   type NextStepsContext,
 } from './call-outcome.js';
 import type { CallFlags, CallRequest } from './call-request.js';
-import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
+import { PromptGate } from './approval.js';
 import { completeProgress, progressView, stateView } from './follow.js';
 import { formatElapsed, ProgressDisplay } from './render.js';
 
 /** One run of `terminus call`: submits or re-attaches, follows, prompts, and ends with one outcome. */
 export class CallSession {
   private readonly display = new ProgressDisplay(process.stderr, () => Date.now());
-  private reader: LineReader | null = null;
-  private prompts: Promise<unknown> = Promise.resolve();
+  private readonly gate: PromptGate;
   private handle: OperationHandle | null = null;
   private last: OperationStatus | null = null;
   private attached = false;
@@ -53,6 +48,13 @@ export class CallSession {
     this.request = request;
     this.flags = flags;
     this.logs = new CallLogs(this.display, ledger, flags.json);
+    this.gate = new PromptGate({
+      display: this.display,
+      header: (r) => `${r.tool} asks for input (task ${r.taskId ?? '?'}, round ${r.round}, ${r.key})`,
+      cancelTask: () => this.cancelAtPrompt(),
+      hold: () => this.logs.hold(),
+      release: () => this.logs.release(),
+    });
   }
 
   async run(choice: CallNodeChoice): Promise<CallOutcome> {
@@ -73,11 +75,12 @@ export class CallSession {
           }
         },
       }),
+      credentialOf: (target) => serverCredential(target, this.request.headers),
       clock: systemClock,
       random: systemRandom,
       ids: systemIds,
       logger: this.logger(),
-      approvalGate: (request) => this.approve(request),
+      approvalGate: this.gate.ask,
       // The CLI decides on a refused or doubtful submission itself; it never resubmits silently.
       resubmitNeverCreated: false,
     });
@@ -123,7 +126,7 @@ export class CallSession {
       process.off('SIGINT', onSigint);
       this.display.stop();
       // Before closing the executor: a prompt still waiting on stdin would keep a driver task open.
-      this.reader?.close();
+      this.gate.close();
       await executor.close();
     }
   }
@@ -160,30 +163,17 @@ export class CallSession {
     }
   }
 
-  /** Prompts run one at a time: an input round with several requests asks them in turn. */
-  private approve(request: ApprovalRequest): Promise<unknown> {
-    const turn = this.prompts.then(async () => {
-      this.reader ??= new LineReader(process.stdin);
-      this.display.pause();
-      this.logs.hold();
-      try {
-        const header = `${request.tool} asks for input (task ${request.taskId ?? '?'}, round ${request.round}, ${request.key})`;
-        return await promptElicitation(describeElicitation(request.request), header, {
-          reader: this.reader,
-          out: process.stderr,
-          echo: process.stdin.isTTY !== true,
-        });
-      } finally {
-        this.display.resume();
-        this.logs.release();
-      }
-    });
-    this.prompts = turn.catch(() => undefined);
-    return turn;
+  /** `[c]ancel` at a prompt: the task is cancelled (the question stays unanswered), as `--cancel-on-interrupt` does. */
+  private cancelAtPrompt(): boolean {
+    if (this.handle === null) return false;
+    this.sendCancel(this.handle, '[c]ancel');
+    return true;
   }
 
   private interrupt(): void {
     this.interrupts += 1;
+    // A question being asked is abandoned (never answered) and its line ended first.
+    this.gate.interrupt();
     if (this.interrupts > 1) return this.exitNow();
     if (this.handle === null) {
       this.display.note('Ctrl-C: stopping once the call is recorded (Ctrl-C again exits now)');
@@ -207,6 +197,8 @@ export class CallSession {
       ledger: this.flags.ledger,
       authed: Object.keys(this.request.headers).length > 0,
       followLogs: this.flags.followLogs,
+      hasCredential: credentialOf(this.request.headers) !== null,
+      command: 'call',
     };
   }
 
@@ -237,10 +229,9 @@ export class CallSession {
     process.exit(EXIT.detached);
   }
 
-  private sendCancel(handle: OperationHandle): void {
-    this.display.note(
-      `Ctrl-C: cancel requested for ${handle.operationId}; waiting for the server (Ctrl-C again exits now)`,
-    );
+  private sendCancel(handle: OperationHandle, why = 'Ctrl-C'): void {
+    const exit = this.interrupts > 0 ? 'Ctrl-C again exits now' : 'Ctrl-C stops waiting';
+    this.display.note(`${why}: cancel requested for ${handle.operationId}; waiting for the server (${exit})`);
     handle.cancel().then(
       (outcome) => {
         if (!outcome.requested) this.display.note(`cancel not sent (${outcome.reason ?? 'refused'})`);
@@ -272,6 +263,16 @@ export class CallSession {
 
   private async submitFailure(callNodeId: string, error: unknown): Promise<CallOutcome> {
     const fail = (message: string): CallOutcome => noReceipt('error', EXIT.failed, null, false, message);
+    if (isCredentialFailure(error)) {
+      // Another credential's operation under this call node, or a server refusing ours at connect.
+      const record = error instanceof ExecutorError ? await this.ledger.loadByCallNode(callNodeId) : null;
+      const message = credentialMessage(error, record, {
+        hasCredential: credentialOf(this.request.headers) !== null,
+        server: this.request.server,
+        command: 'call',
+      });
+      return noReceipt('unauthorized', EXIT.unauthorized, record, record !== null, message);
+    }
     if (isTerminusError(error, 'operation_conflict')) {
       const other = await this.ledger.loadByCallNode(callNodeId);
       const what =

@@ -38,9 +38,12 @@ Follow, detach, resume, cancel:
   same command again
                     re-attaches to its operation while it is in flight; once it has a receipt, a
                     re-run starts a new operation. --new always starts one.
+  input questions   [y]es accepts, [n]o declines (the tool decides), [c]ancel cancels the task;
+                    Ctrl-C leaves the question unanswered (asked again when you follow it).
 
 Exit codes: 0 completed; 1 failed, tool error (isError), refused or unreachable; 2 usage;
-3 detached, budget used up, expired or unknown (see terminus ops); 130 cancelled;
+3 detached, budget used up, expired or unknown (see terminus ops); 4 the server refused the
+credentials or the operation was submitted under others (--token, --header); 130 cancelled;
 141 stdout's reader left before the result was printed (terminus ops result ID has it).`;
 
 export function registerCall(program: Command): void {

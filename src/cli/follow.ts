@@ -58,6 +58,8 @@ export class StatusLog {
   private readonly out: DisplayStream;
   private readonly progressOf: (taskId: string) => ProgressView | undefined;
   private readonly last = new Map<string, string>();
+  /** While a question is asked, the last line of each operation waits here (`pause`/`resume`). */
+  private held: Map<string, string> | null = null;
 
   /**
    * `progressOf`: a task's progress as its server last answered, else none shown (the statuses
@@ -74,8 +76,21 @@ export class StatusLog {
       const line = describeView({ ...stateView(status), ...progress }, now());
       if (this.last.get(handle.operationId) === line) continue;
       this.last.set(handle.operationId, line);
-      this.out.write(`${handle.operationId}  ${line}\n`);
+      if (this.held !== null) this.held.set(handle.operationId, line);
+      else this.out.write(`${handle.operationId}  ${line}\n`);
     }
+  }
+
+  /** A question is being asked on the same stream: hold the lines (the last one of each is kept). */
+  pause(): void {
+    this.held ??= new Map();
+  }
+
+  /** The question was answered: the held lines, one per operation. */
+  resume(): void {
+    const held = this.held;
+    this.held = null;
+    for (const [operationId, line] of held ?? []) this.out.write(`${operationId}  ${line}\n`);
   }
 }
 

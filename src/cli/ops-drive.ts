@@ -6,18 +6,14 @@
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { WireChoice } from '../executor/adapters/index.js';
 import { createExecutor } from '../executor/executor.js';
-import {
-  ExecutorError,
-  type ApprovalRequest,
-  type Connector,
-  type Executor,
-  type OperationHandle,
-} from '../executor/executor-types.js';
+import { ExecutorError, type Connector, type Executor, type OperationHandle } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
 import type { ToolOperation } from '../executor/operation.js';
 import type { TaskSnapshot } from '../executor/wire-port.js';
 import { IN_FLIGHT_STATES, isSettled } from '../executor/transitions.js';
+import { checkIdentity } from '../executor/identity.js';
 import { cliConnector, driveFailure, urlDescriptor } from './call-connect.js';
+import { credentialMessage, credentialOf, isCredentialFailure, serverCredential } from './credential.js';
 import {
   EXIT,
   flagsOf,
@@ -31,7 +27,7 @@ import {
 } from './call-outcome.js';
 import { attachTo, completeProgress, progressView, stateView, StatusLog } from './follow.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
-import { describeElicitation, LineReader, promptElicitation } from './prompt.js';
+import { PromptGate, type StatusShown } from './approval.js';
 import { ProgressDisplay, type ProgressView } from './render.js';
 import { headersOf, type ServerFlags } from './server-flags.js';
 
@@ -41,11 +37,16 @@ export interface DriveFlags extends ServerFlags {
   readonly url?: string;
   readonly wire: WireChoice;
   readonly budget?: number;
+  /** Drive operations submitted under another credential (a rotated token of the same principal). */
+  readonly credentialChanged?: boolean;
 }
 
 const LIST_LIMIT = 10_000;
 const out = (text: string): void => void process.stdout.write(text);
 const err = (text: string): void => void process.stderr.write(text);
+
+/** Outcomes of `resume` rows the credentials decided (exit 4). */
+const CREDENTIAL_OUTCOMES: readonly string[] = ['unauthorized', 'identity_mismatch'];
 
 /** One row of what `resume` reports. */
 interface Row {
@@ -87,6 +88,8 @@ async function withExecutor(
   body: (executor: Executor, follow: (h: OperationHandle) => void, interrupted: () => boolean) => Promise<number>,
   onSnapshot: (snapshot: TaskSnapshot) => void,
   display?: ProgressDisplay,
+  /** The status log of several operations, held while a question is asked (no redrawn line then). */
+  log?: StatusShown,
 ): Promise<number> {
   // Above the redrawn status line when there is one, not through it.
   const say = (line: string): void => (display === undefined ? err(`${line}\n`) : display.note(line));
@@ -98,35 +101,35 @@ async function withExecutor(
     err(`${command}: ${(error as Error).message}\n`);
     return EXIT.usage;
   }
-  let reader: LineReader | null = null;
-  let prompts: Promise<unknown> = Promise.resolve();
-  const approvalGate = (request: ApprovalRequest): Promise<unknown> => {
-    const turn = prompts.then(() => {
-      reader ??= new LineReader(process.stdin);
-      const header = `${request.tool} asks for input (operation ${request.operationId}, round ${request.round})`;
-      return promptElicitation(describeElicitation(request.request), header, {
-        reader,
-        out: process.stderr,
-        echo: process.stdin.isTTY !== true,
-      });
-    });
-    prompts = turn.catch(() => undefined);
-    return turn;
-  };
+  const followed: OperationHandle[] = [];
+  const shown = display ?? log;
+  const gate = new PromptGate({
+    ...(shown === undefined ? {} : { display: shown }),
+    header: (r) => `${r.tool} asks for input (operation ${r.operationId}, round ${r.round})`,
+    // `[c]ancel` at a prompt cancels that operation's task; the question stays unanswered.
+    cancelTask: (operationId) => {
+      const handle = followed.find((h) => h.operationId === operationId);
+      if (handle === undefined) return false;
+      say(`[c]ancel: cancel requested for ${operationId}; waiting for the server`);
+      handle.cancel().catch((error: unknown) => say(`cancel failed: ${String(error)}`));
+      return true;
+    },
+  });
   const executor = await createExecutor({
     ledger,
     connect,
+    ...credentialCheck(flags),
     clock: systemClock,
     random: systemRandom,
     ids: systemIds,
-    approvalGate,
+    approvalGate: gate.ask,
     resubmitNeverCreated: false,
     ...(flags.budget === undefined ? {} : { defaultBudgetMs: flags.budget * 1000 }),
   });
-  const followed: OperationHandle[] = [];
   let interrupts = 0;
   const onSigint = (): void => {
     interrupts += 1;
+    gate.interrupt();
     if (interrupts > 1) {
       display?.stop();
       err('Ctrl-C again: exiting now; the operations stay in the ledger\n');
@@ -147,17 +150,32 @@ async function withExecutor(
     );
   } finally {
     process.off('SIGINT', onSigint);
-    (reader as LineReader | null)?.close();
+    gate.close();
     await executor.close();
   }
 }
 
-async function settle(handle: OperationHandle): Promise<{ receipt: Receipt | null; outcome: string }> {
+/**
+ * The executor's `credentialOf` for these flags: the command's credential, checked against the one
+ * each operation was submitted under; none with `--credential-changed` (nothing is checked).
+ */
+export function credentialCheck(flags: DriveFlags): { credentialOf?: (server: string) => string | null } {
+  if (flags.credentialChanged === true) return {};
+  const headers = headersOf(flags);
+  return { credentialOf: (server) => serverCredential(server, headers) };
+}
+
+/** The advice of a credential failure of these flags, for `record`. */
+function credentialAdvice(error: unknown, record: ToolOperation | null, flags: DriveFlags): string {
+  return credentialMessage(error, record, { hasCredential: credentialOf(headersOf(flags)) !== null, command: 'ops' });
+}
+
+async function settle(handle: OperationHandle): Promise<{ receipt: Receipt | null; outcome: string; error?: unknown }> {
   try {
     const receipt = await handle.result();
     return { receipt, outcome: receipt.status };
   } catch (error) {
-    return { receipt: null, outcome: error instanceof ExecutorError ? error.code : String(error) };
+    return { receipt: null, outcome: error instanceof ExecutorError ? error.code : String(error), error };
   }
 }
 
@@ -206,6 +224,7 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
   if (target !== null) return resumeOne(ledger, target, flags);
   // Each task's progress as its server last answered (the statuses carry the ledger's copy).
   const progress = new Map<string, ProgressView>();
+  const log = new StatusLog(process.stderr, (taskId) => progress.get(taskId));
   return withExecutor(
     ledger,
     flags,
@@ -220,11 +239,12 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
         return EXIT.failed;
       }
       handles.forEach(follow);
-      const log = new StatusLog(process.stderr, (taskId) => progress.get(taskId));
       const watching = Promise.all(handles.map((h) => log.follow(h, Date.now)));
+      const failures = new Map<string, unknown>();
       const rows: Row[] = await Promise.all(
         handles.map(async (h) => {
-          const { receipt, outcome } = await settle(h);
+          const { receipt, outcome, error } = await settle(h);
+          if (error !== undefined) failures.set(h.operationId, error);
           return { operationId: h.operationId, callNodeId: h.callNodeId, outcome, receiptId: receipt?.id ?? null };
         }),
       );
@@ -236,6 +256,7 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
         const record = await ledger.load(row.operationId);
         if (record !== null) err(`${unknownMessage(record, commandFlags)}\n`);
       }
+      const credential = credentialCheck(flags).credentialOf;
       // Reported here: this command is their downstream (C7), as `terminus call` is for its own.
       for (const row of rows) if (row.receiptId !== null) await executor.outbox.ack(row.receiptId);
       const resumed = new Set(handles.map((h) => h.operationId));
@@ -244,14 +265,28 @@ export async function resume(ledger: Ledger, id: string | undefined, flags: Driv
         .map((r) => ({
           operationId: r.id,
           callNodeId: r.callNodeId,
-          outcome: r.server === undefined ? 'no_server' : 'not_resumed',
+          outcome:
+            r.server === undefined
+              ? 'no_server'
+              : credential !== undefined && !checkIdentity(r, credential(r.server)).ok
+                ? 'identity_mismatch'
+                : 'not_resumed',
           receiptId: null,
         }));
       const all = [...rows, ...skipped];
+      // Each operation the credentials kept from: why, and what to pass (its record was not changed).
+      for (const row of all.filter((r) => CREDENTIAL_OUTCOMES.includes(r.outcome))) {
+        const record = await ledger.load(row.operationId);
+        const error = failures.get(row.operationId) ?? new ExecutorError('identity_mismatch', row.outcome);
+        err(`${credentialAdvice(error, record, flags)}\n`);
+      }
       report(all, flags);
+      if (all.some((r) => CREDENTIAL_OUTCOMES.includes(r.outcome))) return EXIT.unauthorized;
       return all.every((r) => r.receiptId !== null || r.outcome === 'never_created') ? EXIT.completed : EXIT.detached;
     },
     serverProgress(progress),
+    undefined,
+    log,
   );
 }
 
@@ -271,6 +306,17 @@ async function resumeOne(ledger: Ledger, record: ToolOperation, flags: DriveFlag
       try {
         handle = await attachTo(executor, record, budgetOf(flags));
       } catch (error) {
+        if (isCredentialFailure(error)) {
+          const refused = noReceipt(
+            'unauthorized',
+            EXIT.unauthorized,
+            record,
+            true,
+            credentialAdvice(error, record, flags),
+          );
+          printOutcome(refused, flags.json, 'terminus ops resume');
+          return refused.exitCode;
+        }
         err(`terminus ops resume: ${driveFailure(record.server, flags.ledger, error)}\n`);
         return EXIT.failed;
       }
@@ -287,6 +333,8 @@ async function resumeOne(ledger: Ledger, record: ToolOperation, flags: DriveFlag
           outcome = followFailure(error, await ledger.load(handle.operationId), handle.operationId, {
             ledger: flags.ledger,
             authed: Object.keys(headersOf(flags)).length > 0,
+            hasCredential: credentialOf(headersOf(flags)) !== null,
+            command: 'ops',
             followLogs: false,
             attached: true,
             interrupted: interrupted(),
@@ -365,6 +413,10 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
       try {
         handle = await attachTo(executor, record, budgetOf(flags) ?? null);
       } catch (error) {
+        if (isCredentialFailure(error)) {
+          err(`${command}: ${credentialAdvice(error, record, flags)}\n`);
+          return EXIT.unauthorized;
+        }
         err(`${command}: ${driveFailure(record.server, flags.ledger, error)}\n`);
         return EXIT.failed;
       }
@@ -382,7 +434,7 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
       } finally {
         display.stop();
       }
-      const { receipt, outcome } = settled;
+      const { receipt, outcome, error } = settled;
       if (receipt !== null) await executor.outbox.ack(receipt.id);
       if (flags.json) {
         out(
@@ -398,6 +450,15 @@ export async function cancel(ledger: Ledger, id: string, flags: DriveFlags): Pro
           `the task ended ${receipt.status} before the cancel took effect; its result is kept: terminus ops result ${record.id}\n`,
         );
         return EXIT.failed;
+      }
+      if (isCredentialFailure(error)) {
+        const now = await ledger.load(record.id);
+        const owed =
+          now !== null && now.cancelGeneration > record.cancelGeneration
+            ? `; the cancel is recorded (${now.state}): terminus ops resume ${record.id} with a credential it accepts sends it`
+            : '';
+        err(`${command}: ${credentialAdvice(error, owed === '' ? now : null, flags)}${owed}\n`);
+        return EXIT.unauthorized;
       }
       err(`the cancel is recorded but not confirmed yet (${outcome}): terminus ops resume ${record.id} finishes it\n`);
       return EXIT.detached;

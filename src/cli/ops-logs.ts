@@ -19,7 +19,9 @@ import { WireFailure } from '../executor/wire-port.js';
 import { driveFailure } from './call-connect.js';
 import { EXIT } from './call-outcome.js';
 import { LogMarks } from './log-lines.js';
-import { connectorOf, type DriveFlags } from './ops-drive.js';
+import { connectorOf, credentialCheck, type DriveFlags } from './ops-drive.js';
+import { credentialMessage, credentialOf, isCredentialFailure } from './credential.js';
+import { headersOf } from './server-flags.js';
 import { findOperation, notFoundMessage } from './ops-find.js';
 
 /** `ops logs` flags: the server flags of `ops resume`, plus `--follow` and `--after`. */
@@ -57,6 +59,7 @@ export async function logs(ledger: Ledger, id: string, flags: LogsFlags): Promis
   const executor = await createExecutor({
     ledger,
     connect,
+    ...credentialCheck(flags),
     clock: systemClock,
     random: systemRandom,
     ids: systemIds,
@@ -92,6 +95,11 @@ export async function logs(ledger: Ledger, id: string, flags: LogsFlags): Promis
       out(`${text}\n`);
     }
   } catch (error) {
+    if (isCredentialFailure(error)) {
+      const hasCredential = credentialOf(headersOf(flags)) !== null;
+      err(`${command}: ${credentialMessage(error, record, { hasCredential, command: 'ops' })}\n`);
+      return EXIT.unauthorized;
+    }
     err(`${command}: ${explain(record.id, record.server, flags.ledger, error)}\n`);
     return EXIT.failed;
   } finally {

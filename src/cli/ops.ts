@@ -50,6 +50,11 @@ export function registerOps(program: Command): void {
   const driving = (cmd: Command): Command =>
     serverOptions(common(cmd))
       .option('--url <url>', 'reach the server at this URL instead of the one stored with the operation', checkUrl)
+      .option(
+        '--credential-changed',
+        'the credential is not the one the operation was submitted under, but the same principal holds it (a rotated token): drive it anyway',
+        false,
+      )
       .addOption(
         new Option('--wire <wire>', 'wire when reconnecting')
           .choices(['auto', 'mcp-tasks-ext', 'mcp-2025-11-25', 'sep-1391', 'aip-151'])
@@ -280,6 +285,7 @@ export function describe(r: ToolOperation, receipt: Receipt | null): string {
     `server says ${r.lastServerStatus ?? '-'}`,
     `task id     ${r.taskId ?? '-'}`,
     `key         ${r.submissionKey}${r.priorSubmissionKeys.length > 0 ? ` (before: ${r.priorSubmissionKeys.join(', ')})` : ''}`,
+    `credential  ${(r.identity ?? null) === null ? 'none' : `submitted with one (fingerprint ${r.identity!.slice(0, 12)}…; never the credential)`}`,
     `epoch       ${r.executionEpoch}, cancel generation ${r.cancelGeneration}, input round ${r.input.round}`,
     `created     ${iso(r.createdAt)}, updated ${iso(r.updatedAt)}, expires ${iso(r.expiresAt)}`,
     `receipt     ${receipt === null ? '-' : `${receipt.id} (${receipt.status}, digest ${receipt.resultDigest ?? '-'})`}`,

@@ -2,6 +2,11 @@
  * The CLI's approval gate (C10): renders one elicitation of an input round on stderr and reads the
  * answers from stdin, line by line, so both a person at a terminal and a script piping answers in
  * can answer it. Never writes to stdout (that belongs to the result, and to `--json`).
+ *
+ * Three ways out besides an answer: `[c]ancel` asks for the task to be cancelled (the question is
+ * left unanswered; declining is `[n]o`), end of input dismisses the question (`cancel`, as MCP
+ * clients without a UI answer), and Ctrl-C (`LineReader.interrupt`) abandons it: no answer at all,
+ * the question stays open on the server and is asked again by whoever follows the task next.
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -71,12 +76,16 @@ function fieldOf(name: string, raw: unknown, required: boolean): FieldSpec {
   return spec;
 }
 
+/** What `LineReader.next` gives once `interrupt()` was called. */
+export const INTERRUPTED = Symbol('interrupted');
+
 /** Lines from an input stream, queued, so lines piped in before a question is asked are not lost. */
 export class LineReader {
   private readonly rl: Interface;
   private readonly lines: string[] = [];
-  private readonly waiting: ((line: string | null) => void)[] = [];
+  private readonly waiting: ((line: string | null | typeof INTERRUPTED) => void)[] = [];
   private ended = false;
+  private interrupted = false;
 
   constructor(input: Readable) {
     // terminal: false keeps the TTY in cooked mode, so Ctrl-C stays a process SIGINT (cancel/detach).
@@ -92,12 +101,24 @@ export class LineReader {
     });
   }
 
-  /** The next line, or null at end of input. */
-  next(): Promise<string | null> {
+  /** The next line, null at end of input, `INTERRUPTED` once `interrupt()` was called. */
+  next(): Promise<string | null | typeof INTERRUPTED> {
+    if (this.interrupted) return Promise.resolve(INTERRUPTED);
     const line = this.lines.shift();
     if (line !== undefined) return Promise.resolve(line);
     if (this.ended) return Promise.resolve(null);
     return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  /** Whether a question waits for a line now. */
+  get waitingForLine(): boolean {
+    return this.waiting.length > 0;
+  }
+
+  /** Ctrl-C: every question waiting now, and every later one, gets `INTERRUPTED` (no answer). */
+  interrupt(): void {
+    this.interrupted = true;
+    for (const waiter of this.waiting.splice(0)) waiter(INTERRUPTED);
   }
 
   close(): void {
@@ -115,40 +136,66 @@ export interface PromptIO {
 /** Invalid answers tolerated per question before the round is answered `cancel`. */
 const MAX_TRIES = 3;
 
+/** How a prompt ended. */
+export type PromptResult =
+  /** The reply to send (accept with content, decline, or `cancel`: dismissed at end of input). */
+  | { readonly kind: 'reply'; readonly reply: ElicitReply }
+  /** `[c]ancel`: cancel the task; the question is left unanswered. */
+  | { readonly kind: 'cancel_task' }
+  /** Ctrl-C while it was asked: no answer; the question stays open on the server. */
+  | { readonly kind: 'interrupted' };
+
+const reply = (value: ElicitReply): PromptResult => ({ kind: 'reply', reply: value });
+
 /**
- * Asks one elicitation: accept / decline / cancel, then each field. End of input, or too many
- * invalid answers, answers `cancel` (the user dismissed the request), never a made-up value.
+ * Asks one elicitation: yes (accept) / no (decline) / cancel the task, then each field. A form that
+ * is one yes/no field (a confirmation, as `migrate` asks) is asked once: yes accepts it with `true`.
+ * End of input, or too many invalid answers, answers `cancel` (the user dismissed the request),
+ * never a made-up value.
  */
-export async function promptElicitation(view: ElicitationView, header: string, io: PromptIO): Promise<ElicitReply> {
+export async function promptElicitation(view: ElicitationView, header: string, io: PromptIO): Promise<PromptResult> {
   const say = (text: string): void => void io.out.write(text);
   say(`\n? ${header}\n  ${view.message.split('\n').join('\n  ')}\n`);
   if (view.url !== undefined) say(`  Open: ${view.url}\n`);
   for (const f of view.fields) say(`  - ${describeField(f)}\n`);
-  const action = await ask(io, '  Accept? [y]es / [n]o (decline) / [c]ancel: ', (line) => {
+  const only = view.fields.length === 1 && view.fields[0]!.type === 'boolean' ? view.fields[0]! : undefined;
+  const question =
+    only === undefined ? 'Accept?' : `${(only.title ?? only.description ?? only.name).replace(/[?.:]$/, '')}?`;
+  const action = await ask(io, `  ${question} [y]es / [n]o (decline) / [c]ancel the task: `, (line) => {
     const a = line.trim().toLowerCase();
     if (['y', 'yes', 'a', 'accept'].includes(a)) return { ok: 'accept' as const };
     if (['n', 'no', 'd', 'decline'].includes(a)) return { ok: 'decline' as const };
-    if (['c', 'cancel'].includes(a)) return { ok: 'cancel' as const };
+    if (['c', 'cancel'].includes(a)) return { ok: 'cancel_task' as const };
     return { error: 'answer y, n or c' };
   });
-  if (action === null || action === 'cancel') return { action: 'cancel' };
-  if (action === 'decline') return { action: 'decline' };
+  if (action === INTERRUPTED) return { kind: 'interrupted' };
+  if (action === null) return reply({ action: 'cancel' });
+  if (action === 'cancel_task') return { kind: 'cancel_task' };
+  if (action === 'decline') return reply({ action: 'decline' });
+  if (only !== undefined) return reply({ action: 'accept', content: { [only.name]: true } });
   const content: Record<string, unknown> = {};
   for (const f of view.fields) {
     const value = await ask(io, `  ${f.title ?? f.name}${hint(f)}: `, (line) => parseAnswer(f, line));
-    if (value === null) return { action: 'cancel' };
+    if (value === INTERRUPTED) return { kind: 'interrupted' };
+    if (value === null) return reply({ action: 'cancel' });
     if (value !== SKIP) content[f.name] = value;
   }
-  return { action: 'accept', content };
+  return reply({ action: 'accept', content });
 }
 
 const SKIP = Symbol('skip');
 type Parsed<T> = { readonly ok: T } | { readonly error: string };
 
-async function ask<T>(io: PromptIO, question: string, parse: (line: string) => Parsed<T>): Promise<T | null> {
+async function ask<T>(
+  io: PromptIO,
+  question: string,
+  parse: (line: string) => Parsed<T>,
+): Promise<T | null | typeof INTERRUPTED> {
   for (let i = 0; i < MAX_TRIES; i++) {
     io.out.write(question);
     const line = await io.reader.next();
+    // The one who interrupted ends the line (it knows when the terminal echoed ^C).
+    if (line === INTERRUPTED) return INTERRUPTED;
     if (line === null) {
       io.out.write('(end of input)\n');
       return null;

@@ -99,6 +99,7 @@ export class ProgressDisplay {
   private drawn = false;
   private ticker: NodeJS.Timeout | null = null;
   private quiet = false;
+  private stopped = false;
 
   constructor(out: DisplayStream, now: () => number) {
     this.out = out;
@@ -149,7 +150,9 @@ export class ProgressDisplay {
     this.clear();
   }
 
+  /** Redraws after a prompt; nothing once stopped (a prompt that ends after the command's end). */
   resume(): void {
+    if (this.stopped) return;
     this.quiet = false;
     if (this.interactive) this.draw();
     else this.writeLine();
@@ -167,6 +170,7 @@ export class ProgressDisplay {
   stop(): void {
     if (this.ticker !== null) clearInterval(this.ticker);
     this.ticker = null;
+    this.stopped = true;
     this.pause();
   }
 

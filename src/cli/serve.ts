@@ -16,6 +16,7 @@ import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
 import { handlerThreads, parseNice } from './handler-threads.js';
 import { consoleRoutes } from '../console/routes.js';
+import { verifyBearer } from '../console/sign-in.js';
 import { timelineRecorder } from '../console/timeline.js';
 import { operationsRoutes } from '../server/http/ops-routes.js';
 import { readinessProbe } from '../telemetry/health.js';
@@ -385,6 +386,8 @@ async function serve(flags: ServeFlags): Promise<void> {
                 listAnonymousSwitch: '--console-list-anonymous',
                 ...(timeline === undefined ? {} : { timeline }),
                 ...(store.webhooks === undefined ? {} : { outbox: store.webhooks }),
+                // Browsers sign in with the token once and hold a session cookie (no bearer header).
+                ...(authenticate === undefined ? {} : { signIn: { verify: verifyBearer(authenticate) } }),
               })
             : []),
         ],

@@ -10,6 +10,7 @@ import { DEFAULT_CLIENT_INFO, LEGACY_PROTOCOL_VERSION, TASKS_EXTENSION } from '.
 import { WireFailure } from '../executor/wire-port.js';
 import { targetOf, connectMessage, stdioDescriptor, urlDescriptor } from './call-connect.js';
 import { EXIT } from './call-outcome.js';
+import { isCredentialFailure } from './credential.js';
 import { usageExit } from './call.js';
 import { headersOf, serverOptions, type ServerFlags } from './server-flags.js';
 
@@ -68,7 +69,7 @@ async function listTools(flags: ToolsFlags): Promise<number> {
     return EXIT.completed;
   } catch (error) {
     process.stderr.write(`terminus tools: ${connectMessage(server, error)}\n`);
-    return EXIT.failed;
+    return isCredentialFailure(error) ? EXIT.unauthorized : EXIT.failed;
   } finally {
     await connection?.close();
   }

@@ -41,6 +41,7 @@ body{font:14px/1.45 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7
 header{background:#1d2330;color:#fff;padding:10px 20px;display:flex;gap:20px;align-items:baseline}
 header a{color:#fff;text-decoration:none;font-weight:600}
 header small{color:#b9c0cf}
+header form.sign-out{margin-left:auto}header form.sign-out button{padding:2px 10px;background:none;border-color:#b9c0cf}
 main{padding:16px 20px;max-width:1200px}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{text-align:left;padding:6px 8px;border-bottom:1px solid #e3e6eb;vertical-align:top}
@@ -63,8 +64,27 @@ ol.timeline{margin:0;padding-left:18px}ol.timeline li{margin:3px 0}
 pre.line{border:0;padding:0;margin:0;max-height:none;background:none;white-space:pre-wrap}tr.output pre.line{color:#1e40af}tr.marker td{color:#92400e}
 `;
 
-/** The page frame: title, navigation and the caller the page was made for. */
-export function page(title: string, caller: string, body: Html, home = '/console'): string {
+/** Who a page is for: the caller it was made for (null: not signed in), and its session's CSRF token. */
+export interface PageViewer {
+  readonly home?: string;
+  /** Set when the page was made for a signed-in browser session: the header gets a sign-out form. */
+  readonly csrf?: string | null;
+}
+
+/** The page frame: title, navigation and the caller the page was made for (null: nobody signed in). */
+export function page(title: string, caller: string | null, body: Html, viewer: PageViewer | string = {}): string {
+  const { home = '/console', csrf = null } = typeof viewer === 'string' ? { home: viewer } : viewer;
+  const who =
+    caller === null
+      ? html`<small>not signed in</small>`
+      : html`<small>signed in as <code>${caller}</code></small
+          >${
+            csrf === null
+              ? ''
+              : html`<form method="post" action="/console/sign-out" class="sign-out">
+                  <input type="hidden" name="csrf" value="${csrf}" /><button type="submit">Sign out</button>
+                </form>`
+          }`;
   return `<!doctype html>${
     html`<html lang="en">
       <head>
@@ -76,9 +96,7 @@ export function page(title: string, caller: string, body: Html, home = '/console
         </style>
       </head>
       <body>
-        <header>
-          <a href="${home}">terminus console</a><small>signed in as <code>${caller}</code></small>
-        </header>
+        <header><a href="${home}">terminus console</a>${who}</header>
         <main>${body}</main>
       </body>
     </html>`.text

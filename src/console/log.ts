@@ -12,11 +12,20 @@ export const CONSOLE_LOG_LINES = 500;
 
 const time = (at: number): string => new Date(at).toISOString().replace('T', ' ').slice(0, 23);
 
+/** Where the log section's links go. */
+export interface LogLinks {
+  /** The page after seq `n` (it keeps the caller's other query parameters, such as an operator's `owner`). */
+  page(after: number): string;
+  /** The tail: the last `CONSOLE_LOG_LINES` lines. */
+  readonly tail: string;
+}
+
 /**
- * `after`: the cursor this page starts from (the `log_after` query); `pageHref(n)` the link to the
- * page after seq `n` (it keeps the caller's other query parameters, such as an operator's `owner`).
+ * `after`: the cursor this page starts from (the `log_after` query); `tail`: the page is the log's
+ * tail (`?log=tail`), read from `lastSeq - CONSOLE_LOG_LINES`. A log longer than a page links to its
+ * tail, and the tail to the start and to the page before it: plain links, no script.
  */
-export function logSection(log: TaskLogPage, after: number, pageHref: (after: number) => string): Html {
+export function logSection(log: TaskLogPage, after: number, links: LogLinks, tail = false): Html {
   const rows: Html[] = [];
   let previous: { seq: number; epoch: number } | null = null;
   for (const line of log.lines) {
@@ -41,13 +50,27 @@ export function logSection(log: TaskLogPage, after: number, pageHref: (after: nu
           ${log.dropped} oldest line(s) dropped by the server's per-task bound.
         </p>`
       : '';
+  const rest = log.lastSeq - log.next;
   const more =
-    log.lines.length >= CONSOLE_LOG_LINES
-      ? html`<p><a href="${pageHref(log.next)}">newer lines (after ${log.next})</a></p>`
+    log.lines.length >= CONSOLE_LOG_LINES && rest > 0
+      ? html`<p>
+          <a href="${links.page(log.next)}">newer lines (after ${log.next})</a> ·
+          <a href="${links.tail}" data-link="log-tail">the tail (last ${CONSOLE_LOG_LINES} lines of ${log.lastSeq})</a>
+        </p>`
       : log.done
         ? html`<p class="muted">End of the log: the task ended.</p>`
-        : html`<p class="muted">The task is still running: refresh for newer lines.</p>`;
-  const start = after > 0 ? html`<p><a href="${pageHref(0)}">from the start</a></p>` : '';
+        : html`<p class="muted">
+            The task is still running: <a href="${tail ? links.tail : links.page(after)}">refresh</a> for newer lines.
+          </p>`;
+  const first = log.lines[0]?.seq ?? after + 1;
+  const earlier =
+    tail && first > 1 + log.dropped
+      ? html` · <a href="${links.page(Math.max(0, first - 1 - CONSOLE_LOG_LINES))}">earlier lines</a>`
+      : '';
+  const start = after > 0 ? html`<p><a href="${links.page(0)}">from the start</a>${earlier}</p>` : '';
+  const heading = tail
+    ? html`<p class="muted" data-field="log-tail">The last lines of the log (${log.lastSeq} in all).</p>`
+    : '';
   const table =
     log.lines.length === 0
       ? html`<p class="muted">${after > 0 ? `No lines after ${after}.` : 'No log lines.'}</p>`
@@ -66,7 +89,7 @@ export function logSection(log: TaskLogPage, after: number, pageHref: (after: nu
           </tbody>
         </table>`;
   return html`<h2 id="log">Log</h2>
-    <div class="card" data-field="log">${dropped}${start}${table}${more}</div>`;
+    <div class="card" data-field="log">${dropped}${heading}${start}${table}${more}</div>`;
 }
 
 function marker(text: string): Html {

@@ -39,6 +39,8 @@ export function listPage(options: {
    * would list them, named on the page; null when the list is shown.
    */
   readonly unlisted: string | null;
+  /** The CSRF token of the browser session the page is for (its sign-out form), if any. */
+  readonly csrf?: string | null;
 }): string {
   const { filters } = options;
   const option = (value: string, selected: boolean, label = value): Html =>
@@ -129,6 +131,7 @@ export function listPage(options: {
     options.caller,
     html`<h1>Tasks</h1>
       ${form}${table}${more}`,
+    { csrf: options.csrf ?? null },
   );
 }
 
@@ -153,8 +156,12 @@ export function detailPage(options: {
   /** The task's webhook deliveries (`webhooks.ts`), when it has any. */
   readonly webhooks?: Html | '';
   readonly notice?: string;
+  /** The CSRF token of the browser session the page is for: every form carries it. */
+  readonly csrf?: string | null;
 }): string {
   const { task } = options;
+  const csrf = options.csrf ?? null;
+  const token = csrf === null ? '' : html`<input type="hidden" name="csrf" value="${csrf}" />`;
   const path = `/console/tasks/${encodeURIComponent(task.id)}`;
   const q = ownerQuery(options.operator, task.owner);
   const open = task.status === 'working' || task.status === 'input_required';
@@ -195,10 +202,10 @@ export function detailPage(options: {
         : '';
   const inputs = Object.entries(task.inputRequests)
     .filter(([key]) => !Object.hasOwn(task.inputResponses, key))
-    .map(([key, request]) => answerForm(path, q, key, request.params));
+    .map(([key, request]) => answerForm(path, q, key, request.params, token));
   const cancel = open
     ? html`<form method="post" action="${path}/cancel${q}">
-        <button class="danger" type="submit">Cancel task</button>
+        ${token}<button class="danger" type="submit">Cancel task</button>
       </form>`
     : '';
   const notice = options.notice === undefined ? '' : html`<p class="card"><strong>${options.notice}</strong></p>`;
@@ -213,11 +220,12 @@ export function detailPage(options: {
       <div class="card">${timeline}</div>
       ${inputs}${cancel}${outcome}${options.log ?? ''}${options.webhooks ?? ''}
       <p class="muted"><a href="${path}${q}">refresh</a></p>`,
+    { csrf },
   );
 }
 
 /** A form for one outstanding elicitation: an input per flat property of its schema. */
-function answerForm(path: string, q: string, key: string, params: Record<string, unknown>): Html {
+function answerForm(path: string, q: string, key: string, params: Record<string, unknown>, token: Html | ''): Html {
   const message = typeof params['message'] === 'string' ? params['message'] : '';
   const schema = params['requestedSchema'] as
     { properties?: Record<string, { type?: string; description?: string }> } | undefined;
@@ -238,7 +246,7 @@ function answerForm(path: string, q: string, key: string, params: Record<string,
     <p>${message}</p>
     <form method="post" action="${path}/answer${q}">
       <input type="hidden" name="key" value="${key}" />
-      ${fields}
+      ${token}${fields}
       <p>
         <button type="submit" name="action" value="accept">Answer</button>
         <button type="submit" name="action" value="decline">Decline</button>
@@ -248,12 +256,13 @@ function answerForm(path: string, q: string, key: string, params: Record<string,
 }
 
 /** A short page for an error (not found, refused). */
-export function errorPage(caller: string, status: number, message: string): string {
+export function errorPage(caller: string, status: number, message: string, csrf: string | null = null): string {
   return page(
     `${status}`,
     caller,
     html`<h1>${status}</h1>
       <p>${message}</p>
       <p><a href="/console">all tasks</a></p>`,
+    { csrf },
   );
 }

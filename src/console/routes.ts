@@ -6,7 +6,9 @@ import { TASK_STATUSES, WIRES } from '../core/task.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { route, type HttpRequestInfo, type HttpRoute } from '../server/http/routes.js';
 import { ownerOf, principalOf } from '../server/owner.js';
+import { checkOrigin, htmlResponse } from './answers.js';
 import { CONSOLE_LOG_LINES, logSection } from './log.js';
+import { ConsoleSessions, type ConsoleSignIn } from './sign-in.js';
 import { detailPage, errorPage, listPage, ownerQuery, type ListFilters } from './pages.js';
 import { timelineOf, type TimelineRecorder } from './timeline.js';
 
@@ -35,6 +37,12 @@ export interface ConsoleOptions {
    * `listAnonymous: true`; the CLI names its flag).
    */
   readonly listAnonymousSwitch?: string;
+  /**
+   * Sign-in for browsers when the server authenticates (`sign-in.ts`): a token form, then a session
+   * cookie whose principal is the token's. Without it a browser needs a bearer header, which it
+   * cannot send. The CLI passes `{ verify: verifyBearer(authenticate) }` under `--auth-*`.
+   */
+  readonly signIn?: ConsoleSignIn;
 }
 
 /** Tasks on one list page; the store clamps to 1..1000. */
@@ -49,10 +57,16 @@ const PAGE_SIZE = 100;
  * wire (S8): it sees and acts on its own tasks only. A caller whose principal is in `operators`
  * sees every owner's tasks (`?owner=` filters the list; a task's links and forms carry `?owner=`
  * naming the task's owner, since every store read is by owner and id). A POST whose `Origin` is not this server's is
- * refused (403), so another site cannot make a signed-in browser cancel a task.
+ * refused (403), so another site cannot make a signed-in browser cancel a task; under a sign-in
+ * session (`signIn`) a form must also carry the session's CSRF token.
  */
 export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
   const { engine } = options;
+  const sessions = options.signIn === undefined ? undefined : new ConsoleSessions(options.signIn);
+  const csrfOf = (request: Request): string | null => sessions?.sessionOf(request)?.csrf ?? null;
+  // Refuses a form from another site: its Origin, and under a session a missing or wrong CSRF token.
+  const forged = (request: Request, form: URLSearchParams): Response | undefined =>
+    checkOrigin(request) ?? sessions?.refuseForgedForm(request, form);
   const operators = new Set(options.operators ?? []);
   const caller = (info: HttpRequestInfo): string => ownerOf({ http: { authInfo: info.authInfo } }, 'http');
   // Only an authenticated principal can be an operator: with no `authInfo` there is none to match.
@@ -97,6 +111,7 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
         filters,
         nextCursor: page.nextCursor,
         unlisted: unlisted ? (options.listAnonymousSwitch ?? 'listAnonymous: true') : null,
+        csrf: csrfOf(request),
       }),
     );
   };
@@ -110,32 +125,39 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
 
   const detail = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
     const task = await find(request, info);
-    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
+    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.', csrfOf(request)), 404);
     const search = new URL(request.url).searchParams;
     const notice = search.get('notice');
     const timeline = timelineOf(task, options.timeline?.events(task.id) ?? []);
     const operator = isOperator(info);
-    const after = /^\d{1,15}$/.test(search.get('log_after') ?? '') ? Number(search.get('log_after')) : 0;
+    // `?log=tail`: the last lines, from where the log ends now (one short read finds it).
+    const tail = search.get('log') === 'tail';
     // Read with the task's owner: the same store read, under the same ownership, as `get` (S8).
+    const after = tail
+      ? Math.max(0, (await engine.readLog(task.owner, task.id, { limit: 1 })).lastSeq - CONSOLE_LOG_LINES)
+      : /^\d{1,15}$/.test(search.get('log_after') ?? '')
+        ? Number(search.get('log_after'))
+        : 0;
     const log = await engine.readLog(task.owner, task.id, { after, limit: CONSOLE_LOG_LINES });
     const q = ownerQuery(operator, task.owner);
-    const href = (n: number): string =>
-      `/console/tasks/${encodeURIComponent(task.id)}${q === '' ? '?' : `${q}&`}log_after=${n}#log`;
+    const base = `/console/tasks/${encodeURIComponent(task.id)}${q === '' ? '?' : `${q}&`}`;
+    const links = { page: (n: number): string => `${base}log_after=${n}#log`, tail: `${base}log=tail#log` };
     return htmlResponse(
       detailPage({
         caller: caller(info),
         operator,
         task,
         timeline,
-        log: logSection(log, after, href),
+        log: logSection(log, after, links, tail),
         webhooks: webhookSection((await options.outbox?.readDeliveries(task.owner, task.id)) ?? []),
         ...(notice === null ? {} : { notice }),
+        csrf: csrfOf(request),
       }),
     );
   };
 
   const cancel = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
-    const refused = checkOrigin(request);
+    const refused = forged(request, new URLSearchParams(info.body?.toString('utf8') ?? ''));
     if (refused !== undefined) return refused;
     const id = info.params['id'] ?? '';
     try {
@@ -144,18 +166,19 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
         outcome.outcome === 'cancelled' ? 'Cancelled.' : `Not cancelled: the task was already ${outcome.task.status}.`;
       return seeOther(id, notice, ownerQuery(isOperator(info), outcome.task.owner));
     } catch (error) {
-      if (isTerminusError(error, 'not_found')) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
+      if (isTerminusError(error, 'not_found'))
+        return htmlResponse(errorPage(caller(info), 404, 'No such task.', csrfOf(request)), 404);
       throw error;
     }
   };
 
   const answer = async (request: Request, info: HttpRequestInfo): Promise<Response> => {
-    const refused = checkOrigin(request);
+    const form = new URLSearchParams(info.body?.toString('utf8') ?? '');
+    const refused = forged(request, form);
     if (refused !== undefined) return refused;
     const task = await find(request, info);
-    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.'), 404);
+    if (task === null) return htmlResponse(errorPage(caller(info), 404, 'No such task.', csrfOf(request)), 404);
     const back = ownerQuery(isOperator(info), task.owner);
-    const form = new URLSearchParams(info.body?.toString('utf8') ?? '');
     const key = form.get('key') ?? '';
     const asked = task.inputRequests[key];
     if (asked === undefined || Object.hasOwn(task.inputResponses, key))
@@ -181,13 +204,17 @@ export function consoleRoutes(options: ConsoleOptions): HttpRoute[] {
     return new Response(null, { status: 308, headers: { location: `/console${search}` } });
   };
 
+  // Under sign-in, a browser's session cookie stands for its token, and one without credentials is
+  // sent to the sign-in page.
+  const signedIn = sessions === undefined ? {} : { session: sessions.principal, signIn: sessions.redirect };
   return [
-    route('GET', '/console', list),
-    route('GET', '/console/', slash),
-    route('GET', '/console/open', open),
-    route('GET', '/console/tasks/:id', detail),
-    route('POST', '/console/tasks/:id/cancel', cancel, { body: 'form' }),
-    route('POST', '/console/tasks/:id/answer', answer, { body: 'form' }),
+    ...(sessions?.routes() ?? []),
+    route('GET', '/console', list, signedIn),
+    route('GET', '/console/', slash, signedIn),
+    route('GET', '/console/open', open, signedIn),
+    route('GET', '/console/tasks/:id', detail, signedIn),
+    route('POST', '/console/tasks/:id/cancel', cancel, { body: 'form', ...signedIn }),
+    route('POST', '/console/tasks/:id/answer', answer, { body: 'form', ...signedIn }),
   ];
 }
 
@@ -218,35 +245,9 @@ function contentOf(form: URLSearchParams, params: Record<string, unknown>): Reco
   return content;
 }
 
-/** Browsers send `Origin` on every form POST; one naming another host is a cross-site request. */
-function checkOrigin(request: Request): Response | undefined {
-  const origin = request.headers.get('origin');
-  const host = request.headers.get('host');
-  if (origin === null || host === null) return undefined;
-  try {
-    if (new URL(origin).host === host) return undefined;
-  } catch {
-    // An unparsable Origin is refused like a foreign one.
-  }
-  return new Response('cross-site request refused', { status: 403, headers: { 'content-type': 'text/plain' } });
-}
-
 /** `ownerPart` is '' or `?owner=...` (an operator's); the notice joins it. */
 function seeOther(id: string, notice: string, ownerPart = ''): Response {
   const query = ownerPart === '' ? '?' : `${ownerPart}&`;
   const location = `/console/tasks/${encodeURIComponent(id)}${query}notice=${encodeURIComponent(notice)}`;
   return new Response(null, { status: 303, headers: { location } });
-}
-
-function htmlResponse(body: string, status = 200): Response {
-  return new Response(body, {
-    status,
-    headers: {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-store',
-      // Nothing on these pages loads from elsewhere; no script at all.
-      'content-security-policy':
-        "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
-    },
-  });
 }

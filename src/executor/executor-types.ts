@@ -21,6 +21,15 @@ export interface ExecutorOptions {
   /** Where every operation, receipt and outbox row lives. Not closed by `close()`: the caller owns it. */
   readonly ledger: Ledger;
   readonly connect: Connector;
+  /**
+   * The credential this executor's connections to `server` carry (the secret itself, such as a
+   * bearer token, or a stable name of its principal, such as a JWT's issuer and subject), null for
+   * none. Given, each new operation records a salted fingerprint of it (never the credential), and
+   * an operation recorded under another one is refused with `ExecutorError('identity_mismatch')`
+   * before anything is sent: `attach`, `resume` (which skips it), a `submit` of its call node, logs.
+   * Not given: no operation is checked.
+   */
+  readonly credentialOf?: (server: string) => string | null;
   readonly clock: Clock;
   readonly random: Random;
   readonly ids: Ids;
@@ -349,6 +358,18 @@ export const EXECUTOR_ERROR_CODES = [
   'no_events',
   /** Task logs: the operation has no task the server knows (never named one, expired, unknown). */
   'no_task',
+  /**
+   * The server refused the credentials (HTTP 401/403). Nothing was changed by the refused request:
+   * a refused submission is NEVER_CREATED (the answer is proof), anything else leaves the record as
+   * it was and stops this executor's driving of it; pass other credentials and attach again.
+   */
+  'unauthorized',
+  /**
+   * The operation was submitted under another credential than this executor's (`credentialOf`):
+   * refused before anything was sent, the record unchanged. The server would answer its task as
+   * not found (S8), which proves nothing about the task.
+   */
+  'identity_mismatch',
 ] as const;
 export type ExecutorErrorCode = (typeof EXECUTOR_ERROR_CODES)[number];
 

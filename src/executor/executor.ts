@@ -25,6 +25,7 @@ import type { ClientWire } from './wire-port.js';
 import { settledHandle, liveHandle } from './executor-handle.js';
 import { followEvents } from './event-follow.js';
 import { followLogs, readLogPage, type LogsDeps } from './logs.js';
+import { checkIdentity, identityFingerprint } from './identity.js';
 
 export const EXECUTOR_DEFAULTS = {
   qps: 20,
@@ -193,6 +194,7 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
    * of this process, or takes the record up (after a restart; a rollback adopts an older epoch).
    */
   async function adopt(record: ToolOperation, deadlineAt: number | null): Promise<OperationHandle> {
+    if (!isSettled(record.state)) refuseOtherIdentity(record);
     const waiter = { attached: true, deadlineAt };
     const live = drivers.get(record.callNodeId);
     if (live !== undefined && !live.isStopped) {
@@ -213,6 +215,23 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
   }
 
   /**
+   * An operation submitted under another credential than this executor's is refused before anything
+   * is sent: its server would answer "not found" (S8), which proves nothing about the task.
+   */
+  function refuseOtherIdentity(record: ToolOperation): void {
+    if (options.credentialOf === undefined || record.server === undefined) return;
+    const check = checkIdentity(record, options.credentialOf(record.server));
+    if (check.ok) return;
+    throw new ExecutorError(
+      'identity_mismatch',
+      check.why === 'missing'
+        ? `operation ${record.id} was submitted with a credential, and none is given now`
+        : `operation ${record.id} was submitted under another credential than the one given now`,
+      { state: record.state },
+    );
+  }
+
+  /**
    * Logs are read over the wire that drives the operation here, else over a connection to its server
    * on its own wire (cached like any other): never a step of its machine (issue 18).
    */
@@ -225,6 +244,7 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
       const driven = live === undefined ? undefined : wireOf.get(live);
       if (driven !== undefined) return driven;
       if (state === 'closed') throw new ExecutorError('closed', 'executor closed');
+      refuseOtherIdentity(record);
       if (record.server === undefined) {
         throw new ExecutorError('no_server', `operation ${record.id} does not name its server`, {
           state: record.state,
@@ -266,9 +286,11 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
     }
     const now = clock.now();
     const deadlineAt = deadlineOf(input.budgetMs);
+    const id = ids.unique('op');
+    const credential = options.credentialOf?.(input.server) ?? null;
     const record: ToolOperation = {
       ...newOperation({
-        id: ids.unique('op'),
+        id,
         callNodeId: input.callNodeId,
         requestDigest: digest,
         tool: { name: input.tool, descriptorVersion: input.toolVersion ?? 'unversioned' },
@@ -282,6 +304,7 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
         ...(options.policy === undefined ? {} : { policy: options.policy }),
       }),
       server: input.server,
+      ...(credential === null ? {} : { identity: identityFingerprint(id, credential) }),
     };
     // C5: the same call node with the same request is the existing operation, never a second one.
     const { created, operation } = await ledger.create(record);

@@ -57,12 +57,16 @@ export function submitAnswered(answer: SubmitAnswer, epoch: number, valid = true
 }
 
 /**
- * A failed submission. Only a definitive answer (`rejected`, `not_found`) proves nothing was created;
+ * A failed submission. Only a definitive answer (`rejected`, `not_found`, `unauthorized`: the
+ * credentials were refused before the call was looked at) proves nothing was created;
  * no answer, an unreadable answer and 429/503 (a proxy may have passed it on) leave the doubt that
  * only the submission key can settle (C5).
  */
 export function submitFailed(error: unknown, epoch: number): OperationEvent {
-  if (error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found')) {
+  if (
+    error instanceof WireFailure &&
+    (error.kind === 'rejected' || error.kind === 'not_found' || error.kind === 'unauthorized')
+  ) {
     return {
       type: 'submit_rejected',
       epoch,

@@ -42,6 +42,12 @@ export interface RequestHost {
   readonly wire: ClientWire;
   readonly isStopped: boolean;
   dispatch(event: OperationEvent): Promise<StepResult | null>;
+  /**
+   * The server refused the credentials (`unauthorized`). `submission`: the refused request was the
+   * submission, whose refusal is still recorded (NEVER_CREATED); any other is not, and the host
+   * stops driving the operation, its record unchanged.
+   */
+  refused(failure: WireFailure, submission: boolean): void;
 }
 
 type Of<T extends Effect['type']> = Extract<Effect, { type: T }>;
@@ -108,6 +114,7 @@ export class WireRequests {
       async (answer) =>
         submitAnswered(answer, epoch, answer.kind !== 'immediate' || (await this.validate(answer.result, ''))),
       (error) => submitFailed(error, epoch),
+      { submission: true },
     );
   }
 
@@ -117,7 +124,7 @@ export class WireRequests {
       (signal) => this.host.wire.lookupKey(effect.submissionKey, signal),
       (answer) => lookupAnswered(answer, epoch),
       (error) => lookupFailed(error, epoch),
-      true,
+      { read: true },
     );
   }
 
@@ -141,8 +148,7 @@ export class WireRequests {
       (signal) => this.host.wire.getStatus(effect.taskId, signal).finally(done),
       (snapshot) => statusObserved(snapshot, effect.seq, epoch),
       (error) => requestFailed('poll', error, epoch),
-      true,
-      true,
+      { read: true, statusRead: true },
     );
   }
 
@@ -157,8 +163,7 @@ export class WireRequests {
           answer.status !== 'completed' || (await this.validate(answer.result, effect.taskId)),
         ),
       (error) => fetchFailed(error, this.host.record, epoch),
-      true,
-      true,
+      { read: true, statusRead: true },
     );
   }
 
@@ -201,15 +206,17 @@ export class WireRequests {
    * One request through the shared QPS bucket; its answer or failure becomes the next event. A read
    * (status, result, key lookup) also waits for a Retry-After that arrived while it queued for a
    * token (C6: gate seeds 10534, 12710, 44639). The caller's own cancel and input replies are not
-   * held: the machine sends them at once on purpose.
+   * held: the machine sends them at once on purpose. Refused credentials are the host's to handle
+   * (`refused`): no event of a request that was refused, since nothing happened to the task.
    */
   private async send<T>(
     send: (signal: AbortSignal) => Promise<T>,
     onAnswer: (answer: T) => OperationEvent | Promise<OperationEvent>,
     onFailure: (error: unknown) => OperationEvent,
-    read = false,
-    statusRead = false,
+    kind: { readonly read?: boolean; readonly statusRead?: boolean; readonly submission?: boolean } = {},
   ): Promise<void> {
+    const read = kind.read === true;
+    const statusRead = kind.statusRead === true;
     const signal = this.signal;
     await this.ctx.bucket.take(signal);
     if (this.host.isStopped) return;
@@ -239,6 +246,10 @@ export class WireRequests {
       if (error instanceof WireFailure && error.retryAfterMs !== undefined && error.retryAfterMs > 0) {
         const until = this.ctx.clock.now() + Math.ceil(error.retryAfterMs);
         this.heardRetryAfterUntil = Math.max(this.heardRetryAfterUntil, until);
+      }
+      if (error instanceof WireFailure && error.kind === 'unauthorized') {
+        this.host.refused(error, kind.submission === true);
+        if (kind.submission !== true) return;
       }
       event = onFailure(error);
     }

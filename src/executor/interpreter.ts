@@ -23,7 +23,7 @@ import type { Ledger, Receipt } from './ledger-port.js';
 import type { NextFn, StepResult } from './machine.js';
 import type { ToolOperation } from './operation.js';
 import { isReceipted, isSettled } from './transitions.js';
-import type { ClientWire, ResultAnswer } from './wire-port.js';
+import type { ClientWire, ResultAnswer, WireFailure } from './wire-port.js';
 
 export interface DriverContext extends RequestContext {
   readonly ledger: Ledger;
@@ -65,6 +65,8 @@ export class OperationDriver {
   private cancelOwed = false;
   /** Stops the wire's push stream for this task (listening while it is waited on). */
   private unwatch: (() => void) | null = null;
+  /** The server refused the credentials: what the waiters are told (NEVER_CREATED, or the stop). */
+  private credentialsRefused: ExecutorError | null = null;
 
   /**
    * `takenUp`: the record comes from the ledger, not from a submission of this process. Whoever
@@ -153,6 +155,27 @@ export class OperationDriver {
 
   markCancelOwed(): void {
     this.cancelOwed = true;
+  }
+
+  /**
+   * The server refused the credentials (HTTP 401/403): the request did nothing, and nothing this
+   * executor sends with the same credentials will. A refused submission is recorded as such (its
+   * answer proves nothing was created) and its waiters learn why. After any other request the
+   * waiter stops waiting, as on a disconnect (C9: the state stays, the record says nobody waits),
+   * and this driver stops; a waiter with other credentials takes the operation up again.
+   */
+  refused(failure: WireFailure, submission: boolean): void {
+    const error = new ExecutorError(
+      'unauthorized',
+      `operation ${this.record.id}: ${this.record.server ?? 'the server'} refused the credentials (${failure.message})`,
+      { state: this.record.state, cause: failure },
+    );
+    const first = this.credentialsRefused === null;
+    this.credentialsRefused ??= error;
+    if (submission || !first) return;
+    void this.dispatch({ type: 'budget_exhausted', epoch: this.ctx.epoch, reason: 'disconnect' }).finally(() =>
+      this.halt(error),
+    );
   }
 
   private halt(reason: ExecutorError): void {
@@ -293,7 +316,8 @@ export class OperationDriver {
     }
     if (r.state === 'NEVER_CREATED') {
       this.fail(
-        new ExecutorError('never_created', `operation ${r.id} was never created on the server`, { state: r.state }),
+        this.credentialsRefused ??
+          new ExecutorError('never_created', `operation ${r.id} was never created on the server`, { state: r.state }),
       );
     }
     const working = result.effects.some((e) => e.type === 'lookup_key' || e.type === 'schedule_wake');
@@ -374,7 +398,10 @@ export class OperationDriver {
         case 'stop_waiting':
           // A cancel still being confirmed keeps its timer (the record says so: wakeAt is set).
           if (this.record.wakeAt === null) this.timer?.abort();
-          this.fail(new ExecutorError('waiting_stopped', `stopped waiting (${effect.reason}); the task is untouched`));
+          this.fail(
+            this.credentialsRefused ??
+              new ExecutorError('waiting_stopped', `stopped waiting (${effect.reason}); the task is untouched`),
+          );
           this.status.push(this.record, true);
           this.status.end();
           break;
@@ -399,19 +426,31 @@ export class OperationDriver {
     }
   }
 
+  /** One question to the gate; a gate that throws gives no answer: the question stays open (C10). */
   private async ask(round: number, key: string, request: unknown): Promise<void> {
     const r = this.record;
-    const reply = await this.ctx.approvalGate({
-      operationId: r.id,
-      callNodeId: r.callNodeId,
-      taskId: r.taskId,
-      tool: r.tool.name,
-      round,
-      key,
-      request,
-      requestDigest: digestOf(request ?? null),
-      deadlineAt: r.policy.deadlineAt,
-    });
+    let reply: unknown;
+    try {
+      reply = await this.ctx.approvalGate({
+        operationId: r.id,
+        callNodeId: r.callNodeId,
+        taskId: r.taskId,
+        tool: r.tool.name,
+        round,
+        key,
+        request,
+        requestDigest: digestOf(request ?? null),
+        deadlineAt: r.policy.deadlineAt,
+      });
+    } catch (error) {
+      this.ctx.logger.debug('the approval gate gave no answer; the question stays open', {
+        operationId: r.id,
+        round,
+        key,
+        error: String(error),
+      });
+      return;
+    }
     if (this.stopped) return;
     await this.dispatch({ type: 'input_answered', epoch: this.ctx.epoch, round, key, reply });
   }

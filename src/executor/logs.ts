@@ -160,7 +160,7 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
         failures = 0;
       } catch (error) {
         if (aborted()) return;
-        if (!(error instanceof WireFailure) || error.kind === 'rejected') throw error;
+        if (!(error instanceof WireFailure) || error.kind === 'rejected' || error.kind === 'unauthorized') throw error;
         failures += 1;
         // A one-off read gives up after 3 failures (it must end); a follower keeps trying.
         if (!follow && failures >= 3) throw error;

@@ -287,6 +287,12 @@ export interface ToolOperation {
   readonly preTaskInput?: PreTaskInput | null;
   /** The last progress the server reported; kept so a restarted executor shows it at once. Optional. */
   readonly progress?: Progress | null;
+  /**
+   * The salted fingerprint of the credential the operation was submitted under (`identity.ts`),
+   * never the credential; fixed at creation. A waiter with another credential is refused before it
+   * sends anything. Absent or null: submitted without one (any holder of its ids may drive it).
+   */
+  readonly identity?: string | null;
   /** Ledger revision for compare-and-set; owned by the ledger, never by `next()`. */
   readonly revision: number;
 }

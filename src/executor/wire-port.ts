@@ -147,7 +147,12 @@ export type WireFailureKind =
   /** A definitive error answer (invalid params, capability missing, key conflict). */
   | 'rejected'
   /** The answer was malformed or truncated: retry the read, never accept it. */
-  | 'malformed';
+  | 'malformed'
+  /**
+   * HTTP 401 / 403: the server refused the request's credentials and did nothing with it. Asking
+   * again with the same credentials changes nothing: the caller must pass others.
+   */
+  | 'unauthorized';
 
 /**
  * A wire request that got no usable answer; `kind` says what the executor may conclude (a `lost`

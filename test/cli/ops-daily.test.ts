@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
 import { assertBuilt, BUILT, built, killAll, onlyJson, start, startServe, tempDir, type Served } from './helpers.js';
+import { startSteppedServer, STEPS } from './stepped-server.js';
 
 const dir = tempDir('terminus-ops-daily-');
 let served: Served;
@@ -81,67 +82,70 @@ describe('ops resume ID, ops prune', () => {
     'resume follows one detached operation to its receipt with progress; prune forgets it after the bound, not before',
     async () => {
       const file = join(dir.path, 'resume', 'ledger.db');
-      const call = start(
-        [
-          BUILT,
-          'call',
-          '--url',
-          served.url,
-          'build_report',
-          '--args',
-          '{"title":"later","sections":8,"sectionSeconds":0.5}',
-          '--ledger',
-          file,
-          '--json',
-          '--budget',
-          '1',
-        ],
-        { cwd: dir.path },
-      );
-      const ran = await call.done;
-      expect(ran.code, ran.stderr).toBe(3);
-      const detached = onlyJson(ran.stdout);
-      expect(detached.message).toMatch(
-        /wait budget used up; the task keeps running\n {2}follow again: terminus ops resume op_/,
-      );
-      const opId = (detached.operation as { id: string }).id;
+      // The server's progress moves only when the test says, so the budget always runs out first and
+      // the resume always sees the task working.
+      const stepped = await startSteppedServer();
+      try {
+        stepped.allow(1);
+        const call = start(
+          [BUILT, 'call', '--url', stepped.url, 'stepped', '--ledger', file, '--json', '--budget', '1'],
+          { cwd: dir.path },
+        );
+        const ran = await call.done;
+        expect(ran.code, ran.stderr).toBe(3);
+        const detached = onlyJson(ran.stdout);
+        expect(detached.message).toMatch(
+          /wait budget used up; the task keeps running\n {2}follow again: terminus ops resume op_/,
+        );
+        const opId = (detached.operation as { id: string }).id;
 
-      // C11: a fresh budget, long after the first one ran out; progress is shown while it waits.
-      const resumed = await built(['ops', 'resume', opId.slice(0, 12), '--ledger', file, '--json'], { cwd: dir.path });
-      expect(resumed.code, resumed.stderr).toBe(0);
-      expect(onlyJson(resumed.stdout)).toMatchObject({ status: 'completed', exitCode: 0, operation: { id: opId } });
-      expect(resumed.stderr).toMatch(/WORKING \(server: working\) {2}\[#*-*\] +\d+% \(\d\/8\)/);
-      expect(resumed.stderr).toMatch(/ACCEPTED/);
-
-      const young = await built(['ops', 'prune', '--older-than', '1h', '--ledger', file, '--json'], { cwd: dir.path });
-      expect(onlyJson(young.stdout)).toMatchObject({ pruned: [] });
-      await new Promise((r) => setTimeout(r, 1_100));
-      // --dry-run names what would go and deletes nothing.
-      const dry = await built(['ops', 'prune', '--older-than', '1s', '--dry-run', '--ledger', file, '--json'], {
-        cwd: dir.path,
-      });
-      expect(onlyJson(dry.stdout)).toMatchObject({ dryRun: true, wouldPrune: [opId] });
-      const dryText = await built(['ops', 'prune', '--older-than', '1s', '--dry-run', '--ledger', file], {
-        cwd: dir.path,
-      });
-      expect(dryText.stdout).toMatch(
-        /would prune 1 operation\(s\) settled before .*\(dry run: nothing deleted\)\n {2}op_/,
-      );
-      expect(
-        onlyJson((await built(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path })).stdout),
-      ).toMatchObject({ operations: [{ id: opId }] });
-      const old = await built(['ops', 'prune', '--older-than', '1s', '--ledger', file], { cwd: dir.path });
-      expect(old.code).toBe(0);
-      expect(old.stdout).toMatch(/pruned 1 operation\(s\) settled before/);
-      expect(
-        onlyJson((await built(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path })).stdout),
-      ).toEqual({
-        operations: [],
-      });
+        // C11: a fresh budget, long after the first one ran out; progress is shown while it waits.
+        await stepped.advanceTo(3);
+        const resuming = start([BUILT, 'ops', 'resume', opId.slice(0, 12), '--ledger', file, '--json'], {
+          cwd: dir.path,
+        });
+        resuming.child.stdin!.end();
+        await resuming.waitFor(/WORKING \(server: working\) {2}\[#*-*\] +\d+% \(3\/8\)/, 'stderr');
+        await stepped.advanceTo(STEPS);
+        const resumed = await resuming.done;
+        expect(resumed.code, resumed.stderr).toBe(0);
+        expect(onlyJson(resumed.stdout)).toMatchObject({ status: 'completed', exitCode: 0, operation: { id: opId } });
+        expect(resumed.stderr).toMatch(/ACCEPTED/);
+        await pruneChecks(file, opId);
+      } finally {
+        await stepped.close();
+      }
     },
     SLOW,
   );
 });
+
+/** `ops prune` of the settled operation `opId`: kept before the bound, listed by --dry-run, then gone. */
+async function pruneChecks(file: string, opId: string): Promise<void> {
+  const young = await built(['ops', 'prune', '--older-than', '1h', '--ledger', file, '--json'], { cwd: dir.path });
+  expect(onlyJson(young.stdout)).toMatchObject({ pruned: [] });
+  await new Promise((r) => setTimeout(r, 1_100));
+  // --dry-run names what would go and deletes nothing.
+  const dry = await built(['ops', 'prune', '--older-than', '1s', '--dry-run', '--ledger', file, '--json'], {
+    cwd: dir.path,
+  });
+  expect(onlyJson(dry.stdout)).toMatchObject({ dryRun: true, wouldPrune: [opId] });
+  const dryText = await built(['ops', 'prune', '--older-than', '1s', '--dry-run', '--ledger', file], {
+    cwd: dir.path,
+  });
+  expect(dryText.stdout).toMatch(/would prune 1 operation\(s\) settled before .*\(dry run: nothing deleted\)\n {2}op_/);
+  expect(
+    onlyJson((await built(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path })).stdout),
+  ).toMatchObject({ operations: [{ id: opId }] });
+  const old = await built(['ops', 'prune', '--older-than', '1s', '--ledger', file], { cwd: dir.path });
+  expect(old.code).toBe(0);
+  expect(old.stdout).toMatch(/pruned 1 operation\(s\) settled before/);
+  expect(
+    onlyJson((await built(['ops', 'list', '--all', '--json', '--ledger', file], { cwd: dir.path })).stdout),
+  ).toEqual({
+    operations: [],
+  });
+}
 
 describe('following through an outage (defect 6)', () => {
   it(

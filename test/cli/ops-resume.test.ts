@@ -5,10 +5,10 @@
  * current one, not the copy the ledger kept from the detached run.
  */
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
 import { assertBuilt, BUILT, built, killAll, onlyJson, start, startServe, tempDir, type Served } from './helpers.js';
+import { startSteppedServer, STEPS } from './stepped-server.js';
 
 const dir = tempDir('terminus-ops-resume-');
 let served: Served;
@@ -49,19 +49,6 @@ async function detached(ledger: string, title: string, sectionSeconds: number, b
   const ran = await call.done;
   expect(ran.code, ran.stderr).toBe(3);
   return /terminus call: detached \(operation (op_\S+),/.exec(ran.stderr)![1]!;
-}
-
-/** The task's progress as its server has it now (its own SQLite file). */
-function serverDone(taskId: string): number | null {
-  const db = new Database(served.db, { readonly: true });
-  try {
-    const row = db.prepare('SELECT progress FROM tasks WHERE id = ?').get(taskId) as
-      { progress: string | null } | undefined;
-    if (row?.progress == null) return null;
-    return (JSON.parse(row.progress) as { done: number }).done;
-  } finally {
-    db.close();
-  }
 }
 
 describe('ops resume ID', () => {
@@ -117,25 +104,39 @@ describe('ops resume ID', () => {
   ])(
     "%s: following again after a detach first shows the server's current progress, not the ledger's stale copy",
     async (_name, byId) => {
-      const ledger = join(dir.path, byId ? 'progress-one' : 'progress-all', 'ledger.db');
-      const opId = await detached(ledger, 'stale', 1, 2.5);
-      const l = openSqliteLedger({ path: ledger });
-      const record = (await l.load(opId))!;
-      await l.close();
-      // The detached run kept a progress report in the ledger: what a stale first line would show.
-      expect(record.progress?.done).toBeGreaterThan(0);
-      const stale = record.progress!.done;
-      // Wait until the server is two sections past what the ledger kept (polling, no timing bound).
-      let now = serverDone(record.taskId!);
-      while (now === null || now < stale + 2) {
-        await new Promise((r) => setTimeout(r, 200));
-        now = serverDone(record.taskId!);
+      // The server's progress moves only when the test says: 1 before the detach, 5 while resuming.
+      const stepped = await startSteppedServer();
+      try {
+        const ledger = join(dir.path, byId ? 'progress-one' : 'progress-all', 'ledger.db');
+        const call = start([BUILT, 'call', '--url', stepped.url, 'stepped', '--ledger', ledger], { cwd: dir.path });
+        call.child.stdin!.end();
+        await stepped.advanceTo(1);
+        await call.waitFor(/\(1\/8\)/, 'stderr');
+        call.child.kill('SIGINT');
+        const ran = await call.done;
+        expect(ran.code, ran.stderr).toBe(3);
+        const opId = /terminus call: detached \(operation (op_\S+),/.exec(ran.stderr)![1]!;
+        const l = openSqliteLedger({ path: ledger });
+        const record = (await l.load(opId))!;
+        await l.close();
+        // The detached run kept the server's report of step 1: what a stale first line would show.
+        expect(record.progress?.done).toBe(1);
+        await stepped.advanceTo(5);
+        const resumed = start([BUILT, 'ops', 'resume', ...(byId ? [opId] : []), '--ledger', ledger], {
+          cwd: dir.path,
+        });
+        resumed.child.stdin!.end();
+        // The server holds step 5 until the resume showed a progress: that first one is the test.
+        await resumed.waitFor(/\(\d\/8\)/, 'stderr');
+        await stepped.advanceTo(STEPS);
+        const done = await resumed.done;
+        expect(done.code, done.stderr).toBe(0);
+        const shown = [...done.stderr.matchAll(/\((\d+)\/8\)/g)].map((m) => Number(m[1]));
+        expect(shown[0], done.stderr).toBe(5);
+        expect(shown, done.stderr).not.toContain(1);
+      } finally {
+        await stepped.close();
       }
-      const resumed = await built(['ops', 'resume', ...(byId ? [opId] : []), '--ledger', ledger], { cwd: dir.path });
-      expect(resumed.code, resumed.stderr).toBe(0);
-      const shown = [...resumed.stderr.matchAll(/\((\d+)\/8\)/g)].map((m) => Number(m[1]));
-      expect(shown.length, resumed.stderr).toBeGreaterThan(0);
-      expect(shown[0], resumed.stderr).toBeGreaterThanOrEqual(now);
     },
     SLOW,
   );

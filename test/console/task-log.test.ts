@@ -101,4 +101,44 @@ describe('console: the task log on the task page', () => {
     expect(two).toEqual(Array.from({ length: 20 }, (_, i) => 41 + CONSOLE_LOG_LINES + i));
     expect(second).toContain('End of the log: the task ended.');
   });
+
+  it('a long log has a tail link: the last lines, with links back to the start and to the lines before', async () => {
+    const { base, engine } = await start(10_000);
+    const n = 2 * CONSOLE_LOG_LINES + 30;
+    const { task } = await engine.submit({ owner: 'auth:alice', tool: 'chatty', args: { n }, wire: 'aip-151' });
+    await finished(engine, task.id);
+    const seqs = (html: string): number[] => [...html.matchAll(/<tr data-seq="(\d+)"/g)].map((m) => Number(m[1]));
+    const link = (html: string, name: RegExp): string => {
+      const href = new RegExp(`<a href="([^"]+)"[^>]*>${name.source}`).exec(html)?.[1];
+      expect(href, html.slice(-2000)).toBeDefined();
+      return `${base}${href!.replaceAll('&amp;', '&')}`;
+    };
+    const first = await (await fetch(`${base}/console/tasks/${task.id}`, as('alice'))).text();
+    expect(seqs(first)[0]).toBe(1);
+    expect(first).toContain(`the tail (last ${CONSOLE_LOG_LINES} lines of ${n})`);
+
+    // A plain link (no script): the last CONSOLE_LOG_LINES lines, ending with the log's last line.
+    const tail = await (await fetch(link(first, /the tail/), as('alice'))).text();
+    expect(seqs(tail)).toEqual(Array.from({ length: CONSOLE_LOG_LINES }, (_, i) => n - CONSOLE_LOG_LINES + 1 + i));
+    expect(tail).toContain(`The last lines of the log (${n} in all).`);
+    expect(tail).toContain('End of the log: the task ended.');
+    // Back: the lines just before the tail, and the start.
+    const earlier = await (await fetch(link(tail, /earlier lines/), as('alice'))).text();
+    expect(seqs(earlier)).toEqual(
+      Array.from({ length: CONSOLE_LOG_LINES }, (_, i) => n - 2 * CONSOLE_LOG_LINES + 1 + i),
+    );
+    expect(seqs(await (await fetch(link(tail, /from the start/), as('alice'))).text())[0]).toBe(1);
+    // S8: the tail of another caller's task is the 404 of an unknown id.
+    expect((await fetch(`${base}/console/tasks/${task.id}?log=tail`, as('bob'))).status).toBe(404);
+  });
+
+  it('a short log has no tail link, and its tail is the whole log', async () => {
+    const { base, engine } = await start(100);
+    const { task } = await engine.submit({ owner: 'auth:alice', tool: 'chatty', args: { n: 5 }, wire: 'aip-151' });
+    await finished(engine, task.id);
+    const page = await (await fetch(`${base}/console/tasks/${task.id}`, as('alice'))).text();
+    expect(page).not.toContain('data-link="log-tail"');
+    const tail = await (await fetch(`${base}/console/tasks/${task.id}?log=tail`, as('alice'))).text();
+    expect(tail.match(/<tr data-seq="/g)).toHaveLength(5);
+  });
 });

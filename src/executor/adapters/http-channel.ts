@@ -3,7 +3,8 @@
  * the `Mcp-Method` / `Mcp-Name` routing headers (reference 2.8); legacy requests follow `initialize`
  * and echo `Mcp-Session-Id` when the server hands one out.
  *
- * Failure mapping (wire port): HTTP 429/503 -> `throttled` (Retry-After honoured); no answer
+ * Failure mapping (wire port): HTTP 429/503 -> `throttled` (Retry-After honoured); 401/403 ->
+ * `unauthorized` (with the server's own words when its body carries an error message); no answer
  * (connection refused or dropped, timeout, stream ended early, 5xx without a JSON-RPC body) -> `lost`;
  * unparsable, truncated or schema-invalid JSON -> `malformed`; a JSON-RPC error -> `RpcErrorFailure`.
  *
@@ -29,7 +30,7 @@ import {
 import { DEFAULT_CLIENT_INFO, MODERN_PROTOCOL_VERSION, withEnvelope, type ClientInfo } from './envelope.js';
 import { traceMeta } from './trace-context.js';
 import { openPushStream } from './push-stream.js';
-import { isRecord, malformed, RpcErrorFailure } from './rpc-error.js';
+import { isRecord, malformed, RpcErrorFailure, unauthorized } from './rpc-error.js';
 
 export interface HttpConnectionOptions {
   /** The MCP endpoint, e.g. `http://127.0.0.1:3000/mcp`. */
@@ -191,6 +192,7 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
       });
     }
     const text = await response.text();
+    if (status === 401 || status === 403) throw unauthorized(status, text);
     const contentType = response.headers.get('content-type') ?? '';
     let message: unknown;
     if (contentType.includes('text/event-stream')) {

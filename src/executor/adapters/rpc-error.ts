@@ -5,7 +5,8 @@
  * wire adapter, which knows the method, maps it (STYLE.md: callers branch on codes, never messages).
  */
 import { WireFailure } from '../wire-port.js';
-export { isRecord } from '../../core/json.js';
+import { isRecord } from '../../core/json.js';
+export { isRecord };
 
 export const RPC_CODES = {
   invalidRequest: -32600,
@@ -52,4 +53,20 @@ export function isRpcError(error: unknown, code?: number): error is RpcErrorFail
 /** The answer could not be read as the method's result: retry the read, never accept it. */
 export function malformed(message: string, cause?: unknown): WireFailure {
   return new WireFailure('malformed', message, cause === undefined ? {} : { cause });
+}
+
+/**
+ * A 401/403: the credentials were refused, whatever the body says (a JSON-RPC error, a
+ * `google.rpc.Status`, a proxy's page). Its message, when there is one, is kept for the person.
+ */
+export function unauthorized(status: number, body: string): WireFailure {
+  let said: unknown;
+  try {
+    const parsed: unknown = JSON.parse(body);
+    said = isRecord(parsed) && isRecord(parsed.error) ? parsed.error.message : undefined;
+  } catch {
+    said = undefined;
+  }
+  const detail = typeof said === 'string' && said !== '' ? `: ${said}` : '';
+  return new WireFailure('unauthorized', `HTTP ${status}${detail}`, { httpStatus: status });
 }

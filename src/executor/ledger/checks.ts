@@ -19,6 +19,7 @@ const IDENTITY = [
   'wire',
   'createdAt',
   'shadow',
+  'identity',
 ] as const;
 
 function identityChanged(stored: ToolOperation, next: ToolOperation): string | null {

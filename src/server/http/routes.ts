@@ -35,7 +35,21 @@ export interface HttpRoute {
    * The Origin check guards both alike.
    */
   readonly body?: 'json' | 'form';
+  /**
+   * A browser session of the route's own (the console's sign-in cookie), for a request without an
+   * `Authorization` header when the server authenticates: the session's principal, or undefined to
+   * leave the request to the `authenticate` hook. A request with the header is the hook's alone.
+   */
+  readonly session?: (headers: RouteHeaders) => AuthInfo | undefined;
+  /**
+   * The answer to a request without credentials that the `authenticate` hook refused, instead of
+   * the 401 (the console's redirect to its sign-in page). `url` is the request's path and query.
+   */
+  readonly signIn?: (url: string, headers: RouteHeaders) => Response;
 }
+
+/** The request headers a route's `session` and `signIn` read (lower-case names, as Node gives them). */
+export type RouteHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
 
 /**
  * Builds a route: adding one to a server is a one-liner.
@@ -46,7 +60,7 @@ export function route(
   method: string,
   path: string,
   handle: HttpHandler,
-  options: { readonly unauthenticated?: boolean; readonly body?: 'json' | 'form' } = {},
+  options: Pick<HttpRoute, 'unauthenticated' | 'body' | 'session' | 'signIn'> = {},
 ): HttpRoute {
   return {
     method: method.toUpperCase(),
@@ -54,6 +68,8 @@ export function route(
     handle,
     ...(options.unauthenticated === true ? { unauthenticated: true } : {}),
     ...(options.body === undefined ? {} : { body: options.body }),
+    ...(options.session === undefined ? {} : { session: options.session }),
+    ...(options.signIn === undefined ? {} : { signIn: options.signIn }),
   };
 }
 

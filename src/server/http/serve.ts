@@ -187,13 +187,20 @@ export async function serveHttp(endpoint: McpEndpoint, options: ServeHttpOptions
       return;
     }
     let authInfo: AuthInfo | undefined;
+    const { session, signIn } = match.route;
+    const bare = req.headers.authorization === undefined;
     try {
       authInfo =
         options.authenticate === undefined || match.route.unauthenticated === true
           ? undefined
-          : await options.authenticate(req);
+          : ((bare ? session?.(req.headers) : undefined) ?? (await options.authenticate(req)));
     } catch (error) {
       endpoint.logger.debug('authentication rejected', { error: String(error) });
+      // A browser without credentials is sent to the route's sign-in; a refused header stays a 401.
+      if (bare && signIn !== undefined) {
+        req.resume();
+        return writeWebResponse(res, signIn(req.url ?? '/', req.headers));
+      }
       const challenge = isTerminusError(error) ? error.details?.challenge : undefined;
       return refuse({
         status: 401,

@@ -1,13 +1,13 @@
 /**
  * One AIP-151 HTTP/JSON exchange with the wire port's failure mapping: no answer (connection
  * refused or dropped, timeout, 5xx other than 503) -> `lost`; 429/503 -> `throttled` with
- * Retry-After; 404 -> `not_found`; any other error status -> `rejected` carrying the AIP-193
+ * Retry-After; 404 -> `not_found`; 401/403 -> `unauthorized`; any other error status -> `rejected` carrying the AIP-193
  * `ErrorInfo.reason`; an unparsable 2xx body -> `malformed`.
  */
 import type { Clock } from '../../../core/ports.js';
 import { WireFailure } from '../../wire-port.js';
 import { parseRetryAfter } from '../connection.js';
-import { isRecord, malformed } from '../rpc-error.js';
+import { isRecord, malformed, unauthorized } from '../rpc-error.js';
 import { traceMeta } from '../trace-context.js';
 
 export interface AipHttpOptions {
@@ -100,6 +100,10 @@ function readAnswer(response: Response, text: string, what: string, now: number)
     });
   }
   if (status >= 500) throw new WireFailure('lost', `${what}: HTTP ${status}`, { httpStatus: status });
+  if (status === 401 || status === 403) {
+    const refused = unauthorized(status, text);
+    throw new WireFailure('unauthorized', `${what}: ${refused.message}`, { httpStatus: status });
+  }
   let parsed: unknown;
   try {
     parsed = text === '' ? undefined : JSON.parse(text);

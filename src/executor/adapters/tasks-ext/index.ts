@@ -68,7 +68,11 @@ async function onTask<T>(call: () => Promise<T>): Promise<T> {
  * failure is marked `unkeyed`, since the key the executor would look up was never sent with it (C12).
  */
 function unkeyed(failure: unknown): unknown {
-  if (failure instanceof WireFailure && (failure.kind === 'rejected' || failure.kind === 'not_found')) return failure;
+  if (
+    failure instanceof WireFailure &&
+    (failure.kind === 'rejected' || failure.kind === 'not_found' || failure.kind === 'unauthorized')
+  )
+    return failure;
   const kind = failure instanceof WireFailure ? failure.kind : 'lost';
   const message = failure instanceof Error ? failure.message : String(failure);
   return new WireFailure(kind, message, {
