@@ -126,8 +126,8 @@ describe('console session forms', () => {
   it('an answer posted under a session needs its CSRF token: refused without it, sent with it', async () => {
     const base = await start();
     const engine = opened!.engine;
-    const { task } = await engine.submit({ owner: 'auth:alice', tool: 'ask', args: {}, wire: 'aip-151' });
-    await until(async () => ((await engine.get('auth:alice', task.id)).status === 'input_required' ? true : undefined));
+    const { task } = await engine.submit({ owner: 'token:alice', tool: 'ask', args: {}, wire: 'aip-151' });
+    await until(async () => ((await engine.get('token:alice', task.id)).status === 'input_required' ? true : undefined));
     const { cookie } = await signIn(base);
     const pageHtml = await (await fetch(`${base}/console/tasks/${task.id}`, { headers: { cookie } })).text();
     const key = /name="key" value="([^"]+)"/.exec(pageHtml)![1]!;
@@ -139,7 +139,7 @@ describe('console session forms', () => {
       });
     expect((await answer({})).status).toBe(403);
     expect((await answer({ csrf: 'x'.repeat(43) })).status).toBe(403);
-    expect((await engine.get('auth:alice', task.id)).status).toBe('input_required');
+    expect((await engine.get('token:alice', task.id)).status).toBe('input_required');
     const sent = await answer({ csrf });
     expect(sent.status).toBe(303);
     expect(sent.headers.get('location')).toContain('notice=Answer%20sent.');

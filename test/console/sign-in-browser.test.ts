@@ -97,7 +97,7 @@ describe('console sign-in in Chromium', () => {
     await page.fill('input[name="token"]', ALICE);
     await page.click('button[type="submit"]');
     expect(new URL(page.url()).pathname).toBe(`/console/tasks/${mine}`);
-    expect(await page.locator('header').innerText()).toContain('signed in as auth:alice');
+    expect(await page.locator('header').innerText()).toContain('signed in as token:alice');
 
     // The cookie: HttpOnly, SameSite=Strict, Path=/console, this server's own, a bounded lifetime.
     const cookies = await browser.cookies(`${base(a)}/console`);
