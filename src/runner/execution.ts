@@ -11,7 +11,7 @@ import type { Invoked } from './handlers.js';
 import { toFinish, toOutcome } from './outcome.js';
 import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
 import { withinRun, type LifecycleEvent, type RunOutcome } from './observer.js';
-import { TaskLogWriter } from './task-log.js';
+import { handled, TaskLogWriter } from './task-log.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
 
 /** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
@@ -72,6 +72,11 @@ export class Execution {
       limits: settings.logLimits,
       fenced: (write) => this.#fenced(write),
       appended: () => settings.events.publish({ taskId: task.id, kind: 'log' }),
+      dropped: (count) => {
+        const { clock, observer, nodeId: node } = settings;
+        const at = clock.now();
+        observer.observe({ kind: 'log_dropped', at, taskId: task.id, tool: tool.name, node, epoch: task.epoch, count });
+      },
     });
   }
 
@@ -113,6 +118,9 @@ export class Execution {
       onLeaseLost: (error) => this.#loseLease(error),
     });
     const settled = this.#task.epoch > this.#settings.maxAttempts ? null : await this.#invoke();
+    // Lines the handler wrote before it returned are stored before its outcome (a terminal task's
+    // log is final), under the lease the heartbeat still holds.
+    await this.#log.drain();
     beating.abort();
     await heartbeat;
     try {
@@ -151,9 +159,11 @@ export class Execution {
       // Stores keep "no checkpoint" as null; the handler contract says undefined.
       lastCheckpoint: task.checkpoint === null ? undefined : task.checkpoint,
       logger: this.#logger,
-      progress: (done, total, message) => this.#progress(done, total, message),
-      checkpoint: (data) => this.#fenced((now) => this.#settings.store.checkpoint(this.fence, data, now)),
-      requestInput: (requestedSchema, message) => this.#broker.request(requestedSchema, message),
+      // Each promise is marked handled: a handler that does not await a call whose write fails
+      // (the task was cancelled meanwhile) must not end this process with an unhandled rejection.
+      progress: (done, total, message) => handled(this.#progress(done, total, message)),
+      checkpoint: (data) => handled(this.#fenced((now) => this.#settings.store.checkpoint(this.fence, data, now))),
+      requestInput: (requestedSchema, message) => handled(this.#broker.request(requestedSchema, message)),
       log: (text, fields) => this.#log.write('log', text, fields),
       output: (text) => this.#log.write('output', text),
     };

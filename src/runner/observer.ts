@@ -85,6 +85,19 @@ export type LifecycleEvent =
       readonly error?: RpcError;
     }
   | {
+      /**
+       * A handler wrote task log lines faster than the store took them: `count` of the oldest
+       * waiting lines were dropped before they were stored (counted in the task's `dropped`).
+       */
+      readonly kind: 'log_dropped';
+      readonly at: number;
+      readonly taskId: string;
+      readonly tool: string;
+      readonly node: string;
+      readonly epoch: number;
+      readonly count: number;
+    }
+  | {
       /** The TTL sweep deleted `count` expired tasks (the store reports a count, not ids). */
       readonly kind: 'expired';
       readonly at: number;

@@ -53,6 +53,9 @@ function describe(
     }
     case 'claim_pass':
       return null;
+    case 'log_dropped':
+      // One per batch while a handler floods its log: counted in metrics, shown in the task log.
+      return null;
     case 'input_requested': {
       const { taskId, tool, node, epoch, key } = event;
       return { message: 'task input requested', fields: { taskId, tool, node, epoch, key } };
