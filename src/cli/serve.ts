@@ -11,9 +11,10 @@ import type { WireName } from '../core/task.js';
 import { clusterTools } from '../tools/cluster/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
+import { hostileTools } from '../tools/hostile/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
-import { handlerThreads, parseNice } from './handler-threads.js';
+import { addWorkerOptions, workerEngineOptions, type WorkerFlags } from './handler-workers.js';
 import { consoleRoutes } from '../console/routes.js';
 import { timelineRecorder } from '../console/timeline.js';
 import { operationsRoutes } from '../server/http/ops-routes.js';
@@ -28,12 +29,12 @@ import { taskTracing } from '../telemetry/trace.js';
 import { listenErrorMessage, probeListen } from './listen-check.js';
 import { handOverStdout } from './broken-pipe.js';
 
-interface ServeFlags extends AuthFlags {
+interface ServeFlags extends AuthFlags, WorkerFlags {
   readonly host: string;
   readonly port: number;
   readonly db: string;
   readonly stdio: boolean;
-  readonly fixtures?: 'conformance' | 'cluster';
+  readonly fixtures?: 'conformance' | 'cluster' | 'hostile';
   readonly nodeId: string;
   readonly pgSchema?: string;
   readonly verbose: boolean;
@@ -59,10 +60,6 @@ interface ServeFlags extends AuthFlags {
   readonly console: boolean;
   readonly consoleOperator: string[];
   readonly consoleListAnonymous: boolean;
-  /** Worker threads running the tool handlers; 0: on the serving thread. */
-  readonly workers: number;
-  /** Linux: the nice value of those threads. */
-  readonly workersNice: number;
 }
 
 /**
@@ -71,7 +68,7 @@ interface ServeFlags extends AuthFlags {
  * stdio mode; logs go to stderr.
  */
 export function registerServe(program: Command): void {
-  environmentCommand(program, 'serve')
+  const command = environmentCommand(program, 'serve')
     .description('Serve durable MCP tools over Streamable HTTP (2026-07-28 Tasks extension) or stdio')
     .option('--host <host>', 'interface to bind', '127.0.0.1')
     .option('--port <port>', 'port to bind (0 picks a free one)', parsePort, 3000)
@@ -91,6 +88,7 @@ export function registerServe(program: Command): void {
       new Option('--fixtures <set>', 'serve a fixture tool set instead of the demo tools').choices([
         'conformance',
         'cluster',
+        'hostile',
       ]),
     )
     .option('--verbose', 'debug logs on stderr', false)
@@ -158,20 +156,8 @@ export function registerServe(program: Command): void {
       '--lease-ms <ms>',
       'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
       parseMs,
-    )
-    .option(
-      '--workers <n>',
-      'run tool handlers in n worker threads, one task each at a time (0: on the serving thread)',
-      count,
-      0,
-    )
-    .option(
-      '--workers-nice <n>',
-      'Linux: nice value (0-19) of the --workers threads, so the serving thread is scheduled first',
-      parseNice,
-      0,
-    )
-    .action((flags: ServeFlags) => serve(flags));
+    );
+  addWorkerOptions(command, 'serving thread').action((flags: ServeFlags) => serve(flags));
 }
 
 /**
@@ -285,6 +271,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     preflights = conformancePreflights;
   }
   if (flags.fixtures === 'cluster') tools = clusterTools({ dataDir: opened.dataDir });
+  if (flags.fixtures === 'hostile') tools = hostileTools;
   taskGauge({ registry: metrics.registry, store, now: () => systemClock.now(), tools: tools.map((t) => t.name) });
   const engine = createEngine({
     store,
@@ -300,7 +287,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     maxArgumentBytes: Math.max(1, flags.maxArgumentBytes),
     maxAttempts: Math.max(1, flags.maxAttempts),
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
-    ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir, flags.workersNice),
+    ...workerEngineOptions(flags, flags.fixtures ?? 'demo', opened.dataDir),
     observer: combineObservers(
       lifecycleLog({ logger, payloads: flags.logPayloads }),
       metrics.observer,

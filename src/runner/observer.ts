@@ -107,10 +107,12 @@ export type LifecycleEvent =
 /**
  * How a run ended: `completed` / `failed` (the task's outcome), `late` (the handler finished after a
  * cancel had won: kept as lateOutcome, S4), `cancelled` (aborted by a cancel), `shutdown` (released
- * for a re-run), `lease_lost` (another claim owns the task now), `crashed` (its worker thread died:
- * released for a re-run, as after a process crash).
+ * for a re-run), `lease_lost` (another claim owns the task now), `crashed` (its worker process died:
+ * released for a re-run, as after a process crash), `abandoned` (a handler on the serving thread
+ * ignored its aborted signal past the grace period: given up, its lease left to lapse).
  */
-export type RunOutcome = 'completed' | 'failed' | 'late' | 'cancelled' | 'shutdown' | 'lease_lost' | 'crashed';
+export type RunOutcome =
+  'completed' | 'failed' | 'late' | 'cancelled' | 'shutdown' | 'lease_lost' | 'crashed' | 'abandoned';
 
 /** The `kind` of a lifecycle event. */
 export type LifecycleKind = LifecycleEvent['kind'];
