@@ -45,6 +45,8 @@ export class WorkerProcess {
   /** Set when the pool kills the process, or by the `fatal` message it sent before exiting. */
   #death: Death | null = null;
   #tail = '';
+  /** V8 began its fatal report (GC trace, native stack): the rest of stderr is kept, not handed on. */
+  #dying = false;
 
   constructor(options: SpawnOptions, onMessage: (message: FromWorker) => void, onExit: (death: Death) => void) {
     this.#heapMb = options.heapMb;
@@ -66,7 +68,13 @@ export class WorkerProcess {
     child.stdout?.setEncoding('utf8').on('data', (chunk: string) => options.output(chunk));
     child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
       this.#tail = (this.#tail + chunk).slice(-TAIL_BYTES);
-      options.output(chunk);
+      if (this.#dying) return;
+      // V8's out-of-memory report is ~30 lines of GC trace and native stack: the run's end is
+      // logged with its one line instead (the reason names the limit and quotes V8).
+      const report = chunk.search(/<--- Last few GCs --->|FATAL ERROR:/);
+      if (report >= 0) this.#dying = true;
+      const shown = report >= 0 ? chunk.slice(0, report) : chunk;
+      if (shown !== '') options.output(shown);
     });
     child.on('message', (message: FromWorker) => onMessage(message));
     // A failed spawn, or a send on a closed channel: the 'exit' that follows (or not) says the rest.
