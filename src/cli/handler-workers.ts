@@ -53,25 +53,31 @@ export function addWorkerOptions(command: Command, where: string): Command {
 }
 
 /**
+ * A worker flag given without `--workers`: one line naming it and exit 2, before anything opens
+ * (a refused start leaves no database file behind).
+ */
+export function checkWorkerFlags(flags: WorkerFlags): void {
+  if (flags.workers > 0) return;
+  const given = [
+    flags.workerHeapMb === undefined ? null : '--worker-heap-mb',
+    flags.workerMemoryMb === undefined ? null : '--worker-memory-mb',
+    flags.workersNice === 0 ? null : '--workers-nice',
+  ].filter((flag) => flag !== null);
+  if (given.length === 0) return;
+  const verb = given.length === 1 ? 'applies' : 'apply';
+  process.stderr.write(`terminus: ${given.join(' and ')} ${verb} to worker processes: add --workers N\n`);
+  process.exit(2);
+}
+
+/**
  * The engine options of the worker flags: `workers` for the chosen tool set's own module (the demo
- * and cluster sets are factories of the data folder, the conformance set a plain array; from the
- * sources (tsx) the modules are `.ts`, from `dist/` `.js`), the workers' output on this stderr,
- * and the grace. Exits 2 on a limit given without `--workers`.
+ * and cluster sets are factories of the data folder, the conformance and hostile sets plain arrays;
+ * from the sources (tsx) the modules are `.ts`, from `dist/` `.js`), the workers' output on this
+ * stderr, and the grace.
  */
 export function workerEngineOptions(flags: WorkerFlags, set: ToolSet, dataDir: string): Partial<EngineOptions> {
   const grace = { abortGraceMs: flags.abortGraceMs };
-  if (flags.workers === 0) {
-    const given = [
-      flags.workerHeapMb === undefined ? null : '--worker-heap-mb',
-      flags.workerMemoryMb === undefined ? null : '--worker-memory-mb',
-      flags.workersNice === 0 ? null : '--workers-nice',
-    ].filter((flag) => flag !== null);
-    if (given.length > 0) {
-      process.stderr.write(`terminus: ${given.join(' and ')} apply to worker processes: add --workers N\n`);
-      process.exit(2);
-    }
-    return grace;
-  }
+  if (flags.workers === 0) return grace;
   const workers: WorkersOptions = {
     ...pick(flags.workers, set, dataDir),
     ...(flags.workersNice === 0 ? {} : { nice: flags.workersNice }),

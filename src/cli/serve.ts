@@ -14,7 +14,7 @@ import { demoTools } from '../tools/demo/index.js';
 import { hostileTools } from '../tools/hostile/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
-import { addWorkerOptions, workerEngineOptions, type WorkerFlags } from './handler-workers.js';
+import { addWorkerOptions, checkWorkerFlags, workerEngineOptions, type WorkerFlags } from './handler-workers.js';
 import { consoleRoutes } from '../console/routes.js';
 import { timelineRecorder } from '../console/timeline.js';
 import { operationsRoutes } from '../server/http/ops-routes.js';
@@ -219,6 +219,7 @@ function parsePort(value: string): number {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
+  checkWorkerFlags(flags);
   const logger = lineLogger({
     format: flags.logFormat,
     debug: flags.verbose,

@@ -9,7 +9,7 @@ import { demoTools } from '../tools/demo/index.js';
 import { hostileTools } from '../tools/hostile/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
-import { addWorkerOptions, workerEngineOptions, type WorkerFlags } from './handler-workers.js';
+import { addWorkerOptions, checkWorkerFlags, workerEngineOptions, type WorkerFlags } from './handler-workers.js';
 import { lifecycleLog, lineLogger } from '../telemetry/log.js';
 
 interface WorkerCommandFlags extends WorkerFlags {
@@ -51,6 +51,7 @@ export function registerWorker(program: Command): void {
 }
 
 async function work(flags: WorkerCommandFlags): Promise<void> {
+  checkWorkerFlags(flags);
   const logger = lineLogger({
     format: 'text',
     debug: flags.verbose,
