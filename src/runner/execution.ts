@@ -246,10 +246,11 @@ export class Execution {
       // On the serving thread nothing can stop a handler: the run is given up, its slot freed, and
       // the lease is left to lapse rather than released, since the handler may still be writing.
       // After leaseMs the task is claimed again (re-run, or failed past maxAttempts).
-      this.#logger.error(
+      const reason = settled.abandoned;
+      this.#logger.warn(
         'giving up on a handler that ignores its aborted signal; it runs on, unstoppable on this thread',
         {
-          reason: settled.abandoned,
+          reason,
           abort: kind ?? null,
         },
       );

@@ -33,7 +33,7 @@ describe('bench/attacks --quick', () => {
       expect(outcome('log-flood-inline')).toMatch(/^completed: \d+ of 20000 lines dropped, last seq 20000$/);
       const table = renderAttacks(results, 'sqlite');
       // The header, its rule, and a row per attack.
-    expect(table.split('\n').filter((line) => line.startsWith('| ')).length).toBe(results.length + 2);
+      expect(table.split('\n').filter((line) => line.startsWith('| ')).length).toBe(results.length + 2);
       expect(table).not.toContain('NaN');
     },
   );

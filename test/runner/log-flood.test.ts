@@ -14,7 +14,7 @@ import {
   openStore,
   PG_URL,
 } from '../store/postgres-fixture.js';
-import { aborted, engineFor, gate, OWNER, text, tool, until, untilStatus } from './helpers.js';
+import { aborted, engineFor, gate, OWNER, text, tool, until } from './helpers.js';
 
 // Issue 30: a handler that floods its task log without awaiting (`void ctx.log(...)` in a loop)
 // must not stall the serving thread, grow memory with every line, or take the process down when
@@ -22,7 +22,18 @@ import { aborted, engineFor, gate, OWNER, text, tool, until, untilStatus } from 
 // store write takes, what the log says was dropped; never a time.
 
 const FLOOD = 200_000;
+
+/** The task once completed: a flood on a loaded machine's PostgreSQL takes longer than helpers' 10 s. */
+function completed(store: TaskStore, id: string): Promise<unknown> {
+  const done = async () => (await store.get(OWNER, id, systemClock.now()))?.status === 'completed';
+  return until(done, `${id} completed`, 50_000);
+}
 const LIMITS = { maxLines: 10_000, maxBytes: 4 * 1024 * 1024, maxLineBytes: 8 * 1024 };
+/**
+ * The flood's own loop holds this thread for about a second on a loaded machine: with the helpers'
+ * 300 ms lease the task would be claimed again meanwhile (a second run, another 200,000 lines).
+ */
+const LEASE = { leaseMs: 30_000, heartbeatMs: 1_000 };
 
 /** The store with every `appendLog` recorded: its line count and its `skipped`. */
 function recorded(inner: TaskStore): { store: TaskStore; appends: { lines: number; skipped: number }[] } {
@@ -77,10 +88,14 @@ describe.each(BACKENDS.filter((b) => b.name !== 'postgres' || PG_URL !== ''))('a
       await ctx.log('last');
       return text('flooded');
     });
-    engine = engineFor(watched, [flood], { logLimits: LIMITS, observer: { observe: (e) => events.push(e) } });
+    engine = engineFor(watched, [flood], {
+      ...LEASE,
+      logLimits: LIMITS,
+      observer: { observe: (e) => events.push(e) },
+    });
     engine.start();
     const { task } = await engine.submit({ owner: OWNER, tool: 'flood', args: {}, wire: 'mcp-tasks-ext' });
-    expect((await untilStatus(store, task.id, (t) => t.status === 'completed')).status).toBe('completed');
+    await completed(store, task.id);
 
     // Never more than the bound crossed to the store, in writes of at most a chunk each.
     const written = appends.reduce((sum, a) => sum + a.lines, 0);
@@ -114,10 +129,10 @@ describe.each(BACKENDS.filter((b) => b.name !== 'postgres' || PG_URL !== ''))('a
       for (let i = 1; i <= 3_000; i++) void ctx.log(`line ${i}`);
       return text('returned');
     });
-    engine = engineFor(store, [quick], { logLimits: LIMITS });
+    engine = engineFor(store, [quick], { ...LEASE, logLimits: LIMITS });
     engine.start();
     const { task } = await engine.submit({ owner: OWNER, tool: 'quick', args: {}, wire: 'mcp-tasks-ext' });
-    await untilStatus(store, task.id, (t) => t.status === 'completed');
+    await completed(store, task.id);
     const page = await engine.readLog(OWNER, task.id, { after: 2_995, limit: 10 });
     expect(page.lines.map((l) => l.text)).toEqual(['line 2996', 'line 2997', 'line 2998', 'line 2999', 'line 3000']);
     expect(page).toMatchObject({ lastSeq: 3_000, dropped: 0, done: true });

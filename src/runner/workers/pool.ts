@@ -13,6 +13,7 @@ import {
   LOCAL_CALLS,
   type AppendLogArgs,
   type FromWorker,
+  type Level,
   type LoggerArgs,
   type ToWorker,
   type WorkerCall,
@@ -65,6 +66,8 @@ export interface WorkersOptions {
    */
   readonly output?: (chunk: string) => void;
 }
+
+const LEVELS: readonly string[] = ['debug', 'info', 'warn', 'error'] satisfies Level[];
 
 /** The workers' resident memory is read this often (a `/proc` read per worker). */
 const MEMORY_CHECK_MS = 250;
@@ -135,11 +138,6 @@ export class HandlerWorkers implements HandlerHost {
       logLimits: deps.logLimits,
       maxMessageBytes: whole('workers.maxMessageBytes', options.maxMessageBytes ?? 64 * 1024 * 1024, 1024),
     };
-  }
-
-  /** The limits in force (after defaults): JS heap and resident memory of each worker, in MB. */
-  get limits(): { readonly heapMb: number; readonly memoryMb: number } {
-    return { heapMb: this.#heapMb, memoryMb: this.#memoryMb };
   }
 
   start(): Promise<void> {
@@ -320,7 +318,10 @@ export class HandlerWorkers implements HandlerHost {
     }
     if (method === 'logger') {
       const [entries, dropped] = args as LoggerArgs;
-      for (const entry of entries) run.ctx.logger[entry.level]?.(String(entry.message), entry.fields);
+      for (const entry of entries) {
+        const level = LEVELS.includes(entry.level) ? entry.level : 'info';
+        run.ctx.logger[level](String(entry.message), entry.fields);
+      }
       if (dropped > 0)
         run.ctx.logger.warn('handler logger lines dropped: written faster than they were logged', { dropped });
       return undefined;
