@@ -33,7 +33,7 @@ export type { Preflight, PreflightCall, PreflightOutcome, PreflightQuestion } fr
 export { createEngine } from './runner/engine.js';
 export type { EngineOptions } from './runner/engine.js';
 export type { TaskEngine } from './runner/engine-port.js';
-export type { WorkerThreadsOptions } from './runner/threads/pool.js';
+export type { WorkersOptions } from './runner/workers/pool.js';
 export type { LogLimits } from './runner/task-log.js';
 export type { TaskStore } from './store/port.js';
 export { createMemoryTaskStore } from './store/memory/index.js';

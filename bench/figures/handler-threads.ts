@@ -1,16 +1,16 @@
 /**
  * Figure 10 (issue 14): another caller's `tasks/get` latency while 16 CPU-bound handlers are in
  * flight. Each round starts a fresh `terminus serve` (the built CLI, `dist/cli/main.js`: worker
- * threads import the demo tools' module by URL, which a bundle would not keep) on a fresh database,
+ * processes import the demo tools' module by URL, which a bundle would not keep) on a fresh database,
  * creates the caller's own task and lets it finish, measures up to `threadReads` sequential
  * `tasks/get` of it 5 ms apart (a poller, not a flood) idle, then submits 16 `build_report` tasks
  * (hash chains in 20 ms slices) and, once the handlers that can run have started, measures again.
  * Each phase is bounded by `threadPhaseMs`: on the serving thread a read may wait a quarter second.
  *
- * With `--workers 2` a node runs one task per thread: 2 of the 16 run at a time, the rest wait
- * unclaimed. That is the design (a thread's crash takes only its own task), so it is what this
+ * With `--workers 2` a node runs one task per worker: 2 of the 16 run at a time, the rest wait
+ * unclaimed. That is the design (a worker's death takes only its own task), so it is what this
  * measures. The target: loaded p99 at most 2x idle p99 with `--workers 2`; the serving thread,
- * one thread (a core left to serve on two) and the reniced threads are reference rows (on SQLite only: the serving thread's loaded phase runs
+ * one worker (a core left to serve on two) and the reniced workers are reference rows (on SQLite only: the serving thread's loaded phase runs
  * to its time bound, and the store is not what it shows).
  */
 import { spawn, type ChildProcess } from 'node:child_process';

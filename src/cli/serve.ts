@@ -12,9 +12,10 @@ import type { WireName } from '../core/task.js';
 import { clusterTools } from '../tools/cluster/index.js';
 import { conformancePreflights, conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
+import { hostileTools } from '../tools/hostile/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
-import { handlerThreads, parseNice } from './handler-threads.js';
+import { addWorkerOptions, checkWorkerFlags, workerEngineOptions, type WorkerFlags } from './handler-workers.js';
 import { consoleRoutes } from '../console/routes.js';
 import { verifyBearer } from '../console/sign-in.js';
 import { timelineRecorder } from '../console/timeline.js';
@@ -30,12 +31,12 @@ import { taskTracing } from '../telemetry/trace.js';
 import { listenErrorMessage, probeListen } from './listen-check.js';
 import { handOverStdout } from './broken-pipe.js';
 
-interface ServeFlags extends AuthFlags, WebhookFlags {
+interface ServeFlags extends AuthFlags, WebhookFlags, WorkerFlags {
   readonly host: string;
   readonly port: number;
   readonly db: string;
   readonly stdio: boolean;
-  readonly fixtures?: 'conformance' | 'cluster';
+  readonly fixtures?: 'conformance' | 'cluster' | 'hostile';
   readonly nodeId: string;
   readonly pgSchema?: string;
   readonly verbose: boolean;
@@ -62,10 +63,6 @@ interface ServeFlags extends AuthFlags, WebhookFlags {
   readonly console: boolean;
   readonly consoleOperator: string[];
   readonly consoleListAnonymous: boolean;
-  /** Worker threads running the tool handlers; 0: on the serving thread. */
-  readonly workers: number;
-  /** Linux: the nice value of those threads. */
-  readonly workersNice: number;
 }
 
 /**
@@ -94,6 +91,7 @@ export function registerServe(program: Command): void {
       new Option('--fixtures <set>', 'serve a fixture tool set instead of the demo tools').choices([
         'conformance',
         'cluster',
+        'hostile',
       ]),
     )
     .option('--verbose', 'debug logs on stderr', false)
@@ -172,21 +170,9 @@ export function registerServe(program: Command): void {
       '--lease-ms <ms>',
       'lease of a claimed task: a dead node’s tasks re-run this long after it stopped',
       parseMs,
-    )
-    .option(
-      '--workers <n>',
-      'run tool handlers in n worker threads, one task each at a time (0: on the serving thread)',
-      count,
-      0,
-    )
-    .option(
-      '--workers-nice <n>',
-      'Linux: nice value (0-19) of the --workers threads, so the serving thread is scheduled first',
-      parseNice,
-      0,
     );
   webhookOptions(command);
-  command.action((flags: ServeFlags) => serve(flags));
+  addWorkerOptions(command, 'serving thread').action((flags: ServeFlags) => serve(flags));
 }
 
 /**
@@ -248,6 +234,7 @@ function parsePort(value: string): number {
 }
 
 async function serve(flags: ServeFlags): Promise<void> {
+  checkWorkerFlags(flags);
   const logger = lineLogger({
     format: flags.logFormat,
     debug: flags.verbose,
@@ -309,6 +296,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     preflights = conformancePreflights;
   }
   if (flags.fixtures === 'cluster') tools = clusterTools({ dataDir: opened.dataDir });
+  if (flags.fixtures === 'hostile') tools = hostileTools;
   taskGauge({ registry: metrics.registry, store, now: () => systemClock.now(), tools: tools.map((t) => t.name) });
   const engine = createEngine({
     store,
@@ -325,7 +313,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     maxAttempts: Math.max(1, flags.maxAttempts),
     webhooks,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
-    ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir, flags.workersNice),
+    ...workerEngineOptions(flags, flags.fixtures ?? 'demo', opened.dataDir),
     observer: combineObservers(
       lifecycleLog({ logger, payloads: flags.logPayloads }),
       metrics.observer,

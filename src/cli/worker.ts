@@ -1,26 +1,23 @@
 import type { Command } from 'commander';
-import { InvalidArgumentError, Option } from 'commander';
+import { Option } from 'commander';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { createEngine } from '../runner/engine.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
 import { clusterTools } from '../tools/cluster/index.js';
 import { conformanceTools } from '../tools/conformance/index.js';
 import { demoTools } from '../tools/demo/index.js';
+import { hostileTools } from '../tools/hostile/index.js';
 import { defaultNodeId, openStoreOrExit } from './open-store.js';
 import { exitOnSignals } from './signals.js';
-import { handlerThreads, parseNice } from './handler-threads.js';
+import { addWorkerOptions, checkWorkerFlags, workerEngineOptions, type WorkerFlags } from './handler-workers.js';
 import { lifecycleLog, lineLogger } from '../telemetry/log.js';
 
-interface WorkerFlags {
+interface WorkerCommandFlags extends WorkerFlags {
   readonly db: string;
   readonly nodeId: string;
   readonly pgSchema?: string;
-  readonly fixtures?: 'conformance' | 'cluster';
+  readonly fixtures?: 'conformance' | 'cluster' | 'hostile';
   readonly verbose: boolean;
-  /** Worker threads running the tool handlers; 0: on this process's main thread. */
-  readonly workers: number;
-  /** Linux: the nice value of those threads. */
-  readonly workersNice: number;
 }
 
 /**
@@ -32,7 +29,7 @@ interface WorkerFlags {
  * stdout carries one line once it runs; logs go to stderr.
  */
 export function registerWorker(program: Command): void {
-  program
+  const command = program
     .command('worker')
     .description('Run the durable tools of a store (no serving): pair with `terminus serve --no-runner`')
     .option(
@@ -46,25 +43,15 @@ export function registerWorker(program: Command): void {
       new Option('--fixtures <set>', 'run a fixture tool set instead of the demo tools (the server’s)').choices([
         'conformance',
         'cluster',
+        'hostile',
       ]),
     )
-    .option('--verbose', 'debug logs on stderr', false)
-    .option(
-      '--workers <n>',
-      'run tool handlers in n worker threads, one task each at a time (0: on the main thread)',
-      threads,
-      0,
-    )
-    .option(
-      '--workers-nice <n>',
-      'Linux: nice value (0-19) of the --workers threads, so the main thread is scheduled first',
-      parseNice,
-      0,
-    )
-    .action((flags: WorkerFlags) => work(flags));
+    .option('--verbose', 'debug logs on stderr', false);
+  addWorkerOptions(command, 'main thread').action((flags: WorkerCommandFlags) => work(flags));
 }
 
-async function work(flags: WorkerFlags): Promise<void> {
+async function work(flags: WorkerCommandFlags): Promise<void> {
+  checkWorkerFlags(flags);
   const logger = lineLogger({
     format: 'text',
     debug: flags.verbose,
@@ -77,6 +64,7 @@ async function work(flags: WorkerFlags): Promise<void> {
   let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });
   if (flags.fixtures === 'conformance') tools = conformanceTools;
   if (flags.fixtures === 'cluster') tools = clusterTools({ dataDir: opened.dataDir });
+  if (flags.fixtures === 'hostile') tools = hostileTools;
   const engine = createEngine({
     store: opened.store,
     events: opened.events,
@@ -87,7 +75,7 @@ async function work(flags: WorkerFlags): Promise<void> {
     random: systemRandom,
     logger,
     observer: lifecycleLog({ logger, payloads: false }),
-    ...handlerThreads(flags.workers, flags.fixtures ?? 'demo', opened.dataDir, flags.workersNice),
+    ...workerEngineOptions(flags, flags.fixtures ?? 'demo', opened.dataDir),
   });
   engine.start();
   process.stdout.write(`terminus worker ${flags.nodeId} running ${tools.length} tools (db ${opened.label})\n`);
@@ -96,10 +84,4 @@ async function work(flags: WorkerFlags): Promise<void> {
     await engine.stop();
     await opened.close();
   });
-}
-
-function threads(value: string): number {
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0) throw new InvalidArgumentError('not a non-negative integer');
-  return n;
 }

@@ -1,5 +1,6 @@
 import { isTerminusError, TerminusError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
+import type { NewLogLine } from '../core/log.js';
 import type { Progress, TaskRecord } from '../core/task.js';
 import { isTerminal } from '../core/task.js';
 import type { Fence, FinishInput } from '../store/port.js';
@@ -9,9 +10,9 @@ import { errorFields, logHandlerError, withFields } from './logger.js';
 import type { EngineSettings } from './options.js';
 import type { Invoked } from './handlers.js';
 import { toFinish, toOutcome } from './outcome.js';
-import { abortKind, cancelledReason, leaseLostReason, shutdownReason } from './reasons.js';
+import { abortKind, cancelledReason, leaseLostReason, shutdownReason, type AbortKind } from './reasons.js';
 import { withinRun, type LifecycleEvent, type RunOutcome } from './observer.js';
-import { TaskLogWriter } from './task-log.js';
+import { handled, TaskLogWriter } from './task-log.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
 
 /** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
@@ -72,6 +73,11 @@ export class Execution {
       limits: settings.logLimits,
       fenced: (write) => this.#fenced(write),
       appended: () => settings.events.publish({ taskId: task.id, kind: 'log' }),
+      dropped: (count) => {
+        const { clock, observer, nodeId: node } = settings;
+        const at = clock.now();
+        observer.observe({ kind: 'log_dropped', at, taskId: task.id, tool: tool.name, node, epoch: task.epoch, count });
+      },
     });
   }
 
@@ -113,6 +119,9 @@ export class Execution {
       onLeaseLost: (error) => this.#loseLease(error),
     });
     const settled = this.#task.epoch > this.#settings.maxAttempts ? null : await this.#invoke();
+    // Lines the handler wrote before it returned are stored before its outcome (a terminal task's
+    // log is final), under the lease the heartbeat still holds.
+    await this.#log.drain();
     beating.abort();
     await heartbeat;
     try {
@@ -132,13 +141,39 @@ export class Execution {
     }
   }
 
-  #invoke(): Promise<Invoked> {
-    // In this thread or in a worker thread (EngineOptions.workers); the context stays here. The run
-    // span is the active context while an in-thread handler runs (spans it makes are children).
+  async #invoke(): Promise<Invoked> {
+    // In this thread or in a worker process (EngineOptions.workers); the context stays here. The
+    // run span is the active context while an in-thread handler runs (spans it makes are children).
     const scope = { taskId: this.#task.id, epoch: this.#task.epoch };
-    return withinRun(this.#settings.observer, scope, () =>
-      this.#settings.handlers.invoke(this.#tool, this.#task.args, this.#context()),
-    );
+    const kill = new AbortController();
+    const ended = new AbortController();
+    const grace = (): void => void this.#grace(kill, ended.signal);
+    if (this.#abort.signal.aborted) grace();
+    else this.#abort.signal.addEventListener('abort', grace, { once: true });
+    const hosted = {
+      kill: kill.signal,
+      writeLog: (lines: readonly NewLogLine[], skipped: number) => this.#log.writePrepared(lines, skipped),
+    };
+    try {
+      return await withinRun(this.#settings.observer, scope, () =>
+        this.#settings.handlers.invoke(this.#tool, this.#task.args, this.#context(), hosted),
+      );
+    } finally {
+      ended.abort();
+      this.#abort.signal.removeEventListener('abort', grace);
+    }
+  }
+
+  /** Once the signal aborted, the handler has `abortGraceMs` to return; then its run is ended. */
+  async #grace(kill: AbortController, ended: AbortSignal): Promise<void> {
+    const { clock, abortGraceMs } = this.#settings;
+    try {
+      await clock.sleep(abortGraceMs, ended);
+    } catch {
+      return; // the handler returned in time
+    }
+    const why = abortKind(this.#abort.signal) ?? 'abort';
+    kill.abort(new Error(`the handler ignored its aborted signal (${why}) for ${abortGraceMs} ms (abortGraceMs)`));
   }
 
   #context(): TaskContext {
@@ -151,9 +186,11 @@ export class Execution {
       // Stores keep "no checkpoint" as null; the handler contract says undefined.
       lastCheckpoint: task.checkpoint === null ? undefined : task.checkpoint,
       logger: this.#logger,
-      progress: (done, total, message) => this.#progress(done, total, message),
-      checkpoint: (data) => this.#fenced((now) => this.#settings.store.checkpoint(this.fence, data, now)),
-      requestInput: (requestedSchema, message) => this.#broker.request(requestedSchema, message),
+      // Each promise is marked handled: a handler that does not await a call whose write fails
+      // (the task was cancelled meanwhile) must not end this process with an unhandled rejection.
+      progress: (done, total, message) => handled(this.#progress(done, total, message)),
+      checkpoint: (data) => handled(this.#fenced((now) => this.#settings.store.checkpoint(this.fence, data, now))),
+      requestInput: (requestedSchema, message) => handled(this.#broker.request(requestedSchema, message)),
       log: (text, fields) => this.#log.write('log', text, fields),
       output: (text) => this.#log.write('output', text),
     };
@@ -213,23 +250,29 @@ export class Execution {
   }
 
   async #conclude(settled: Invoked): Promise<void> {
-    if ('crashed' in settled) {
-      // The worker thread died under the handler (an uncaught throw, process.exit, out of memory),
-      // as a process crash would: no outcome; the task runs again at epoch + 1, up to maxAttempts.
-      this.#logger.error('the handler thread died; the task runs again at the next claim', {
-        reason: settled.crashed,
-      });
-      if (!this.#leaseLost) await this.#release();
-      this.#ended('crashed');
+    const kind = abortKind(this.#abort.signal);
+    if ('abandoned' in settled) {
+      // On the serving thread nothing can stop a handler: the run is given up, its slot freed, and
+      // the lease is left to lapse rather than released, since the handler may still be writing.
+      // After leaseMs the task is claimed again (re-run, or failed past maxAttempts).
+      const reason = settled.abandoned;
+      this.#logger.warn(
+        'giving up on a handler that ignores its aborted signal; it runs on, unstoppable on this thread',
+        {
+          reason,
+          abort: kind ?? null,
+        },
+      );
+      this.#ended('abandoned');
       return;
     }
+    if ('crashed' in settled) return this.#crashed(settled, kind);
     if (this.#leaseLost) {
       // Another claim owns the task now; anything written from here would be a stale epoch (S3).
       this.#logger.warn('lease lost; the outcome of this run is dropped');
       this.#ended('lease_lost');
       return;
     }
-    const kind = abortKind(this.#abort.signal);
     if (!settled.ok && (kind === 'cancelled' || kind === 'shutdown')) {
       // Interrupted, not finished: a cancelled task is already terminal, a shut-down one is re-run.
       await this.#release();
@@ -260,6 +303,37 @@ export class Execution {
       this.#logger.error('recording the outcome failed; ending the task as failed', { reason });
       await this.#finish(unrecordable(reason));
     }
+  }
+
+  /**
+   * The worker died under the handler (an uncaught throw, `process.exit`, a limit, or killed after
+   * its grace). An interrupted run ends as its interruption says; a limit fails the task with the
+   * reason, since a handler that outgrew its heap would do it again; any other death is a crash,
+   * as of a process: no outcome, the task runs again at epoch + 1, up to maxAttempts.
+   */
+  async #crashed(settled: Extract<Invoked, { crashed: string }>, kind: AbortKind | undefined): Promise<void> {
+    const reason = settled.crashed;
+    if (this.#leaseLost || kind === 'lease_lost') {
+      this.#logger.warn('the handler worker ended after its lease was lost', { reason });
+      this.#ended('lease_lost');
+      return;
+    }
+    if (kind === 'cancelled' || kind === 'shutdown') {
+      this.#logger.warn(`the handler worker ended after its ${kind === 'cancelled' ? 'cancel' : 'shutdown'}`, {
+        reason,
+      });
+      await this.#release();
+      this.#ended(kind);
+      return;
+    }
+    if (settled.overLimit) {
+      this.#logger.error('the handler worker was ended by its limit; the task fails', { reason });
+      await this.#finish(unrecordable(`the handler's worker process was ended: ${reason}`));
+      return;
+    }
+    this.#logger.error('the handler worker died; the task runs again at the next claim', { reason });
+    await this.#release();
+    this.#ended('crashed');
   }
 
   async #finish(input: FinishInput): Promise<void> {

@@ -85,6 +85,19 @@ export type LifecycleEvent =
       readonly error?: RpcError;
     }
   | {
+      /**
+       * A handler wrote task log lines faster than the store took them: `count` of the oldest
+       * waiting lines were dropped before they were stored (counted in the task's `dropped`).
+       */
+      readonly kind: 'log_dropped';
+      readonly at: number;
+      readonly taskId: string;
+      readonly tool: string;
+      readonly node: string;
+      readonly epoch: number;
+      readonly count: number;
+    }
+  | {
       /** The TTL sweep deleted `count` expired tasks (the store reports a count, not ids). */
       readonly kind: 'expired';
       readonly at: number;
@@ -94,10 +107,12 @@ export type LifecycleEvent =
 /**
  * How a run ended: `completed` / `failed` (the task's outcome), `late` (the handler finished after a
  * cancel had won: kept as lateOutcome, S4), `cancelled` (aborted by a cancel), `shutdown` (released
- * for a re-run), `lease_lost` (another claim owns the task now), `crashed` (its worker thread died:
- * released for a re-run, as after a process crash).
+ * for a re-run), `lease_lost` (another claim owns the task now), `crashed` (its worker process died:
+ * released for a re-run, as after a process crash), `abandoned` (a handler on the serving thread
+ * ignored its aborted signal past the grace period: given up, its lease left to lapse).
  */
-export type RunOutcome = 'completed' | 'failed' | 'late' | 'cancelled' | 'shutdown' | 'lease_lost' | 'crashed';
+export type RunOutcome =
+  'completed' | 'failed' | 'late' | 'cancelled' | 'shutdown' | 'lease_lost' | 'crashed' | 'abandoned';
 
 /** The `kind` of a lifecycle event. */
 export type LifecycleKind = LifecycleEvent['kind'];

@@ -8,7 +8,7 @@ import { combineObservers, silentObserver, type TaskObserver } from './observer.
 import { DEFAULT_LOG_LIMITS } from '../core/log.js';
 import type { LogLimits } from './task-log.js';
 import { inThreadHandlers, type HandlerHost } from './handlers.js';
-import { HandlerThreads, type WorkerThreadsOptions } from './threads/pool.js';
+import { HandlerWorkers, type WorkersOptions } from './workers/pool.js';
 import type { TaskToolDefinition } from './tool.js';
 import type { WebhookSettings } from './webhooks.js';
 
@@ -75,15 +75,23 @@ export interface EngineOptions {
    */
   readonly logLimits?: Partial<LogLimits>;
   /**
-   * Runs task handlers in `count` worker threads instead of on this thread's event loop, one run
-   * per thread at a time (so `concurrency` is at most `count`). Each thread imports `module` and
-   * finds the tools by name: the module MUST be importable on its own and define every tool in
-   * `tools`. Leases, heartbeats and every store write stay in this thread. Inline calls (no task)
-   * still run here. Default: no threads.
+   * Runs task handlers in `count` worker processes instead of on this thread's event loop, one
+   * run per worker at a time (so `concurrency` is at most `count`), each under a JS heap and a
+   * memory limit. Each worker imports `module` and finds the tools by name: the module MUST be
+   * importable on its own and define every tool in `tools`. Leases, heartbeats and every store
+   * write stay in this process. Inline calls (no task) still run here. Default: no workers.
    * @example
    * workers: { count: 2, module: new URL('./tools.js', import.meta.url) },
    */
-  readonly workers?: WorkerThreadsOptions;
+  readonly workers?: WorkersOptions;
+  /**
+   * How long a handler has to return once its signal aborted (a cancel, a shutdown, a lost
+   * lease). Past it, a handler in a worker process is killed with its worker (the slot is free at
+   * once), and one on the serving thread, which nothing can stop, is given up: `stop()` returns
+   * without it and its task's lease is left to lapse. 10 s; a cooperating handler returns in
+   * milliseconds.
+   */
+  readonly abortGraceMs?: number;
   /**
    * Webhooks (issue 32): the operator's endpoints (for every task, for one caller's) and the
    * target policy calls' own endpoints are checked against. Delivery itself runs apart
@@ -116,7 +124,8 @@ export interface EngineSettings {
   readonly keyRetentionMs: number;
   readonly observer: TaskObserver;
   readonly logLimits: LogLimits;
-  /** Where task handlers run: this thread, or `workers` threads. */
+  readonly abortGraceMs: number;
+  /** Where task handlers run: this thread, or `workers` processes. */
   readonly handlers: HandlerHost;
   readonly webhooks: WebhookSettings | undefined;
 }
@@ -131,11 +140,13 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
   const tools = toolMap(options.tools);
   const logger = options.logger ?? silentLogger;
   const workers = options.workers;
+  const clock = options.clock ?? systemClock;
+  const limits = logLimits(options.logLimits ?? {});
   const concurrency = positive('concurrency', options.concurrency ?? workers?.count ?? 16);
   return {
     store: options.store,
     tools,
-    clock: options.clock ?? systemClock,
+    clock,
     ids,
     random: options.random ?? systemRandom,
     logger,
@@ -144,7 +155,7 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     leaseMs,
     heartbeatMs,
     claimIntervalMs: positive('claimIntervalMs', options.claimIntervalMs ?? 250),
-    // One run per thread: a thread's crash then takes only its own task.
+    // One run per worker: a worker's death then takes only its own task.
     concurrency: workers === undefined ? concurrency : Math.min(concurrency, workers.count),
     sweepIntervalMs: positive('sweepIntervalMs', options.sweepIntervalMs ?? 60_000),
     defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
@@ -156,8 +167,12 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     keyRetentionMs: positive('keyRetentionMs', options.keyRetentionMs ?? 7 * 24 * 3_600_000),
     // Guarded: an observer that throws must not fail a command whose write already committed (S1).
     observer: options.observer === undefined ? silentObserver : combineObservers(options.observer),
-    logLimits: logLimits(options.logLimits ?? {}),
-    handlers: workers === undefined ? inThreadHandlers : new HandlerThreads(workers, [...tools.keys()], logger),
+    logLimits: limits,
+    abortGraceMs: positive('abortGraceMs', options.abortGraceMs ?? 10_000),
+    handlers:
+      workers === undefined
+        ? inThreadHandlers
+        : new HandlerWorkers(workers, { tools: [...tools.keys()], logger, clock, logLimits: limits }),
     webhooks: options.webhooks,
   };
 }

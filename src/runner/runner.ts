@@ -37,7 +37,7 @@ export class Runner {
    */
   #wanted = true;
   #stop: AbortController | null = null;
-  /** The handler host can take runs (worker threads loaded); until then nothing is claimed. */
+  /** The handler host can take runs (worker processes loaded); until then nothing is claimed. */
   #hostUp = false;
   #loop: Promise<void> | null = null;
   #unsubscribe: (() => void) | null = null;
@@ -67,7 +67,7 @@ export class Runner {
     } catch (error) {
       // A tools module that does not load or lacks a tool: no run could ever start here, so this
       // node claims nothing and its tasks wait for a node that can run them.
-      this.#settings.logger.error('handler threads did not start; this node runs no task', errorFields(error));
+      this.#settings.logger.error('handler workers did not start; this node runs no task', errorFields(error));
       return;
     }
     this.#hostUp = true;

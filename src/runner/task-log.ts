@@ -1,7 +1,8 @@
 import { TerminusError } from '../core/errors.js';
 import { isRecord } from '../core/json.js';
-import { MAX_LOG_TEXT_BYTES, type LogBound, type LogStream, type NewLogLine } from '../core/log.js';
+import { logLineBytes, MAX_LOG_TEXT_BYTES, type LogBound, type LogStream, type NewLogLine } from '../core/log.js';
 import type { Fence, TaskStore } from '../store/port.js';
+import { Batcher } from './batcher.js';
 
 /** The per-task log bound plus the per-line limit, as the engine resolved them. */
 export interface LogLimits extends LogBound {
@@ -96,17 +97,21 @@ function invalid(message: string): TerminusError {
   return new TerminusError('invalid_argument', message, { details: { field: 'log' } });
 }
 
-interface Pending {
-  readonly line: NewLogLine;
-  readonly resolve: () => void;
-  readonly reject: (error: unknown) => void;
-}
+/**
+ * Lines one store write takes at most: a flood's bound-full batch (10,000 lines by default) goes as
+ * several short writes, so other writes of the node (a SQLite group commit takes every queued
+ * write of its turn) wait one chunk, not the whole batch. About 2 ms a chunk on SQLite here.
+ */
+export const LOG_APPEND_CHUNK = 500;
 
 /**
- * One run's log writer: lines written while an append is in flight wait and go together in the
- * next one, so a handler logging in a tight loop costs one store write per commit, not per line
- * (on SQLite each append is already group-committed with every other write of its turn). Lines
- * keep the order of the calls. Each call's promise settles when its line's append committed.
+ * One run's log writer. Lines written while an append is in flight wait in one batch and go
+ * together in the next (a `Batcher`): a handler logging in a tight loop costs one store write per
+ * commit, not per line, and lines keep the order of the calls. The waiting batch holds at most the
+ * task's bound (`maxLines`, `maxBytes`): a line dropped there is one the store would have dropped
+ * anyway once the newer ones were in, so past it the oldest waiting lines are dropped, and counted
+ * into the task's `dropped` and its seq numbers (the store's `skipped`). A call's promise settles
+ * when its batch was stored; ignored, it never counts as an unhandled rejection.
  */
 export class TaskLogWriter {
   readonly #store: TaskStore;
@@ -114,8 +119,8 @@ export class TaskLogWriter {
   readonly #limits: LogLimits;
   readonly #fenced: <T>(write: (now: number) => Promise<T>) => Promise<T>;
   readonly #appended: () => void;
-  #queue: Pending[] = [];
-  #flushing = false;
+  readonly #dropped: (count: number) => void;
+  readonly #batcher: Batcher<NewLogLine>;
 
   constructor(deps: {
     readonly store: TaskStore;
@@ -125,37 +130,56 @@ export class TaskLogWriter {
     readonly fenced: <T>(write: (now: number) => Promise<T>) => Promise<T>;
     /** After each committed append (publishes the `log` event). */
     readonly appended: () => void;
+    /** Lines were dropped before they reached the store (written faster than it took them). */
+    readonly dropped: (count: number) => void;
   }) {
     this.#store = deps.store;
     this.#fence = deps.fence;
     this.#limits = deps.limits;
     this.#fenced = deps.fenced;
     this.#appended = deps.appended;
+    this.#dropped = deps.dropped;
+    const bound = { maxItems: deps.limits.maxLines, maxBytes: deps.limits.maxBytes };
+    this.#batcher = new Batcher(bound, logLineBytes, (lines, skipped) => this.#append(lines, skipped));
   }
 
-  /** Rejects at once (nothing written) for bad input; else resolves once the line is durable. */
-  async write(stream: LogStream, text: unknown, fields?: unknown): Promise<void> {
-    const line = prepareLine(stream, text, fields, this.#limits);
-    return new Promise<void>((resolve, reject) => {
-      this.#queue.push({ line, resolve, reject });
-      if (!this.#flushing) void this.#flush();
-    });
-  }
-
-  async #flush(): Promise<void> {
-    this.#flushing = true;
-    while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      this.#queue = [];
-      try {
-        const lines = batch.map((p) => p.line);
-        await this.#fenced((now) => this.#store.appendLog(this.#fence, lines, this.#limits, now));
-        for (const p of batch) p.resolve();
-        this.#appended();
-      } catch (error) {
-        for (const p of batch) p.reject(error);
-      }
+  /** Rejects at once (nothing written) for bad input; else settles once the line's batch is stored. */
+  write(stream: LogStream, text: unknown, fields?: unknown): Promise<void> {
+    let line: NewLogLine;
+    try {
+      line = prepareLine(stream, text, fields, this.#limits);
+    } catch (error) {
+      return handled(Promise.reject(error as Error));
     }
-    this.#flushing = false;
+    return this.#batcher.push([line]);
   }
+
+  /**
+   * Lines already checked and cut (by a worker process's own writer), after `skipped` lines it
+   * dropped on its side: one batch of a worker's log.
+   */
+  writePrepared(lines: readonly NewLogLine[], skipped: number): Promise<void> {
+    return this.#batcher.push(lines, skipped);
+  }
+
+  /** Resolves once every line written so far is stored or dropped: the run's outcome goes after. */
+  drain(): Promise<void> {
+    return this.#batcher.drain();
+  }
+
+  async #append(lines: readonly NewLogLine[], skipped: number): Promise<void> {
+    if (skipped > 0) this.#dropped(skipped);
+    for (let at = 0; at < lines.length || (at === 0 && skipped > 0); at += LOG_APPEND_CHUNK) {
+      const chunk = lines.slice(at, at + LOG_APPEND_CHUNK);
+      const gap = at === 0 ? skipped : 0;
+      await this.#fenced((now) => this.#store.appendLog(this.#fence, chunk, this.#limits, now, gap));
+      this.#appended();
+    }
+  }
+}
+
+/** `promise`, marked handled: a caller that ignores it does not make an unhandled rejection. */
+export function handled<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {});
+  return promise;
 }

@@ -101,8 +101,18 @@ export interface TaskStore {
    * exceed `bound`, the oldest are deleted and added to `dropped`. A terminal task's log is final:
    * rejects `already_terminal` (so a reader that saw a terminal status and the last seq has it all).
    * Resolves with the lines as stored.
+   *
+   * `skipped` (default 0) counts lines written before `lines` that never reached the store (the
+   * writer's own bound dropped them on the way): they take the seq numbers just before `lines` and
+   * are added to `dropped`, so seq still counts every line written and a reader sees the gap.
    */
-  appendLog(fence: Fence, lines: readonly NewLogLine[], bound: LogBound, now: number): Promise<LogLine[]>;
+  appendLog(
+    fence: Fence,
+    lines: readonly NewLogLine[],
+    bound: LogBound,
+    now: number,
+    skipped?: number,
+  ): Promise<LogLine[]>;
 
   /**
    * Up to `query.limit` (1..1000) lines with seq > `query.after`, oldest first, and the task as read

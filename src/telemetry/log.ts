@@ -53,6 +53,9 @@ function describe(
     }
     case 'claim_pass':
       return null;
+    case 'log_dropped':
+      // One per batch while a handler floods its log: counted in metrics, shown in the task log.
+      return null;
     case 'input_requested': {
       const { taskId, tool, node, epoch, key } = event;
       return { message: 'task input requested', fields: { taskId, tool, node, epoch, key } };
@@ -88,7 +91,8 @@ const RUN_MESSAGES = {
   cancelled: 'task run stopped: cancelled',
   shutdown: 'task run released for a re-run: node shutting down',
   lease_lost: 'task run dropped: lease lost',
-  crashed: 'task run lost: its handler thread died; released for a re-run',
+  crashed: 'task run lost: its handler worker died; released for a re-run',
+  abandoned: 'task run given up: its handler ignored its aborted signal; its lease is left to lapse',
 } as const;
 
 /** `json`: one JSON object a line; `text`: `time level message key=value ...`. */

@@ -114,6 +114,12 @@ export function createMetrics(options: { readonly registry?: Registry } = {}): T
     labelNames: ['tool', 'outcome'],
     registers,
   });
+  const logDropped = new Counter({
+    name: 'terminus_task_log_lines_dropped_total',
+    help: 'Task log lines a handler wrote faster than the store took them, dropped (oldest first) before storing',
+    labelNames: ['tool'],
+    registers,
+  });
   const expired = new Counter({
     name: 'terminus_tasks_expired_total',
     help: 'Expired tasks deleted by the TTL sweep',
@@ -235,6 +241,9 @@ export function createMetrics(options: { readonly registry?: Registry } = {}): T
           outcomes.inc({ tool: event.tool, status: event.outcome });
         }
         if (event.outcome === 'lease_lost') leaseLost.inc({ tool: event.tool });
+        return;
+      case 'log_dropped':
+        logDropped.inc({ tool: event.tool }, event.count);
         return;
       case 'expired':
         expired.inc(event.count);

@@ -134,6 +134,7 @@ export function taskTracing(options: { readonly tracer?: Tracer } = {}): TaskObs
           return;
         }
         case 'claim_pass':
+        case 'log_dropped':
         case 'expired':
           return;
       }

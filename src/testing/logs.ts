@@ -108,6 +108,23 @@ export function logCases({ store, test }: SuiteContext): void {
     expect(read).toMatchObject({ lastSeq: 9, dropped: 6 });
   });
 
+  test('logs: lines skipped on the way (the writer’s bound) take their seqs and count as dropped', async () => {
+    const { fence } = await claimed(store(), await created(store()));
+    await store().appendLog(fence, [{ stream: 'log', text: 'first' }], WIDE, T0 + 1);
+    const stored = await store().appendLog(fence, [{ stream: 'log', text: 'after a flood' }], WIDE, T0 + 2, 1_000);
+    expect(stored.map((l) => l.seq)).toEqual([1_002]);
+    const read = await store().readLog(OWNER, fence.taskId, { after: 0, limit: 100 }, T0 + 3);
+    // The gap between seq 1 and seq 1002 is what a reader shows as dropped lines.
+    expect(read?.lines.map((l) => [l.seq, l.text])).toEqual([
+      [1, 'first'],
+      [1_002, 'after a flood'],
+    ]);
+    expect(read).toMatchObject({ lastSeq: 1_002, dropped: 1_000 });
+    const stale = { ...fence, epoch: fence.epoch + 1 };
+    await rejectsWith(store().appendLog(stale, [{ stream: 'log', text: 'x' }], WIDE, T0 + 4, 5), 'lease_lost');
+    expect((await store().readLog(OWNER, fence.taskId, { after: 0, limit: 1 }, T0 + 5))?.dropped).toBe(1_000);
+  });
+
   test('logs: past maxBytes the oldest lines are dropped until the rest fits; the newest is kept', async () => {
     const { fence } = await claimed(store(), await created(store()));
     const bound = { maxLines: 1_000, maxBytes: 25 };

@@ -4,7 +4,7 @@
  * `bridge` and the program itself exited 1 on an unknown option.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -31,6 +31,26 @@ describe('usage errors', () => {
     expect(run.status).toBe(2);
     expect(run.stderr).toMatch(/^error: /);
     expect(run.stdout).toBe('');
+  });
+
+  it.each([
+    [['serve', '--port', '0', '--worker-heap-mb', '300'], '--worker-heap-mb applies'],
+    [['worker', '--worker-memory-mb', '600', '--workers-nice', '5'], '--worker-memory-mb and --workers-nice apply'],
+    [
+      ['serve', '--workers', '1', '--worker-heap-mb', '8'],
+      "argument '8' is invalid. not a whole number of at least 16",
+    ],
+  ])('terminus %s: a worker limit without --workers, or too small, exits 2 and opens no database', (args, said) => {
+    const dir = mkdtempSync(join(tmpdir(), 'terminus-workers-'));
+    try {
+      const run = terminus(...args, '--db', join(dir, 'tasks.db'));
+      expect(run.status).toBe(2);
+      expect(run.stderr).toContain(said);
+      expect(run.stdout).toBe('');
+      expect(readdirSync(dir)).toEqual([]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   describe('a --url without its scheme says so and gives it with http:// (it said "Invalid URL")', () => {

@@ -11,11 +11,14 @@ export function appendLog(
   lines: readonly NewLogLine[],
   bound: LogBound,
   now: number,
+  skipped = 0,
 ): LogLine[] {
   const task = fenced(state, fence);
   assertLive(task);
   const log = state.logs.get(fence.taskId) ?? { lastSeq: 0, dropped: 0, bytes: 0, lines: [] };
   state.logs.set(fence.taskId, log);
+  log.lastSeq += skipped;
+  log.dropped += skipped;
   const stored = lines.map((input): LogLine => {
     log.lastSeq += 1;
     const line: LogLine = { ...copy(input), seq: log.lastSeq, epoch: fence.epoch, at: now };
@@ -24,11 +27,13 @@ export function appendLog(
     log.bytes += bytes;
     return line;
   });
-  while (log.lines.length > 0 && (log.lines.length > bound.maxLines || log.bytes > bound.maxBytes)) {
-    const oldest = log.lines.shift();
-    log.bytes -= oldest?.bytes ?? 0;
+  let trim = 0;
+  while (trim < log.lines.length && (log.lines.length - trim > bound.maxLines || log.bytes > bound.maxBytes)) {
+    log.bytes -= log.lines[trim]?.bytes ?? 0;
     log.dropped += 1;
+    trim += 1;
   }
+  if (trim > 0) log.lines.splice(0, trim);
   appendEvents(
     state,
     task,

@@ -56,7 +56,7 @@ export function createMemoryTaskStore(): TaskStore {
     checkpoint: (fence, data, now) => run((s) => checkpoint(s, fence, data, now)),
     requestInput: (fence, key, request, now) => run((s) => requestInput(s, fence, key, request, now)),
     finish: (fence, outcome, now) => run((s) => finish(s, fence, outcome, now)),
-    appendLog: (fence, lines, bound, now) => run((s) => appendLog(s, fence, lines, bound, now)),
+    appendLog: (fence, lines, bound, now, skipped) => run((s) => appendLog(s, fence, lines, bound, now, skipped)),
     readLog: (owner, id, query, now) => run((s) => readLog(s, owner, id, query, now)),
     readEvents: (owner, id, query, now) => run((s) => readEvents(s, owner, id, query, now)),
     release: (fence) => run((s) => release(s, fence)),

@@ -44,6 +44,7 @@ export function appendLog(
   lines: readonly NewLogLine[],
   bound: LogBound,
   now: number,
+  skipped = 0,
 ): Promise<LogLine[]> {
   return db.transaction('appendLog', async (tx) => {
     const head = (await tx.query<LogHead>(LOCK_HEAD, [fence.taskId, fence.workerId, fence.epoch])).rows[0];
@@ -54,6 +55,8 @@ export function appendLog(
       });
     }
     let { log_seq: seq, log_lines: kept, log_bytes: bytes, log_dropped: dropped } = head;
+    seq += skipped;
+    dropped += skipped;
     const stored = lines.map((input): LogLine => ({ ...input, seq: ++seq, epoch: fence.epoch, at: now }));
     const sizes = stored.map(logLineBytes);
     await tx.query(INSERT_LINES, [

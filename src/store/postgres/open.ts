@@ -74,7 +74,7 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     checkpoint: (fence, data, now) => checkpoint(db, fence, data, now),
     requestInput: (fence, key, request, now) => requestInput(db, fence, key, request, now),
     finish: (fence, outcome, now) => finish(db, fence, outcome, now),
-    appendLog: (fence, lines, bound, now) => appendLog(db, fence, lines, bound, now),
+    appendLog: (fence, lines, bound, now, skipped) => appendLog(db, fence, lines, bound, now, skipped),
     readLog: (owner, id, query, now) => readLog(db, owner, id, query, now),
     readEvents: (owner, id, query, now) => readEvents(db, owner, id, query, now),
     release: (fence) => release(db, fence),

@@ -51,6 +51,7 @@ export function appendLog(
   lines: readonly NewLogLine[],
   bound: LogBound,
   now: number,
+  skipped = 0,
 ): LogLine[] {
   const head = statement(db, HEAD).get(fenceParams(fence)) as LogHead | undefined;
   if (head === undefined) throw leaseLost(fence.taskId, fence.epoch);
@@ -60,6 +61,8 @@ export function appendLog(
     });
   }
   let { log_seq: seq, log_lines: kept, log_bytes: bytes, log_dropped: dropped } = head;
+  seq += skipped;
+  dropped += skipped;
   const insert = statement(db, INSERT_LINE);
   const stored = lines.map((input): LogLine => {
     seq += 1;

@@ -103,7 +103,8 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     checkpoint: (fence, data, now) => queue.enqueue(() => checkpoint(db, fence, data, now)),
     requestInput: (fence, key, request, now) => queue.enqueue(() => requestInput(db, fence, key, request, now)),
     finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now)),
-    appendLog: (fence, lines, bound, now) => queue.enqueue(() => appendLog(db, fence, lines, bound, now)),
+    appendLog: (fence, lines, bound, now, skipped) =>
+      queue.enqueue(() => appendLog(db, fence, lines, bound, now, skipped)),
     readLog: (owner, id, query, now) => read(() => readLog(db, owner, id, query, now)),
     readEvents: (owner, id, query, now) => read(() => readEvents(db, owner, id, query, now)),
     release: (fence) => queue.enqueue(() => release(db, fence)),

@@ -1,7 +1,6 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { threadId } from 'node:worker_threads';
 import { z } from 'zod';
 import { defineTaskTool, type TaskToolDefinition } from '../../runner/tool.js';
 
@@ -9,8 +8,8 @@ import { defineTaskTool, type TaskToolDefinition } from '../../runner/tool.js';
  * Fixture tools for the multi-node tests, served by `terminus serve --fixtures cluster`. Every side
  * effect is one JSON line appended to `<dataDir>/cluster-effects.jsonl` (O_APPEND: lines from
  * several node processes sharing the folder never interleave), tagged with the task, the execution
- * epoch and the pid of the node that ran it, so a test can count effects per (task, epoch) and tell
- * which node held a task.
+ * epoch and the pid (and parent pid) of the process that ran it, so a test can count effects per
+ * (task, epoch) and tell which node held a task.
  */
 export const CLUSTER_EFFECTS_FILE = 'cluster-effects.jsonl';
 
@@ -21,8 +20,8 @@ export interface ClusterEffect {
   readonly epoch: number;
   readonly attempt: number;
   readonly pid: number;
-  /** The thread that ran the handler: 0 on the main thread, more under `--workers N`. */
-  readonly threadId: number;
+  /** The parent of the process that ran the handler: the node itself under `--workers N`. */
+  readonly ppid: number;
   /** `effect` only: the step done. */
   readonly step?: number;
 }
@@ -46,7 +45,7 @@ export function clusterTools(options: ClusterToolsOptions): TaskToolDefinition<a
     epoch: ctx.epoch,
     attempt: ctx.attempt,
     pid: process.pid,
-    threadId,
+    ppid: process.ppid,
   });
 
   const countEffects = defineTaskTool({

@@ -5,12 +5,23 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rpc } from '../server/helpers.js';
-import { build, eventually, kill9, killAll, readEffects, runCli } from './nodes.js';
+import { build, eventually, exitCode, kill9, killAll, readEffects, runCli } from './nodes.js';
 
-// Issue 14 item 5: `--workers N` runs the tool handlers in worker threads of the built CLI (what a
-// user runs). A kill -9 of the server with tasks in its threads loses nothing: after a restart the
-// task is re-run at epoch 2 from its checkpoint, here by `terminus worker --workers 2` behind a
-// `serve --no-runner`, so both commands' flag is exercised.
+/** Whether process `pid` still exists (signal 0 tests without sending). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Issue 14 item 5: `--workers N` runs the tool handlers in worker processes of the built CLI (what
+// a user runs). A kill -9 of the server with tasks in its workers loses nothing: after a restart
+// the task is re-run at epoch 2 from its checkpoint, here by `terminus worker --workers 2` behind
+// a `serve --no-runner`, so both commands' flag is exercised; the killed server's workers end
+// themselves. Issue 30: SIGTERM with a handler that ignores its signal stops the server.
 
 async function started(
   args: readonly string[],
@@ -75,28 +86,31 @@ describe('terminus serve --workers 2 / terminus worker --workers 2 (built CLI, o
     rmSync(cwd, { recursive: true, force: true });
   });
 
-  it('handlers run in worker threads; a cancel reaches one; after kill -9 the task re-runs at epoch 2 from its checkpoint', async () => {
+  it('handlers run in worker processes; a cancel reaches one; after kill -9 the workers end and the task re-runs at epoch 2 from its checkpoint', async () => {
     // A short lease: the killed server's task is claimable 1.5 s after its last heartbeat.
     const first = await serve(['--workers', '2', '--lease-ms', '1500']);
-    await eventually('threads ready', () =>
-      /handler threads ready .*count=2/.test(first.stderr()) ? true : undefined,
+    await eventually('workers ready', () =>
+      /handler workers ready .*count=2 .*heapMb=\d+/.test(first.stderr()) ? true : undefined,
     );
 
     const held = await submit('hold', { seconds: 120 });
     const start = await eventually('hold started', () => effects(held, 'started')[0], 20_000);
-    expect(start.pid).toBe(first.child.pid);
-    expect(start.threadId).toBeGreaterThan(0);
+    expect(start.ppid).toBe(first.child.pid);
+    expect(start.pid).not.toBe(first.child.pid);
     expect((await rpc(url, 'tasks/cancel', { taskId: held })).error).toBeUndefined();
-    const aborted = await eventually('hold aborted in its thread', () => effects(held, 'aborted')[0], 20_000);
-    expect(aborted.threadId).toBe(start.threadId);
+    const aborted = await eventually('hold aborted in its worker', () => effects(held, 'aborted')[0], 20_000);
+    expect(aborted.pid).toBe(start.pid);
     expect((await terminal(held)).status).toBe('cancelled');
 
     const long = await submit('count_effects', { steps: 8, stepMs: 250 });
     // A step's effect is written before its checkpoint: 3 effects prove the checkpoint {next: 2}.
-    await eventually('three steps in a thread', () => (effects(long, 'effect').length >= 3 ? true : undefined), 20_000);
+    await eventually('three steps in a worker', () => (effects(long, 'effect').length >= 3 ? true : undefined), 20_000);
     await kill9(first.child);
     const stepsBefore = effects(long, 'effect');
-    expect(stepsBefore.every((e) => e.epoch === 1 && e.threadId > 0)).toBe(true);
+    expect(stepsBefore.every((e) => e.epoch === 1 && e.ppid === first.child.pid)).toBe(true);
+    // The killed server's workers notice their parent is gone and end themselves.
+    const orphans = [...new Set(stepsBefore.map((e) => e.pid)), start.pid];
+    await eventually('the orphaned workers gone', () => (orphans.some(alive) ? undefined : true), 10_000);
 
     await serve(['--no-runner']);
     const worker = await started(
@@ -107,23 +121,55 @@ describe('terminus serve --workers 2 / terminus worker --workers 2 (built CLI, o
     expect(resumed.status).toBe('completed');
     const after = resumed.result.structuredContent as {
       pid: number;
+      ppid: number;
       epoch: number;
       resumedFrom: number;
-      threadId: number;
     };
-    expect(after).toMatchObject({ pid: worker.child.pid, epoch: 2 });
-    expect(after.threadId).toBeGreaterThan(0);
+    expect(after).toMatchObject({ ppid: worker.child.pid, epoch: 2 });
+    expect(after.pid).not.toBe(worker.child.pid);
     expect(after.resumedFrom).toBeGreaterThanOrEqual(2);
     const epoch2 = effects(long, 'effect').filter((e) => e.epoch === 2);
     // Resumed from the checkpoint, not from step 0: epoch 2 starts where the last checkpoint was.
     expect(epoch2[0]?.step).toBe(after.resumedFrom);
-    expect(epoch2.every((e) => e.pid === worker.child.pid && e.threadId > 0)).toBe(true);
+    expect(epoch2.every((e) => e.ppid === worker.child.pid)).toBe(true);
   }, 150_000);
 
-  it('the demo tools run in threads under serve --workers 1', async () => {
+  it('SIGTERM with a handler that ignores its signal: the worker is killed after --abort-grace-ms and the server exits 0', async () => {
+    const node = await started(
+      [
+        'serve',
+        '--port',
+        '0',
+        '--db',
+        join(cwd, 'hostile.db'),
+        '--fixtures',
+        'hostile',
+        '--workers',
+        '1',
+        '--abort-grace-ms',
+        '500',
+      ],
+      cwd,
+    );
+    const hostile = /^terminus listening on (http:\/\/127\.0\.0\.1:\d+\/mcp) /.exec(node.line)?.[1] ?? '';
+    await eventually('workers ready', () => (/handler workers ready/.test(node.stderr()) ? true : undefined));
+    const answer = await rpc(hostile, 'tools/call', { name: 'spin', arguments: { seconds: 600 } });
+    const taskId = answer.result?.taskId as string;
+    await eventually('the spin claimed', async () => {
+      const { result } = await rpc(hostile, 'tasks/get', { taskId });
+      return result?.status === 'working' ? true : undefined;
+    });
+    // Give the claim a moment to reach the worker: the kill must find a handler running.
+    await eventually('the run started', () => (/task claimed/.test(node.stderr()) ? true : undefined));
+    node.child.kill('SIGTERM');
+    expect(await exitCode(node.child)).toBe(0);
+    expect(node.stderr()).toContain('the handler ignored its aborted signal (shutdown) for 500 ms (abortGraceMs)');
+  }, 60_000);
+
+  it('the demo tools run in worker processes under serve --workers 1', async () => {
     const node = await started(['serve', '--port', '0', '--db', join(cwd, 'demo.db'), '--workers', '1'], cwd);
     const demo = /^terminus listening on (http:\/\/127\.0\.0\.1:\d+\/mcp) /.exec(node.line)?.[1] ?? '';
-    await eventually('threads ready', () => (/handler threads ready/.test(node.stderr()) ? true : undefined));
+    await eventually('workers ready', () => (/handler workers ready/.test(node.stderr()) ? true : undefined));
     expect(node.stderr()).toMatch(/module=\S*dist\/tools\/demo\/index\.js/);
     const answer = await rpc(demo, 'tools/call', {
       name: 'build_report',

@@ -1,16 +1,23 @@
 import { ERROR_CODES, TerminusError, type ErrorCode } from '../../core/errors.js';
+import type { NewLogLine } from '../../core/log.js';
+import type { LogLimits } from '../task-log.js';
 import { ToolRpcError, type TaskContext } from '../tool.js';
 
 /**
- * The `TaskContext` methods a handler in a worker thread calls through the main thread: each call
- * is one `call` message, answered by one `reply` with what the main thread's own context method
- * resolved or rejected with. Every one of them writes through the store, which lives in the main
- * thread only (fenced writes, S3), so this list is the whole of what crosses for a context.
+ * The `TaskContext` methods a handler in a worker process calls through the engine's process:
+ * each call is one `call` message, answered by one `reply` with what the engine's own context
+ * method resolved or rejected with. Every one of them writes through the store, which lives in
+ * the engine's process only (fenced writes, S3), so this list is the whole of what crosses for a
+ * context. `log` and `output` are the exception: the worker batches their lines itself
+ * (`LOCAL_CALLS`) and sends each batch as one `appendLog` call.
  *
  * A new asynchronous context method is one more name here; the check below fails to compile until
  * every such method of `TaskContext` is listed.
  */
 export const CONTEXT_CALLS = ['progress', 'checkpoint', 'requestInput', 'log', 'output'] as const;
+
+/** Context methods the worker answers itself (batched lines), never one message per call. */
+export const LOCAL_CALLS = ['log', 'output'] as const;
 
 /** Names of the `TaskContext` members that are functions returning a Promise. */
 type AsyncContextMethod = {
@@ -22,7 +29,21 @@ export const EVERY_CONTEXT_METHOD_LISTED: [Unlisted] extends [never] ? true : Un
 
 export type ContextCall = (typeof CONTEXT_CALLS)[number];
 
-/** The fields of a context that are values: copied into the thread once, at the start of a run. */
+/**
+ * What a worker may call: a context method, `appendLog(lines, skipped)` (a batch of its task log,
+ * after `skipped` lines its own bound dropped) or `logger(entries, dropped)` (a batch of
+ * `ctx.logger` lines).
+ */
+export type WorkerCall = Exclude<ContextCall, (typeof LOCAL_CALLS)[number]> | 'appendLog' | 'logger';
+
+/** One `ctx.logger` line of a worker's handler. */
+export interface LoggerEntry {
+  readonly level: Level;
+  readonly message: string;
+  readonly fields?: Record<string, unknown>;
+}
+
+/** The fields of a context that are values: copied into the worker once, at the start of a run. */
 export interface ContextFields {
   readonly taskId: string;
   readonly attempt: number;
@@ -30,18 +51,20 @@ export interface ContextFields {
   readonly lastCheckpoint: unknown;
 }
 
-/** What the worker thread is started with (`workerData`). */
-export interface ThreadData {
+/** What a worker process loads, in its first message. */
+export interface WorkerData {
   /** URL of the module that defines the tools. */
   readonly module: string;
   /** Its export holding the tools: an array, or a function of `data` returning one. */
   readonly exportName: string;
   readonly data: unknown;
-  /** Linux: the thread's own nice value (`setpriority` acts on the calling thread there). */
-  readonly nice?: number;
+  /** The engine's task log limits: the worker checks, cuts and bounds its lines itself. */
+  readonly logLimits: LogLimits;
+  /** Largest result or call argument (v8-serialised bytes) the worker sends; larger is refused there. */
+  readonly maxMessageBytes: number;
 }
 
-/** An error as it crosses the thread boundary (structured clone keeps no class). */
+/** An error as it crosses to another process (structured clone keeps no class). */
 export type WireError =
   | {
       readonly kind: 'rpc';
@@ -63,8 +86,9 @@ export type WireError =
 
 export type Level = 'debug' | 'info' | 'warn' | 'error';
 
-/** Main thread to worker thread. */
-export type ToThread =
+/** Engine process to worker process. */
+export type ToWorker =
+  | { readonly type: 'load'; readonly data: WorkerData }
   | {
       readonly type: 'run';
       readonly run: number;
@@ -76,26 +100,27 @@ export type ToThread =
   | { readonly type: 'reply'; readonly id: number; readonly ok: true; readonly value: unknown }
   | { readonly type: 'reply'; readonly id: number; readonly ok: false; readonly error: WireError };
 
-/** Worker thread to main thread. */
-export type FromThread =
+/** Worker process to engine process. */
+export type FromWorker =
   | { readonly type: 'ready'; readonly tools: readonly string[] }
   | { readonly type: 'load_failed'; readonly error: WireError }
   | {
       readonly type: 'call';
       readonly run: number;
       readonly id: number;
-      readonly method: ContextCall;
+      readonly method: WorkerCall;
       readonly args: readonly unknown[];
     }
-  | {
-      readonly type: 'log';
-      readonly run: number;
-      readonly level: Level;
-      readonly message: string;
-      readonly fields?: Record<string, unknown>;
-    }
-  | { readonly type: 'settled'; readonly run: number; readonly ok: true; readonly value: unknown }
-  | { readonly type: 'settled'; readonly run: number; readonly ok: false; readonly error: WireError };
+  /** A result, v8-serialised in the worker (its size was checked there). */
+  | { readonly type: 'settled'; readonly run: number; readonly ok: true; readonly payload: Uint8Array }
+  | { readonly type: 'settled'; readonly run: number; readonly ok: false; readonly error: WireError }
+  /** An uncaught exception: the worker process exits right after sending it. */
+  | { readonly type: 'fatal'; readonly error: WireError };
+
+/** The arguments of an `appendLog` call. */
+export type AppendLogArgs = readonly [lines: readonly NewLogLine[], skipped: number];
+/** The arguments of a `logger` call. */
+export type LoggerArgs = readonly [entries: readonly LoggerEntry[], dropped: number];
 
 function withStack<T extends object>(fields: T, error: Error): T & { stack?: string } {
   return error.stack === undefined ? fields : { ...fields, stack: error.stack };
@@ -140,7 +165,7 @@ export function decodeError(wire: WireError): unknown {
       error.name = wire.name;
       break;
   }
-  // The stack of the thread that threw: where the handler author needs to look.
+  // The stack of the process that threw: where the handler author needs to look.
   if (wire.stack !== undefined) error.stack = wire.stack;
   return error;
 }
