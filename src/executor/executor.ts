@@ -43,7 +43,9 @@ const RESUME_LIMIT = 100_000;
  * const ledger = openSqliteLedger({ path: DEFAULT_LEDGER_PATH });
  * const executor = await createExecutor({
  *   ledger,
- *   connect: (server, wire) => connectServer(servers[server], { clock: systemClock, wire: wire ?? 'auto' }),
+ *   // `session`: a resumed operation's HTTP session, continued where its wire has one.
+ *   connect: (server, wire, session) =>
+ *     connectServer(servers[server], { clock: systemClock, wire: wire ?? 'auto', session }),
  *   clock: systemClock, random: systemRandom, ids: systemIds,
  * });
  * await executor.resume(); // take up whatever a previous process left in flight
