@@ -10,7 +10,19 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assertBuilt, BUILT, built, killAll, ROOT, start, tempDir, tsNode, type Running } from '../cli/helpers.js';
+import {
+  assertBuilt,
+  BUILT,
+  built,
+  killAll,
+  ROOT,
+  start,
+  startServe,
+  tempDir,
+  tsNode,
+  type Running,
+  type Served,
+} from '../cli/helpers.js';
 
 const SLOW = 90_000;
 const FIXTURE = join(ROOT, 'test/fixtures/sdk132-tasks-server.ts');
@@ -43,8 +55,8 @@ function home(): { env: NodeJS.ProcessEnv; ledger: string; folder: string } {
 const ARGS = (seconds: number) => ['call', '--url', url, 'sdk_slow', '--args', JSON.stringify({ seconds })];
 
 /** `terminus call` killed with SIGKILL once its task works on the server. */
-async function crashWhileWorking(seconds: number, env: NodeJS.ProcessEnv): Promise<void> {
-  const running: Running = start([BUILT, ...ARGS(seconds)], { cwd: dir.path, env, input: '' });
+async function crashWhileWorking(seconds: number, env: NodeJS.ProcessEnv, args = ARGS(seconds)): Promise<void> {
+  const running: Running = start([BUILT, ...args], { cwd: dir.path, env, input: '' });
   await running.waitFor(/WORKING \(server: working\)/, 'stderr');
   running.child.kill('SIGKILL');
   expect((await running.done).signal).toBe('SIGKILL');
@@ -114,6 +126,38 @@ describe('a task bound to its HTTP session, taken up again after terminus call w
       );
       expect(again.stdout + again.stderr).not.toContain(session.id);
       expect(createdTasks() - before).toBe(1);
+    },
+    SLOW,
+  );
+});
+
+describe('terminus serve without authentication binds 2025-era tasks to the session too', () => {
+  let served: Served;
+  beforeAll(async () => {
+    served = await startServe(dir.path);
+  }, SLOW);
+  afterAll(async () => {
+    await served.stop();
+  });
+
+  it.each(['mcp-2025-11-25', 'sep-1391'])(
+    '%s: killed while the task works, the same command again ends with the receipt',
+    async (wire) => {
+      const { env } = home();
+      const args = [
+        'call',
+        '--url',
+        served.url,
+        '--wire',
+        wire,
+        'build_report',
+        '--args',
+        JSON.stringify({ title: wire, sections: 3, sectionSeconds: 1 }),
+      ];
+      await crashWhileWorking(0, env, args);
+      const again = await built(args, { cwd: dir.path, env });
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toContain(`# ${wire}`);
     },
     SLOW,
   );

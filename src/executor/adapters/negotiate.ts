@@ -66,7 +66,7 @@ export interface ConnectOptions {
    * session (HTTP 404 to a `ping` on it), a new session is opened and each `not_found` of the wire
    * then says so (`WireFailure.note`).
    */
-  readonly session?: SessionBinding;
+  readonly session?: SessionBinding | undefined;
 }
 
 /** The connection's one push stream, when it can carry one and listening is on. */
