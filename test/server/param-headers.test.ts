@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { systemClock } from '../../src/core/system.js';
+import { connectServer } from '../../src/executor/adapters/index.js';
 import { defineTaskTool } from '../../src/runner/tool.js';
 import { rpc, startServer, type TestServer } from './helpers.js';
 
@@ -65,5 +67,18 @@ describe('Mcp-Param-* headers of a task tool (SEP-2243)', () => {
       expect(answer.error).toMatchObject({ code: -32020, data: { mismatch: { header: 'Mcp-Param-Region' } } });
     }
     expect(runs).toBe(before);
+  });
+
+  it('our executor sends the headers a -32020 refusal asks for (non-ASCII as Base64), and the tool runs once', async () => {
+    const wire = await connectServer({ url: server.url }, { clock: systemClock, wire: 'mcp-tasks-ext' });
+    try {
+      const before = runs;
+      const answer = await wire.submit({ tool: 'routed', args: { region: 'zürich', shards: 2 }, submissionKey: 'k-1' });
+      expect(answer).toMatchObject({ kind: 'immediate' });
+      expect(JSON.stringify(answer)).toContain('ran in zürich');
+      expect(runs - before).toBe(1);
+    } finally {
+      await wire.close();
+    }
   });
 });

@@ -15,6 +15,7 @@
  */
 import type { Clock } from '../../core/ports.js';
 import type { WireName } from '../../core/task.js';
+import { paramHeadersOf, type ParamHeader } from '../../core/param-headers.js';
 import type { SessionBinding } from '../operation.js';
 import type { ClientWire } from '../wire-port.js';
 import { WireFailure } from '../wire-port.js';
@@ -95,11 +96,20 @@ function listenerOf(
 }
 
 function tasksExt(connection: RpcConnection, options: ConnectOptions, close: () => Promise<void>): ClientWire {
+  let listed: Promise<ReadonlyMap<string, readonly ParamHeader[]>> | undefined;
   return createTasksExtWire({
     channel: connection.request,
     close,
     onNotification: (listener) => connection.onNotification(listener),
     ...listenerOf(connection, options, 'listen'),
+    // Read once per connection, and only after a -32020 refusal: most tools declare no header.
+    paramHeaders: async (tool) => {
+      listed ??= listParamHeaders(connection).catch((error: unknown) => {
+        listed = undefined;
+        throw error;
+      });
+      return (await listed).get(tool) ?? [];
+    },
   });
 }
 
@@ -334,6 +344,26 @@ async function listTaskSupport(connection: RpcConnection): Promise<ReadonlyMap<s
     if (!(error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found'))) throw error;
   }
   return support;
+}
+
+/** SEP-2243: each listed tool's `x-mcp-header` arguments (a server without `tools/list`: none). */
+async function listParamHeaders(connection: RpcConnection): Promise<ReadonlyMap<string, readonly ParamHeader[]>> {
+  const headers = new Map<string, readonly ParamHeader[]>();
+  let cursor: string | undefined;
+  try {
+    for (let page = 0; page < TOOL_PAGES; page++) {
+      const answer = await connection.request('tools/list', cursor === undefined ? {} : { cursor });
+      for (const tool of Array.isArray(answer.tools) ? (answer.tools as unknown[]) : []) {
+        if (!isRecord(tool) || typeof tool.name !== 'string' || !isRecord(tool.inputSchema)) continue;
+        headers.set(tool.name, paramHeadersOf(tool.inputSchema));
+      }
+      if (typeof answer.nextCursor !== 'string' || answer.nextCursor === '') break;
+      cursor = answer.nextCursor;
+    }
+  } catch (error) {
+    if (!(error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found'))) throw error;
+  }
+  return headers;
 }
 
 /** SEP-1391 has no capability: a server speaking it marks its async tools `invocationMode: "async"` (L-01). */

@@ -66,11 +66,17 @@ function rootList(call: Parameters<Preflight>[0], key: string): string[] | undef
   return answer?.kind === 'roots' ? answer.roots.map((r) => r.uri) : undefined;
 }
 
+/** The name asked as `user_name`; a declined or cancelled form proceeds without one. */
+function nameOrAsk(call: Parameters<Preflight>[0]): PreflightOutcome {
+  const answer = call.answer('user_name');
+  if (answer?.kind === 'form' && answer.action !== 'accept') return proceed(call.args, { name: 'stranger' });
+  const name = call.accepted('user_name')?.name;
+  return typeof name === 'string' ? proceed(call.args, { name }) : ask({ user_name: nameForm });
+}
+
 export const inputPreflights: Readonly<Record<string, Preflight>> = {
-  test_input_required_result_elicitation: (call) => {
-    const name = call.accepted('user_name')?.name;
-    return typeof name === 'string' ? proceed(call.args, { name }) : ask({ user_name: nameForm });
-  },
+  // A missing or unreadable answer is asked again (SEP-2322); a decline or cancel is an answer.
+  test_input_required_result_elicitation: (call) => nameOrAsk(call),
   test_input_required_result_sampling: (call) => {
     const said = sampled(call, 'capital_question');
     return said === undefined ? ask({ capital_question: capital }) : proceed(call.args, { said });
@@ -138,10 +144,7 @@ export const inputPreflights: Readonly<Record<string, Preflight>> = {
     const said = sampled(call, 'greeting');
     return said === undefined ? ask({ greeting }) : proceed(call.args, { said });
   },
-  test_streaming_elicitation: (call) => {
-    const name = call.accepted('user_name')?.name;
-    return typeof name === 'string' ? proceed(call.args, { name }) : ask({ user_name: nameForm });
-  },
+  test_streaming_elicitation: (call) => nameOrAsk(call),
   // The 2025-era scenarios (push-style requests during the call).
   test_sampling: (call) => {
     const said = sampled(call, 'reply');
