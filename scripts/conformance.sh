@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# Runs every `tasks-*` scenario of the official MCP conformance suite against
-# `terminus serve --fixtures conformance` and fails if any non-skipped scenario fails.
+# Runs every server scenario of the official MCP conformance suite against
+# `terminus serve --fixtures conformance` and fails on any failure. Scenarios (or single checks) that
+# do not apply to what we serve are listed with their reason in scripts/conformance-skips.json (and
+# docs/wires.md); everything else must pass.
 #
 #   npm run conformance                # build, start the server on a free port, run, stop
 #   npm run conformance -- --no-build  # reuse dist/
 #
+# Two passes of the whole suite, each one process (about 15 s each): the suite's default, which runs
+# each scenario at the newest dated revision it applies to (2025-11-25 for the scenarios of both
+# eras; 2026-07-28 for the 2026-only and extension ones), then `--spec-version 2026-07-28` for the
+# 2026-07-28 leg of the scenarios of both eras. scripts/conformance-report.mjs reads the results.
+#
 # The suite needs Node 22 (it imports fs.globSync); npx fetches node@22 from the npm registry, so this
-# runs under the project's Node 20 too (reference 4.1). Extension scenarios must not get
-# --spec-version (they would be SKIPPED).
+# runs under the project's Node 20 too (reference 4.1).
 #
 # Another server (scripts/conformance-install.sh): CONFORMANCE_SERVER is its command (one process,
 # given the database path as its last argument, printing `terminus listening on <url> ...`);
-# CONFORMANCE_AFTER is a command run with the url as its last argument after the scenarios, while
-# the server still runs (its failure fails the run).
+# CONFORMANCE_ROUTE picks its extra skips in scripts/conformance-skips.json; CONFORMANCE_AFTER is a
+# command run with the url as its last argument after the scenarios, while the server still runs
+# (its failure fails the run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 
 SUITE='@modelcontextprotocol/conformance@0.2.0-alpha.12'
 log() { printf '%s\n' "$*" >&2; }
@@ -25,14 +33,10 @@ if [[ "${1:-}" != "--no-build" ]]; then
   npm run build --silent >&2
 fi
 
-log "== listing the tasks-* server scenarios of $SUITE"
-listing=$(conformance list --server) || { log "$listing"; exit 1; }
-mapfile -t scenarios < <(printf '%s\n' "$listing" | sed -nE 's/^[[:space:]]*-[[:space:]]+(tasks-[a-z0-9-]+).*/\1/p')
-if [[ ${#scenarios[@]} -eq 0 ]]; then
-  log "no tasks-* scenarios in the listing:"; log "$listing"; exit 1
-fi
-
 dir=$(mktemp -d "${TMPDIR:-/tmp}/terminus-conformance-XXXXXX")
+log "== listing the server scenarios of $SUITE"
+conformance list --server >"$dir/listing" || { cat "$dir/listing" >&2; exit 1; }
+
 # The server's redirections are made in the background child: on a loaded machine the loop below can
 # read before they exist (sed fails, set -e exits 2: a CI run of 2026-12-01 did). Made here first.
 : >"$dir/stdout"
@@ -63,33 +67,23 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 [[ -n "$url" ]] || { log "server printed no listening line within 30 s"; exit 1; }
-log "== server at $url; ${#scenarios[@]} scenarios"
 
-table=$'| scenario | result | checks passed | failed | warnings |\n| --- | --- | --- | --- | --- |'
-failed=()
-for scenario in "${scenarios[@]}"; do
-  status=0
-  output=$(conformance server --url "$url" --scenario "$scenario") || status=$?
-  summary=$(printf '%s\n' "$output" | sed -nE 's/.*Passed: ([0-9]+)\/([0-9]+), ([0-9]+) failed, ([0-9]+) warnings.*/\1 \2 \3 \4/p' | tail -1)
-  read -r passed total nfailed warnings <<<"${summary:-- - - -}"
-  if [[ $status -ne 0 ]]; then
-    result=FAIL; failed+=("$scenario"); log "$output"
-  elif [[ "$total" == "0" || -z "$summary" ]]; then
-    result=skipped
-  else
-    result=pass
-  fi
-  log "$(printf '%-8s %s %s/%s' "$result" "$scenario" "$passed" "$total")"
-  table+=$'\n'"| $scenario | $result | $passed/$total | $nfailed | $warnings |"
-done
+# The suite's own exit code counts the skipped scenarios' failures too; the report decides.
+log "== server at $url; the whole suite at each scenario's default revision"
+conformance server --url "$url" --suite all -o "$dir/default" >"$dir/default.log" || true
+log "== the whole suite again at 2026-07-28"
+conformance server --url "$url" --suite all --spec-version 2026-07-28 -o "$dir/modern" >"$dir/modern.log" || true
 
-log ""; log "$table"; log ""
+failed=0
+node "$root/scripts/conformance-report.mjs" --listing "$dir/listing" \
+  --run "default=$dir/default" --run "2026-07-28=$dir/modern" \
+  ${CONFORMANCE_ROUTE:+--route "$CONFORMANCE_ROUTE"} || failed=1
 if [[ -n "${CONFORMANCE_AFTER:-}" ]]; then
   # shellcheck disable=SC2086 # a command line, split on purpose
-  $CONFORMANCE_AFTER "$url" || failed+=("CONFORMANCE_AFTER")
+  $CONFORMANCE_AFTER "$url" || { log "CONFORMANCE_AFTER failed"; failed=1; }
 fi
-if [[ ${#failed[@]} -gt 0 ]]; then
-  log "${#failed[@]} scenario(s) failed: ${failed[*]}"
+if [[ $failed -ne 0 ]]; then
+  log "the suite's logs: rerun with the server and \`npx -y -p node@22 -p $SUITE -c 'conformance server --url <url> --scenario <name> --verbose'\`"
   exit 1
 fi
-log "all ${#scenarios[@]} tasks-* scenarios passed or were skipped by the suite"
+log "every applicable server scenario passed"

@@ -63,8 +63,16 @@ export type {
   PreTaskInput,
   Progress,
   RetryCause,
+  SessionBinding,
 } from './executor/operation.js';
-export { LOCAL_STATES, DEFAULT_POLICY, isLocalState, newOperation } from './executor/operation.js';
+export {
+  LOCAL_STATES,
+  DEFAULT_POLICY,
+  REDACTED_SESSION_ID,
+  isLocalState,
+  newOperation,
+  redactOperation,
+} from './executor/operation.js';
 export {
   TRANSITIONS,
   RECEIPT_WRITING_STATES,

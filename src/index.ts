@@ -29,7 +29,17 @@ export { createTerminusServer } from './server/terminus-server.js';
 export type { TerminusServer, TerminusServerOptions, ServeStdioOptions } from './server/terminus-server.js';
 export type { HttpServerHandle, ServeHttpOptions } from './server/http/serve.js';
 export type { ServerLimits } from './server/limits.js';
-export type { Preflight, PreflightCall, PreflightOutcome, PreflightQuestion } from './server/preflight.js';
+export type {
+  Preflight,
+  PreflightAnswer,
+  PreflightCall,
+  PreflightCapabilities,
+  PreflightForm,
+  PreflightOutcome,
+  PreflightQuestion,
+  PreflightRoots,
+  PreflightSampling,
+} from './server/preflight.js';
 export { createEngine } from './runner/engine.js';
 export type { EngineOptions } from './runner/engine.js';
 export type { TaskEngine } from './runner/engine-port.js';

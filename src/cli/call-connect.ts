@@ -11,6 +11,7 @@ import type { Clock } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import { connectServer, type ServerTarget, type WireChoice } from '../executor/adapters/index.js';
 import type { Connector } from '../executor/executor-types.js';
+import type { SessionBinding } from '../executor/operation.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
 import { ledgerFailure } from './open-ledger.js';
 
@@ -169,11 +170,13 @@ export interface CliConnectorOptions extends TargetOptions {
 }
 
 export function cliConnector(options: CliConnectorOptions): Connector {
-  return async (server: string, wire?: WireName) => {
+  return async (server: string, wire?: WireName, session?: SessionBinding) => {
     const choice: WireChoice = wire ?? options.wire;
     const connected = await connectServer(targetOf(server, options), {
       clock: options.clock,
       wire: choice,
+      // A resumed operation continues the HTTP session it was created in, where its wire has one.
+      ...(session === undefined ? {} : { session }),
       ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
     });
     return options.onSnapshot === undefined ? connected : observeWire(connected, options.onSnapshot);

@@ -27,7 +27,8 @@ export async function openLedger(location: string, command: string): Promise<Led
     );
   }
   if (location === ':memory:') return openSqliteLedger({ path: location });
-  await checkWritableFile(location, 'ledger');
+  // Folders made for the ledger are the user's only (0700): it holds session ids.
+  await checkWritableFile(location, 'ledger', 0o700);
   try {
     return openSqliteLedger({ path: location, logger: lineLogger(command) });
   } catch (error) {

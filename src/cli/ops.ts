@@ -8,7 +8,7 @@
 import { access } from 'node:fs/promises';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { PRUNABLE_STATES, type Ledger, type Receipt } from '../executor/ledger-port.js';
-import { LOCAL_STATES, type LocalState, type ToolOperation } from '../executor/operation.js';
+import { LOCAL_STATES, redactOperation, type LocalState, type ToolOperation } from '../executor/operation.js';
 import { IN_FLIGHT_STATES } from '../executor/transitions.js';
 import { parseSeconds, usageExit } from './call.js';
 import { urlDescriptor } from './call-connect.js';
@@ -232,7 +232,8 @@ async function show(ledger: Ledger, id: string, flags: CommonFlags): Promise<num
   }
   const records = found.kind === 'one' ? [found.operation] : found.operations;
   const shown = await Promise.all(
-    records.map(async (r) => ({ operation: r, receipt: await ledger.getReceipt(r.callNodeId) })),
+    // The session id is a secret: shown as `<redacted>`, in the JSON too.
+    records.map(async (r) => ({ operation: redactOperation(r), receipt: await ledger.getReceipt(r.callNodeId) })),
   );
   if (flags.json) {
     out(`${JSON.stringify(shown.length === 1 ? shown[0] : { operations: shown })}\n`);
@@ -281,6 +282,9 @@ export function describe(r: ToolOperation, receipt: Receipt | null): string {
     `tool        ${r.tool.name} (${r.tool.descriptorVersion})`,
     `server      ${r.server ?? '-'}`,
     `wire        ${r.wire.name} (${r.wire.adapterVersion})`,
+    ...(r.session === undefined || r.session === null
+      ? []
+      : [`session     an HTTP session (${r.session.protocolVersion}, id not shown), reused on resume`]),
     `state       ${r.state}`,
     `server says ${r.lastServerStatus ?? '-'}`,
     `task id     ${r.taskId ?? '-'}`,

@@ -37,9 +37,9 @@ const reason = (error: unknown): string => {
 /**
  * Creates `dir` and its missing parents one `mkdir` at a time. Node's `mkdir({ recursive: true })`
  * never returns for a path under `/proc` on Node 20 (it retries the parent forever), so each level
- * is made separately and the first refusal is reported.
+ * is made separately and the first refusal is reported. Folders it makes get `mode` (umask applied).
  */
-export async function ensureDir(dir: string, what: string): Promise<void> {
+export async function ensureDir(dir: string, what: string, mode?: number): Promise<void> {
   const missing: string[] = [];
   let current = resolve(dir);
   for (;;) {
@@ -60,7 +60,7 @@ export async function ensureDir(dir: string, what: string): Promise<void> {
   }
   for (const folder of missing) {
     try {
-      await mkdir(folder);
+      await mkdir(folder, mode === undefined ? undefined : { mode });
     } catch (error) {
       if ((error as { code?: unknown }).code === 'EEXIST') continue;
       throw new PathError(`${what}: cannot create the folder ${folder} (${reason(error)}); pass another path`);
@@ -73,8 +73,8 @@ export async function ensureDir(dir: string, what: string): Promise<void> {
  * can be made, and the file (when it exists) opens read-write. SQLite itself opens a read-only file
  * quietly and fails only at the first write, with no path in its message.
  */
-export async function checkWritableFile(path: string, what: string): Promise<void> {
-  await ensureDir(dirname(path), what);
+export async function checkWritableFile(path: string, what: string, dirMode?: number): Promise<void> {
+  await ensureDir(dirname(path), what, dirMode);
   let exists = true;
   try {
     await access(path, constants.F_OK);

@@ -131,7 +131,13 @@ export type OperationEvent =
       readonly malformed: boolean;
     } & Stamped)
   /** The task id answered "not found". `afterExpiry` defaults to the record's own `expiresAt`. */
-  | ({ readonly type: 'not_found'; readonly request?: RetriedRequest; readonly afterExpiry?: boolean } & Stamped)
+  | ({
+      readonly type: 'not_found';
+      readonly request?: RetriedRequest;
+      readonly afterExpiry?: boolean;
+      /** What the wire knows that explains it (`WireFailure.note`), added to the evidence. */
+      readonly note?: string;
+    } & Stamped)
   /** 429/503 or a lost request other than the submission: retried with back-off (C6). */
   | ({
       readonly type: 'request_failed';

@@ -6,16 +6,19 @@
 import type { Clock, Ids, Logger, Random } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import type { Ledger, Receipt } from './ledger-port.js';
-import type { LocalState, OperationPolicy, WireStatus } from './operation.js';
+import type { LocalState, OperationPolicy, SessionBinding, WireStatus } from './operation.js';
 import type { ClientWire, LogLine, LogPage, ServerEvent, WireFailure, WireStatusAnswer } from './wire-port.js';
 
 /**
  * Returns the wire for a server name. `wire` is set when an existing operation is resumed: the
  * operation MUST be driven by the wire that created it (its record names it); absent on a new submit,
- * where the connector chooses (by negotiation or configuration). Called once per (server, wire); the
- * executor caches the answer and closes it on `close()`.
+ * where the connector chooses (by negotiation or configuration). `session` is set when the resumed
+ * operation was created in an HTTP session (2025-11-25, SEP-1391): a connector SHOULD continue it
+ * (`connectServer(target, { wire, session })`), since a server that binds tasks to their session
+ * knows the task nowhere else. Called once per (server, wire, session); the executor caches the
+ * answer and closes it on `close()`.
  */
-export type Connector = (server: string, wire?: WireName) => Promise<ClientWire>;
+export type Connector = (server: string, wire?: WireName, session?: SessionBinding) => Promise<ClientWire>;
 
 export interface ExecutorOptions {
   /** Where every operation, receipt and outbox row lives. Not closed by `close()`: the caller owns it. */

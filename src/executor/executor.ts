@@ -17,7 +17,7 @@ import type {
 import { ExecutorError } from './executor-types.js';
 import { OperationDriver, type DriverContext } from './interpreter.js';
 import { initialEffects, next, type NextFn } from './machine.js';
-import { newOperation, type ToolOperation } from './operation.js';
+import { newOperation, type SessionBinding, type ToolOperation } from './operation.js';
 import { createOutbox } from './outbox.js';
 import { createTokenBucket } from './token-bucket.js';
 import { IN_FLIGHT_STATES, isSettled } from './transitions.js';
@@ -45,7 +45,9 @@ const RESUME_LIMIT = 100_000;
  * const ledger = openSqliteLedger({ path: DEFAULT_LEDGER_PATH });
  * const executor = await createExecutor({
  *   ledger,
- *   connect: (server, wire) => connectServer(servers[server], { clock: systemClock, wire: wire ?? 'auto' }),
+ *   // `session`: a resumed operation's HTTP session, continued where its wire has one.
+ *   connect: (server, wire, session) =>
+ *     connectServer(servers[server], { clock: systemClock, wire: wire ?? 'auto', session }),
  *   clock: systemClock, random: systemRandom, ids: systemIds,
  * });
  * await executor.resume(); // take up whatever a previous process left in flight
@@ -112,14 +114,24 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
     if (state === 'rolled_back') throw new ExecutorError('rolled_back', 'executor rolled back: no new operations');
   }
 
-  /** One connection per (server, wire); a negotiated wire is also cached under its own name. */
-  function getWire(server: string, wire?: WireName): Promise<ClientWire> {
-    const key = `${server}\u0000${wire ?? 'auto'}`;
+  /**
+   * One connection per (server, wire, session); a negotiated wire is also cached under its own name.
+   * New calls share the connection without a session; each kept session of resumed operations has
+   * its own (the session id is part of the key only, never logged).
+   */
+  function getWire(server: string, wire?: WireName, session?: SessionBinding | null): Promise<ClientWire> {
+    const bound = session ?? undefined;
+    const key = `${server}\u0000${wire ?? 'auto'}\u0000${bound?.id ?? ''}`;
     let pending = wires.get(key);
     if (pending === undefined) {
-      pending = options.connect(server, wire).then((connected) => {
-        const own = `${server}\u0000${connected.wire}`;
+      pending = options.connect(server, wire, ...(bound === undefined ? [] : [bound])).then((connected) => {
+        // Also under its own wire name, and under its session: the operations this connection creates
+        // keep that session, and are driven over this very connection while it lives.
+        const own = `${server}\u0000${connected.wire}\u0000${bound?.id ?? ''}`;
         if (!wires.has(own)) wires.set(own, Promise.resolve(connected));
+        const session = connected.session?.()?.id;
+        const inSession = `${server}\u0000${connected.wire}\u0000${session ?? ''}`;
+        if (session !== undefined && !wires.has(inSession)) wires.set(inSession, Promise.resolve(connected));
         connected.onStatusHint?.((taskId, status) => {
           for (const [driver, w] of wireOf) if (w === connected && driver.record.taskId === taskId) driver.hint(status);
         });
@@ -160,7 +172,7 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
     });
     for (let delay = 1_000; state === 'open' && affected.length > 0; delay = Math.min(delay * 2, 30_000)) {
       try {
-        const fresh = await getWire(server, affected[0]!.record.wire.name);
+        const fresh = await getWire(server, affected[0]!.record.wire.name, affected[0]!.record.session);
         for (const driver of affected) {
           if (driver.isStopped || wireOf.get(driver) !== dead) continue;
           driver.rebind(fresh);
@@ -205,7 +217,7 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
     if (record.server === undefined) {
       throw new ExecutorError('no_server', `operation ${record.id} does not name its server`, { state: record.state });
     }
-    const driver = register(record, await getWire(record.server, record.wire.name), true);
+    const driver = register(record, await getWire(record.server, record.wire.name, record.session), true);
     await driver.dispatch(
       record.executionEpoch < epoch
         ? { type: 'rollback', newEpoch: epoch, deadlineAt }
@@ -250,7 +262,7 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
           state: record.state,
         });
       }
-      return getWire(record.server, record.wire.name);
+      return getWire(record.server, record.wire.name, record.session);
     },
   };
   function logsOf(operationId: string, logOptions?: LogsOptions) {
@@ -305,6 +317,7 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
       }),
       server: input.server,
       ...(credential === null ? {} : { identity: identityFingerprint(id, credential) }),
+      ...sessionOf(wire),
     };
     // C5: the same call node with the same request is the existing operation, never a second one.
     const { created, operation } = await ledger.create(record);
@@ -312,6 +325,12 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
     const driver = register(operation, wire);
     driver.start(initialEffects(operation));
     return liveHandle(driver, epoch, clock, { attached: false, deadlineAt }, logsOf);
+  }
+
+  /** The HTTP session of the wire, kept with the operation (absent where the wire has none). */
+  function sessionOf(wire: ClientWire): { session?: SessionBinding } {
+    const session = wire.session?.();
+    return session === undefined ? {} : { session };
   }
 
   const executor: Executor = {

@@ -163,7 +163,13 @@ export function requestFailed(request: RetriedRequest, error: unknown, epoch: nu
   const reason = error instanceof Error ? error.message : String(error);
   if (error instanceof WireFailure) {
     if (error.kind === 'not_found') {
-      return { type: 'not_found', epoch, request, ...(error.afterExpiry === true ? { afterExpiry: true } : {}) };
+      return {
+        type: 'not_found',
+        epoch,
+        request,
+        ...(error.afterExpiry === true ? { afterExpiry: true } : {}),
+        ...(error.note === undefined ? {} : { note: error.note }),
+      };
     }
     if (error.kind === 'throttled') {
       return {

@@ -188,6 +188,18 @@ export interface PreTaskInput {
   readonly requestState?: string;
 }
 
+/**
+ * The HTTP session (`Mcp-Session-Id`) an operation was created in, on a sessionful wire (2025-11-25,
+ * SEP-1391): a server that binds tasks to their session answers "not found" to any other, so a
+ * resumed operation reuses it. The id is a bearer-like secret: it is never logged, and every
+ * display of a record shows it through `redactOperation`.
+ */
+export interface SessionBinding {
+  readonly id: string;
+  /** The protocol version `initialize` negotiated for the session (sent as `MCP-Protocol-Version`). */
+  readonly protocolVersion: string;
+}
+
 /** What a server reported of a task's progress (`done` of `total`, with its status message). */
 export interface Progress {
   readonly done: number;
@@ -293,6 +305,12 @@ export interface ToolOperation {
    * sends anything. Absent or null: submitted without one (any holder of its ids may drive it).
    */
   readonly identity?: string | null;
+  /**
+   * The HTTP session the operation was created in, on a sessionful wire; null or absent elsewhere
+   * (2026-07-28, stdio, AIP-151) and in records written before it existed. A secret: see
+   * `SessionBinding`.
+   */
+  readonly session?: SessionBinding | null;
   /** Ledger revision for compare-and-set; owned by the ledger, never by `next()`. */
   readonly revision: number;
 }
@@ -385,4 +403,16 @@ export function newOperation(input: NewOperationInput): ToolOperation {
     progress: null,
     revision: 0,
   };
+}
+
+/** What a display shows for a session id: that there is one, never the id. */
+export const REDACTED_SESSION_ID = '<redacted>';
+
+/**
+ * The record with its session id replaced by `REDACTED_SESSION_ID`: what `ops show`, the ledger UI
+ * and any other display print.
+ */
+export function redactOperation(op: ToolOperation): ToolOperation {
+  if (op.session === undefined || op.session === null) return op;
+  return { ...op, session: { ...op.session, id: REDACTED_SESSION_ID } };
 }

@@ -9,6 +9,7 @@
  * effect on the server (the case that sends a submission to SUBMISSION_UNKNOWN).
  */
 import type { WireName } from '../core/task.js';
+import type { SessionBinding } from './operation.js';
 
 export type WireStatusAnswer = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
 
@@ -175,6 +176,11 @@ export class WireFailure extends Error {
    */
   readonly unkeyed: boolean;
   /**
+   * What the adapter knows that explains the failure, for the operator's evidence (a `not_found`
+   * asked in a new session because the server no longer knew the task's own). Never a secret.
+   */
+  readonly note: string | undefined;
+  /**
    * `not_found` only: the server said the task existed and its retention ended (SEP-1391's
    * `operation_expired`), where the record's own `expiresAt` cannot tell (that wire sends none).
    */
@@ -190,6 +196,7 @@ export class WireFailure extends Error {
       cause?: unknown;
       unkeyed?: boolean;
       afterExpiry?: boolean;
+      note?: string;
     } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
@@ -198,6 +205,7 @@ export class WireFailure extends Error {
     this.retryAfterMs = options.retryAfterMs;
     this.rpcCode = options.rpcCode;
     this.httpStatus = options.httpStatus;
+    this.note = options.note;
     this.unkeyed = options.unkeyed ?? false;
     this.afterExpiry = options.afterExpiry;
   }
@@ -278,6 +286,12 @@ export interface ClientWire {
    * X-67); the returned function stops. Absent where the wire has no stream.
    */
   watchLogs?(taskId: string): () => void;
+  /**
+   * The HTTP session this wire's connection is in (`Mcp-Session-Id`), on a sessionful wire over
+   * HTTP (2025-11-25, SEP-1391); absent elsewhere. The executor keeps it with each operation the
+   * wire creates, and hands it back to the connector to resume them.
+   */
+  session?(): SessionBinding | undefined;
   close(): Promise<void>;
 }
 

@@ -12,6 +12,7 @@ import { anonymousCapabilities } from './anonymous.js';
 import { checkedInput } from './input-checks.js';
 import { installTerminus, resolveInstallContext, type InstallContext } from './install.js';
 import type { Preflight } from './preflight.js';
+import { defaultPreflightStateSeal, preflightStateSeal } from './preflight-state.js';
 import { stderrLogger } from './stderr-logger.js';
 import type { WireAdapter } from './wire/adapter.js';
 import { createWireRegistry } from './wire/registry.js';
@@ -33,6 +34,8 @@ export interface CreateTerminusOptions {
   readonly wires?: readonly WireAdapter[];
   /** MRTR rounds to run before a tool's task is created, by tool name. */
   readonly preflights?: Readonly<Record<string, Preflight>>;
+  /** The key that signs preflight state (see `TerminusServerOptions.preflightStateKey`); default per process. */
+  readonly preflightStateKey?: string | Uint8Array;
   /** PostgreSQL schema of the tables (the same on every node). Default `terminus`. */
   readonly pgSchema?: string;
   /** Engine settings beyond the defaults (lease, concurrency, TTLs; a test clock). */
@@ -92,6 +95,10 @@ export async function createTerminus(options: CreateTerminusOptions): Promise<Te
   engine.start();
   const wires = options.wires ?? createWireRegistry().adapters;
   const preflights = new Map(Object.entries(options.preflights ?? {}));
+  const preflightState =
+    options.preflightStateKey === undefined
+      ? defaultPreflightStateSeal()
+      : preflightStateSeal(options.preflightStateKey);
   // The same anonymous-caller policy and nesting bound as createTerminusServer's wires get.
   const served = anonymousCapabilities(checkedInput(engine));
   let closing: Promise<void> | undefined;
@@ -99,7 +106,7 @@ export async function createTerminus(options: CreateTerminusOptions): Promise<Te
     engine,
     install: (server, context) => {
       const { era, transport } = resolveInstallContext(context);
-      return installTerminus(server, { engine: served, wires, preflights, logger, transport }, era);
+      return installTerminus(server, { engine: served, wires, preflights, preflightState, logger, transport }, era);
     },
     close: () => {
       closing ??= engine.stop().then(() => opened.close());

@@ -10,7 +10,7 @@ import type { TaskEngine } from '../runner/engine-port.js';
 import { callToolInline } from './inline-call.js';
 import type { TransportKind } from './owner.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
-import { listTools, type ListedTool } from './tools-list.js';
+import { inputSchemaOf, listTools, type ListedTool } from './tools-list.js';
 import type { Era, WireAdapter, WireDeps } from './wire/adapter.js';
 
 /** What `installTerminus` needs: the engine, the wires and the serving context of one SDK instance. */
@@ -58,6 +58,7 @@ export function installTerminus<S extends McpServer | Server>(target: S, deps: I
   >;
   server.registerCapabilities({ tools: {}, ...(Object.keys(extensions).length > 0 ? { extensions } : {}) });
 
+  if (product instanceof McpServer) exposeInputSchemas(product, deps.engine);
   const theirs = { list: storedHandler(server, 'tools/list'), call: storedHandler(server, 'tools/call') };
   const tools = listedTools(deps.engine.tools);
   server.setRequestHandler('tools/list', () => ({ tools }));
@@ -86,6 +87,22 @@ export function installTerminus<S extends McpServer | Server>(target: S, deps: I
     throw new ProtocolError(-32601, `Method not found: ${request.method}`);
   };
   return target;
+}
+
+/**
+ * Lets the SDK's HTTP entry (`createMcpHandler`) check the `Mcp-Param-*` headers (SEP-2243) of a
+ * task tool before dispatch, as it does for the author's own tools: HTTP 400 instead of the
+ * in-band `-32020` `callTool` would send. The entry asks `McpServer.toolInputSchemaJson` (SDK 2.4,
+ * marked internal; test/server/install.test.ts pins it); an SDK without it keeps the in-band check.
+ */
+function exposeInputSchemas(product: McpServer, engine: TaskEngine): void {
+  const target = product as unknown as { toolInputSchemaJson?: (name: string) => Record<string, unknown> | undefined };
+  const own = target.toolInputSchemaJson;
+  if (typeof own !== 'function') return;
+  target.toolInputSchemaJson = (name) => {
+    const tool = engine.tools.get(name);
+    return tool === undefined ? own.call(product, name) : inputSchemaOf(tool);
+  };
 }
 
 const listed = new WeakMap<ReadonlyMap<string, TaskToolDefinition>, ListedTool[]>();

@@ -10,6 +10,7 @@ import { resolveLimits, type ServerLimits } from './limits.js';
 import { CallerRates } from './rate-limit.js';
 import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
+import { defaultPreflightStateSeal, preflightStateSeal } from './preflight-state.js';
 import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 import { stdioFastMethods, withStdioFastPath } from './stdio-fast.js';
@@ -26,6 +27,12 @@ export interface TerminusServerOptions {
   readonly wires?: readonly WireAdapter[];
   /** MRTR rounds to run before a tool's task is created, by tool name. */
   readonly preflights?: Readonly<Record<string, Preflight>>;
+  /**
+   * The HMAC key (at least 32 bytes) that signs a preflight's state in `requestState`. Default: a
+   * random key per process, so every round of a preflight must reach the same process; nodes
+   * behind one address MUST share a key.
+   */
+  readonly preflightStateKey?: string | Uint8Array;
   readonly logger?: Logger;
   readonly instructions?: string;
   /**
@@ -89,6 +96,10 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
   const wires = options.wires ?? [tasksExtensionWire];
   const logger = options.logger ?? silentLogger;
   const preflights = new Map(Object.entries(options.preflights ?? {}));
+  const preflightState =
+    options.preflightStateKey === undefined
+      ? defaultPreflightStateSeal()
+      : preflightStateSeal(options.preflightStateKey);
   // Every wire sees the engine through the anonymous-caller policy (strong keys, no lists).
   const engine = anonymousCapabilities(checkedInput(options.engine));
 
@@ -97,7 +108,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
     ({ era }) => {
       const info = { name, version };
       const serverOptions = options.instructions === undefined ? {} : { instructions: options.instructions };
-      const deps = { engine, transport, preflights, logger, wires };
+      const deps = { engine, transport, preflights, preflightState, logger, wires };
       if (options.setup !== undefined) {
         const mcp = new McpServer(info, serverOptions);
         options.setup(mcp);
@@ -106,8 +117,8 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
       return installTerminus(new Server(info, serverOptions), deps, era);
     };
 
-  const httpDeps: WireDeps = { engine, transport: 'http', preflights, logger };
-  const stdioDeps: WireDeps = { engine, transport: 'stdio', preflights, logger };
+  const httpDeps: WireDeps = { engine, transport: 'http', preflights, preflightState, logger };
+  const stdioDeps: WireDeps = { engine, transport: 'stdio', preflights, preflightState, logger };
   const stdioFast = (inner: McpServerFactory): McpServerFactory =>
     withStdioFastPath(inner, stdioFastMethods(wires, stdioDeps), { name, version });
   return {

@@ -346,6 +346,32 @@ export function describeLedger(name: string, open: () => Promise<Ledger>): void 
       expect(r.priorSubmissionKeys).toEqual([op.submissionKey]);
     });
 
+    it('keeps the HTTP session an operation was created in through every step and its acceptance; none stays none', async () => {
+      const session = { id: 'session-secret-4f1c', protocolVersion: '2025-11-25' };
+      const op: ToolOperation = { ...fresh(), wire: { name: 'mcp-2025-11-25', adapterVersion: '1' }, session };
+      const r = await fetching(ledger(), op);
+      expect(r.session).toEqual(session);
+      expect((await ledger().load(op.id))?.session).toEqual(session);
+      expect((await ledger().loadByCallNode(op.callNodeId))?.session).toEqual(session);
+      expect((await ledger().findBySubmissionKey(op.submissionKey))?.session).toEqual(session);
+      expect((await ledger().findByTaskId(`task-${op.id}`))[0]?.session).toEqual(session);
+      expect((await ledger().listByState(['FETCHING_RESULT'], 100)).find((o) => o.id === op.id)?.session).toEqual(
+        session,
+      );
+      const { record, acceptance } = acceptingStep(r);
+      const outcome = await ledger().acceptTerminal({
+        receiptId: `rcpt-${op.id}`,
+        record,
+        expectedRevision: r.revision,
+        acceptance,
+        now: T0 + 3_000,
+      });
+      expect(outcome.accepted && outcome.operation.session).toEqual(session);
+      expect((await ledger().load(op.id))?.session).toEqual(session);
+      const plain = (await ledger().create(fresh())).operation;
+      expect((await ledger().load(plain.id))?.session ?? null).toBeNull();
+    });
+
     it('C5: a resubmission may not take a key another operation owns', async () => {
       const other = (await ledger().create(fresh())).operation;
       let r = (await ledger().create(fresh())).operation;

@@ -174,6 +174,7 @@ if (PG_URL === '') {
       expect(rows.rows).toEqual([
         { component: 'ledger', id: 1 },
         { component: 'ledger', id: 2 },
+        { component: 'ledger', id: 3 },
       ]);
     });
 

@@ -7,6 +7,7 @@ import { requestDigest } from '../../src/core/digest.js';
 import { isTerminusError } from '../../src/core/errors.js';
 import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
 import { migrateLedger, openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
+import { LEDGER_MIGRATIONS } from '../../src/executor/ledger/sqlite-migrations.js';
 import { next } from '../../src/executor/machine.js';
 import { newOperation } from '../../src/executor/operation.js';
 import { describeLedger } from '../../src/testing/ledger-suite.js';
@@ -54,8 +55,51 @@ describe('SQLite ledger specifics', () => {
     const db = new Database(path);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     expect(migrateLedger(db)).toEqual([]);
-    expect(db.prepare('SELECT id FROM ledger_migrations').pluck().all()).toEqual([1, 2]);
+    expect(db.prepare('SELECT id FROM ledger_migrations').pluck().all()).toEqual([1, 2, 3]);
     db.close();
+  });
+
+  it('migration 3 adds the session column to a ledger written before it: its operations load without a session', async () => {
+    const path = join(dir, 'before-sessions.db');
+    const old = new Database(path);
+    old.exec('CREATE TABLE ledger_migrations (id INTEGER PRIMARY KEY, name TEXT NOT NULL) STRICT');
+    for (const m of LEDGER_MIGRATIONS.filter((m) => m.id < 3)) {
+      old.exec(m.sql);
+      old.prepare('INSERT INTO ledger_migrations (id, name) VALUES (?, ?)').run(m.id, m.name);
+    }
+    const { revision: _r, ...record } = op(10);
+    old
+      .prepare(
+        `INSERT INTO operations (id, call_node_id, request_digest, submission_key, task_id, state, revision,
+           execution_epoch, updated_at, record) VALUES (?, ?, ?, ?, NULL, 'SUBMITTING', 1, 0, ?, ?)`,
+      )
+      .run(record.id, record.callNodeId, record.requestDigest, record.submissionKey, T0, JSON.stringify(record));
+    old.close();
+    const ledger = openSqliteLedger({ path });
+    const loaded = await ledger.load('op-10');
+    expect(loaded?.callNodeId).toBe('node-10');
+    expect(loaded?.session).toBeUndefined();
+    await ledger.close();
+  });
+
+  it('a session is stored in its own column, never in the record column', async () => {
+    const path = join(dir, 'session-column.db');
+    const ledger = openSqliteLedger({ path });
+    await ledger.create({ ...op(11), session: { id: 'sid-never-in-record', protocolVersion: '2025-11-25' } });
+    await ledger.close();
+    const db = new Database(path, { readonly: true });
+    const row = db.prepare("SELECT record, session FROM operations WHERE id = 'op-11'").get() as Record<string, string>;
+    db.close();
+    expect(row.record).not.toContain('sid-never-in-record');
+    expect(JSON.parse(row.session!)).toEqual({ id: 'sid-never-in-record', protocolVersion: '2025-11-25' });
+  });
+
+  it('a ledger file it creates is readable by its owner only (0600): it holds session ids', async () => {
+    const path = join(dir, 'private.db');
+    const ledger = openSqliteLedger({ path });
+    await ledger.create({ ...op(12), session: { id: 'sid', protocolVersion: '2025-11-25' } });
+    for (const file of [path, `${path}-wal`]) expect(statSync(file).mode & 0o777).toBe(0o600);
+    await ledger.close();
   });
 
   it('two connections on one file: only one of two steps from the same revision lands', async () => {

@@ -180,6 +180,39 @@ describe('install on a low-level Server', () => {
     }
   });
 
+  it('SEP-2243: a task tool on the author McpServer gets its Mcp-Param-* headers checked before dispatch (HTTP 400)', async () => {
+    const routed = defineTaskTool({
+      name: 'routed',
+      description: 'Runs in a region',
+      inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }) }),
+      taskSupport: 'forbidden',
+      handler: async ({ region }) => ({ content: [{ type: 'text', text: region }] }),
+    });
+    const own = await createTerminus({ db: join(dir, 'routed.db'), tools: [routed], logger: silentLogger });
+    const served = await listen(createMcpHandler((ctx) => own.install(authorServer(), ctx)));
+    try {
+      const call = (region: string) =>
+        rpc(
+          served.url,
+          'tools/call',
+          { name: 'routed', arguments: { region: 'eu' } },
+          { headers: { 'mcp-param-region': region } },
+        );
+      expect((await call('eu')).result.content[0].text).toBe('eu');
+      const refused = await call('us');
+      expect(refused.status).toBe(400);
+      expect(refused.error).toMatchObject({ code: -32020 });
+    } finally {
+      await served.close();
+      await own.close();
+    }
+  });
+
+  it('relies on the SDK asking McpServer.toolInputSchemaJson for the Mcp-Param-* check (marked internal)', () => {
+    const server = new McpServer({ name: 'x', version: '1' });
+    expect(typeof (server as unknown as { toolInputSchemaJson: unknown }).toolInputSchemaJson).toBe('function');
+  });
+
   it('relies on the SDK keeping _getRequestHandler (a protected accessor of Protocol)', () => {
     const server = new Server({ name: 'x', version: '1' }, { capabilities: { tools: {} } });
     expect(typeof (server as unknown as { _getRequestHandler: unknown })._getRequestHandler).toBe('function');

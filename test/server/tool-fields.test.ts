@@ -45,6 +45,18 @@ const report = defineTaskTool({
   },
 });
 
+// SEP-1613 / SEP-2106: what zod writes and `.meta()` adds is listed as written.
+const address = z.object({ city: z.string() }).meta({ id: 'tool_fields_address', $anchor: 'addressDef' });
+const contact = defineTaskTool({
+  name: 'contact',
+  description: 'Stores a contact',
+  inputSchema: z
+    .object({ address: address.optional(), phone: z.string().optional(), email: z.string().optional() })
+    .strict()
+    .meta({ if: { required: ['phone'] }, then: { required: ['phone'] }, else: { required: ['email'] } }),
+  handler: async () => ({ content: [] }),
+});
+
 let engine: TaskEngine;
 let url: string;
 let close: () => Promise<void>;
@@ -52,7 +64,7 @@ let close: () => Promise<void>;
 beforeAll(async () => {
   const store = createMemoryTaskStore();
   // No clock, ids or random: the system ones (item 2).
-  engine = createEngine({ store, tools: [report], logger, claimIntervalMs: 20 });
+  engine = createEngine({ store, tools: [report, contact], logger, claimIntervalMs: 20 });
   engine.start();
   const registry = createWireRegistry();
   const server = createTerminusServer({ engine, wires: registry.adapters });
@@ -86,6 +98,21 @@ describe('tools/list shows every field of a task tool', () => {
       required: ['pages', 'url'],
     });
     expect(tool.outputSchema.$schema).toBeUndefined();
+  });
+
+  it('the input schema keeps its 2020-12 $schema, $defs, $anchor, if/then/else and additionalProperties', async () => {
+    const answer = await rpc(url, 'tools/list');
+    const tool = answer.result.tools.find((t: { name: string }) => t.name === 'contact');
+    expect(tool.inputSchema).toMatchObject({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: { address: { $ref: '#/$defs/tool_fields_address' } },
+      $defs: { tool_fields_address: { $anchor: 'addressDef' } },
+      if: { required: ['phone'] },
+      then: { required: ['phone'] },
+      else: { required: ['email'] },
+      additionalProperties: false,
+    });
   });
 
   it('on the 2025-11-25 wire (with execution.taskSupport) and to a SEP-1391 async client', async () => {

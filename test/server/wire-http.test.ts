@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTask, EXT, isTerminalStatus, pollUntil, rpc, startServer, type TestServer } from './helpers.js';
+import { conformanceTools } from '../../src/tools/conformance/index.js';
 
 /** The 2026-07-28 Tasks-extension wire over real HTTP (127.0.0.1, port 0), raw JSON-RPC via fetch. */
 let server: TestServer;
@@ -25,8 +26,9 @@ describe('negotiation and gating', () => {
   it('tools/list carries every fixture with an object input schema', async () => {
     const answer = await rpc(url, 'tools/list');
     const names = (answer.result.tools as { name: string; inputSchema: { type: string } }[]).map((t) => t.name);
-    expect(names.sort()).toEqual(
-      [
+    expect(names).toEqual(conformanceTools.map((t) => t.name));
+    expect(names).toEqual(
+      expect.arrayContaining([
         'confirm_delete',
         'failing_job',
         'greet',
@@ -34,8 +36,12 @@ describe('negotiation and gating', () => {
         'protocol_error_job',
         'slow_compute',
         'test_tool_with_task',
-      ].sort(),
+        'test_simple_text',
+        'test_input_required_result_elicitation',
+      ]),
     );
+    // The suite's header scenario calls the first listed tool with `{}`.
+    expect(names[0]).toBe('test_simple_text');
     for (const tool of answer.result.tools) expect(tool.inputSchema.type).toBe('object');
   });
 

@@ -3,6 +3,7 @@
  * (what the simulation replaces with a faulty in-process channel), plus what a handshake and status
  * hints need. HTTP (`http-channel.ts`) and stdio (`stdio-channel.ts`) implement it.
  */
+import type { SessionBinding } from '../operation.js';
 import type { RpcChannel } from '../wire-port.js';
 
 /** `modern`: 2026-07-28, every request carries the `_meta` envelope. `legacy`: 2025-11-25 after `initialize`. */
@@ -30,6 +31,11 @@ export interface RpcConnection {
   openStream?(request: StreamRequest, signal: AbortSignal): Promise<OpenedStream>;
   /** Requests the server sends to the client (stdio, the SSE stream of a POST); returns an unsubscribe. */
   onRequest?(handler: ServerRequestHandler): () => void;
+  /**
+   * The legacy-era HTTP session the connection is in (`Mcp-Session-Id` and the negotiated version),
+   * once the server handed one out; absent on stdio and on the stateless 2026-07-28 wire.
+   */
+  session?(): SessionBinding | undefined;
   close(): Promise<void>;
 }
 

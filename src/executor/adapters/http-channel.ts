@@ -27,7 +27,14 @@ import {
   type ServerRequestHandler,
   type ServerRequestReply,
 } from './connection.js';
-import { DEFAULT_CLIENT_INFO, MODERN_PROTOCOL_VERSION, withEnvelope, type ClientInfo } from './envelope.js';
+import {
+  DEFAULT_CLIENT_INFO,
+  LEGACY_PROTOCOL_VERSION,
+  MODERN_PROTOCOL_VERSION,
+  withEnvelope,
+  type ClientInfo,
+} from './envelope.js';
+import type { SessionBinding } from '../operation.js';
 import { traceMeta } from './trace-context.js';
 import { openPushStream } from './push-stream.js';
 import { isRecord, malformed, RpcErrorFailure, unauthorized } from './rpc-error.js';
@@ -44,6 +51,11 @@ export interface HttpConnectionOptions {
   readonly clientInfo?: ClientInfo;
   /** Injected for tests; default the global `fetch`. */
   readonly fetch?: typeof fetch;
+  /**
+   * A legacy-era session to continue (a resumed operation's, from the ledger): requests carry its
+   * `Mcp-Session-Id` and version from the start, with no `initialize`.
+   */
+  readonly session?: SessionBinding;
 }
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -56,7 +68,7 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
   const listeners = new Set<NotificationListener>();
   const handlers = new Set<ServerRequestHandler>();
   let nextId = 1;
-  let sessionId: string | undefined;
+  let sessionId: string | undefined = options.session?.id;
 
   const onRequest = (handler: ServerRequestHandler): (() => void) => {
     handlers.add(handler);
@@ -65,7 +77,7 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
 
   const connection: RpcConnection = {
     era: options.era ?? 'modern',
-    legacyVersion: undefined,
+    legacyVersion: options.session?.protocolVersion,
 
     request: async (method, params, requestOptions = {}) => {
       const id = nextId++;
@@ -78,6 +90,11 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
         if (name !== undefined) headers['mcp-name'] = headerSafe(name);
       }
       Object.assign(headers, requestOptions.headers ?? {});
+      // `initialize` opens a new session: it never carries one (a kept session the server lost).
+      if (method === 'initialize') {
+        sessionId = undefined;
+        delete headers['mcp-session-id'];
+      }
       const response = await post(body, headers, requestOptions.signal, id);
       return readAnswer(response, id);
     },
@@ -95,6 +112,11 @@ export function createHttpConnection(options: HttpConnectionOptions): RpcConnect
     },
 
     onRequest,
+
+    session: () =>
+      connection.era === 'legacy' && sessionId !== undefined
+        ? { id: sessionId, protocolVersion: connection.legacyVersion ?? LEGACY_PROTOCOL_VERSION }
+        : undefined,
 
     openStream: (request, signal) => {
       const modern = connection.era === 'modern';

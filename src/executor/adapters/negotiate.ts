@@ -15,6 +15,8 @@
  */
 import type { Clock } from '../../core/ports.js';
 import type { WireName } from '../../core/task.js';
+import { paramHeadersOf, type ParamHeader } from '../../core/param-headers.js';
+import type { SessionBinding } from '../operation.js';
 import type { ClientWire } from '../wire-port.js';
 import { WireFailure } from '../wire-port.js';
 import type { RpcConnection } from './connection.js';
@@ -57,6 +59,15 @@ export interface ConnectOptions {
    * `subscriptions/listen`, the 2025-11-25 session's GET stream). Default true; false: polling only.
    */
   readonly listen?: boolean;
+  /**
+   * Continue this legacy-era HTTP session (a resumed operation's, from the ledger) instead of
+   * opening a new one: a server that binds tasks to their session knows the task only there. Used
+   * with a forced `mcp-2025-11-25` or `sep-1391` wire over HTTP; ignored elsewhere (the 2026-07-28
+   * wire has no sessions, stdio and AIP-151 none to keep). When the server no longer knows the
+   * session (HTTP 404 to a `ping` on it), a new session is opened and each `not_found` of the wire
+   * then says so (`WireFailure.note`).
+   */
+  readonly session?: SessionBinding | undefined;
 }
 
 /** The connection's one push stream, when it can carry one and listening is on. */
@@ -85,11 +96,20 @@ function listenerOf(
 }
 
 function tasksExt(connection: RpcConnection, options: ConnectOptions, close: () => Promise<void>): ClientWire {
+  let listed: Promise<ReadonlyMap<string, readonly ParamHeader[]>> | undefined;
   return createTasksExtWire({
     channel: connection.request,
     close,
     onNotification: (listener) => connection.onNotification(listener),
     ...listenerOf(connection, options, 'listen'),
+    // Read once per connection, and only after a -32020 refusal: most tools declare no header.
+    paramHeaders: async (tool) => {
+      listed ??= listParamHeaders(connection).catch((error: unknown) => {
+        listed = undefined;
+        throw error;
+      });
+      return (await listed).get(tool) ?? [];
+    },
   });
 }
 
@@ -205,7 +225,11 @@ async function open(target: ServerTarget, options: ConnectOptions): Promise<RpcC
     ...(options.clientInfo === undefined ? {} : { clientInfo: options.clientInfo }),
   };
   if ('connection' in target) return target.connection;
-  if ('url' in target) return createHttpConnection({ ...target, ...common });
+  if ('url' in target) {
+    const legacy = options.wire === 'mcp-2025-11-25' || options.wire === 'sep-1391';
+    const session = legacy && options.session !== undefined ? { session: options.session } : {};
+    return createHttpConnection({ ...target, ...common, ...session });
+  }
   return createStdioConnection({ ...target, ...common });
 }
 
@@ -241,20 +265,28 @@ async function pickWire(connection: RpcConnection, options: ConnectOptions): Pro
   connection.era = 'legacy';
   // The SEP-1391 flag only changes what tools/list shows; a 2025 task call (`params.task`) stays 2025.
   const sep = choice === 'sep-1391' || auto('sep-1391');
-  const capabilities = await initialize(connection, options.clientInfo ?? DEFAULT_CLIENT_INFO, sep);
-  const taskCalls = legacyTaskCalls(capabilities);
+  const kept = await keptSession(connection, choice);
+  // A kept session was initialized by the process that created the operation, with task calls.
+  const capabilities = kept.kept
+    ? undefined
+    : await initialize(connection, options.clientInfo ?? DEFAULT_CLIENT_INFO, sep);
+  const taskCalls = capabilities === undefined || legacyTaskCalls(capabilities);
+  const sessionOf = connection.session === undefined ? {} : { session: () => connection.session?.() };
+  const note = kept.note === undefined ? {} : { sessionNote: kept.note };
   const legacy = async (): Promise<ClientWire> =>
     createRev20251125Wire({
       channel: connection.request,
       onNotification: (listener) => connection.onNotification(listener),
       close,
       taskCalls,
+      ...sessionOf,
+      ...note,
       ...(taskCalls ? listenerOf(connection, options, 'session') : {}),
       ...(taskCalls ? { taskSupport: await listTaskSupport(connection) } : {}),
     });
   if (choice === 'mcp-2025-11-25' || (auto('mcp-2025-11-25') && taskCalls)) return legacy();
   if (choice === 'sep-1391' || (auto('sep-1391') && (await offersAsyncTools(connection)))) {
-    return createSep1391Wire({ channel: connection.request, close });
+    return createSep1391Wire({ channel: connection.request, close, ...sessionOf, ...note });
   }
   // T-08 / C12: a server with no task wire at all still answers tools: they are called plainly and
   // their CallToolResult is the receipt (an ordinary FastMCP or SDK server, say).
@@ -262,6 +294,27 @@ async function pickWire(connection: RpcConnection, options: ConnectOptions): Pro
   throw new WireUnavailableError(
     'server advertises neither the Tasks extension, 2025-11-25 task tool calls, nor SEP-1391 async tools',
   );
+}
+
+/**
+ * Whether the connection continues a session it was given (`ConnectOptions.session`): a `ping` on
+ * it proves the server still knows it. HTTP 404 on the session is the spec's "session ended": the
+ * caller initializes a new one, and the note says why tasks of the old one may now be unknown. Any
+ * other failure (no answer) fails the connect, to be tried again.
+ */
+async function keptSession(connection: RpcConnection, choice: WireChoice): Promise<{ kept: boolean; note?: string }> {
+  const given = connection.session?.();
+  if (given === undefined || (choice !== 'mcp-2025-11-25' && choice !== 'sep-1391')) return { kept: false };
+  try {
+    await connection.request('ping', {});
+    return { kept: true };
+  } catch (error) {
+    if (!(error instanceof WireFailure && error.httpStatus === 404)) throw error;
+    return {
+      kept: false,
+      note: 'the server no longer knows the HTTP session the task was created in (HTTP 404), so it was asked in a new session, where a server that binds tasks to sessions knows none',
+    };
+  }
 }
 
 /** Pages of `tools/list` read at most: 20 x the server's page size covers any real server here. */
@@ -291,6 +344,26 @@ async function listTaskSupport(connection: RpcConnection): Promise<ReadonlyMap<s
     if (!(error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found'))) throw error;
   }
   return support;
+}
+
+/** SEP-2243: each listed tool's `x-mcp-header` arguments (a server without `tools/list`: none). */
+async function listParamHeaders(connection: RpcConnection): Promise<ReadonlyMap<string, readonly ParamHeader[]>> {
+  const headers = new Map<string, readonly ParamHeader[]>();
+  let cursor: string | undefined;
+  try {
+    for (let page = 0; page < TOOL_PAGES; page++) {
+      const answer = await connection.request('tools/list', cursor === undefined ? {} : { cursor });
+      for (const tool of Array.isArray(answer.tools) ? (answer.tools as unknown[]) : []) {
+        if (!isRecord(tool) || typeof tool.name !== 'string' || !isRecord(tool.inputSchema)) continue;
+        headers.set(tool.name, paramHeadersOf(tool.inputSchema));
+      }
+      if (typeof answer.nextCursor !== 'string' || answer.nextCursor === '') break;
+      cursor = answer.nextCursor;
+    }
+  } catch (error) {
+    if (!(error instanceof WireFailure && (error.kind === 'rejected' || error.kind === 'not_found'))) throw error;
+  }
+  return headers;
 }
 
 /** SEP-1391 has no capability: a server speaking it marks its async tools `invocationMode: "async"` (L-01). */

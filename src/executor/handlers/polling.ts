@@ -272,7 +272,8 @@ export function onRequestFailed(d: Draft, ev: EventOf<'request_failed'>): StepRe
 export function onNotFound(d: Draft, ev: EventOf<'not_found'>): StepResult {
   const r = d.base;
   const expired = ev.afterExpiry ?? (r.expiresAt !== null && d.now >= r.expiresAt);
-  const detail = `${ev.request ?? 'request'} answered not found ${expired ? 'after' : 'before'} expiry`;
+  const found = `${ev.request ?? 'request'} answered not found ${expired ? 'after' : 'before'} expiry`;
+  const detail = ev.note === undefined ? found : `${found}: ${ev.note}`;
   switch (r.state) {
     case 'WORKING':
     case 'INPUT_REQUIRED':

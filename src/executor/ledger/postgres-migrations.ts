@@ -80,4 +80,11 @@ CREATE INDEX ledger_outbox_pending ON ${t.outbox} (id) WHERE acknowledged_at IS 
     // C12: a synchronous answer is a receipt with no task (task_id ''), marked so a reader can tell.
     sql: (t) => `ALTER TABLE ${t.receipts} ADD COLUMN immediate boolean NOT NULL DEFAULT false;`,
   },
+  {
+    id: 3,
+    name: '003_ledger_operation_session',
+    // The HTTP session an operation was created in (`ToolOperation.session`): a secret kept out of
+    // the record column, so a dump of the records never holds it. NULL: none (older rows too).
+    sql: (t) => `ALTER TABLE ${t.operations} ADD COLUMN session jsonb;`,
+  },
 ];

@@ -7,7 +7,13 @@ import type { QueryResult, QueryResultRow } from 'pg';
 import { TerminusError } from '../../core/errors.js';
 import type { Sql } from '../../sql/pg-db.js';
 import type { OutboxRow, Receipt } from '../ledger-port.js';
-import { isLocalState, type LocalState, type ReceiptStatus, type ToolOperation } from '../operation.js';
+import {
+  isLocalState,
+  type LocalState,
+  type ReceiptStatus,
+  type SessionBinding,
+  type ToolOperation,
+} from '../operation.js';
 import type { LedgerTables } from './postgres-migrations.js';
 
 type LedgerSql = Sql<LedgerTables>;
@@ -21,11 +27,13 @@ interface OperationRow {
   record: ToolOperation;
   revision: number;
   state: string;
+  session: SessionBinding | null;
 }
 
 function toOperation(row: OperationRow): ToolOperation {
   if (!isLocalState(row.state)) throw new TerminusError('internal', `ledger row has unknown state ${row.state}`);
-  return { ...row.record, state: row.state, revision: row.revision };
+  const session = row.session === null ? {} : { session: row.session };
+  return { ...row.record, ...session, state: row.state, revision: row.revision };
 }
 
 const SELECT_EPOCH: LedgerSql = (t) => `SELECT value FROM ${t.meta} WHERE key = 'epoch'`;
@@ -47,28 +55,29 @@ export async function bumpEpoch(q: Q): Promise<number> {
   return Number((await q.query<{ value: string }>(BUMP_EPOCH, [])).rows[0]?.value);
 }
 
-const SELECT_BY_ID: LedgerSql = (t) => `SELECT record, revision, state FROM ${t.operations} WHERE id = $1`;
+const SELECT_BY_ID: LedgerSql = (t) => `SELECT record, revision, state, session FROM ${t.operations} WHERE id = $1`;
 export async function selectOperation(q: Q, id: string): Promise<ToolOperation | null> {
   const row = (await q.query<OperationRow>(SELECT_BY_ID, [id])).rows[0];
   return row === undefined ? null : toOperation(row);
 }
 
 /** The row locked for this transaction: concurrent steps of one operation queue here. */
-const LOCK_BY_ID: LedgerSql = (t) => `SELECT record, revision, state FROM ${t.operations} WHERE id = $1 FOR UPDATE`;
+const LOCK_BY_ID: LedgerSql = (t) =>
+  `SELECT record, revision, state, session FROM ${t.operations} WHERE id = $1 FOR UPDATE`;
 export async function lockOperation(q: Q, id: string): Promise<ToolOperation | null> {
   const row = (await q.query<OperationRow>(LOCK_BY_ID, [id])).rows[0];
   return row === undefined ? null : toOperation(row);
 }
 
 const SELECT_BY_CALL_NODE: LedgerSql = (t) =>
-  `SELECT record, revision, state FROM ${t.operations} WHERE call_node_id = $1`;
+  `SELECT record, revision, state, session FROM ${t.operations} WHERE call_node_id = $1`;
 export async function selectByCallNode(q: Q, callNodeId: string): Promise<ToolOperation | null> {
   const row = (await q.query<OperationRow>(SELECT_BY_CALL_NODE, [callNodeId])).rows[0];
   return row === undefined ? null : toOperation(row);
 }
 
 const SELECT_BY_STATE: LedgerSql = (t) => `
-SELECT record, revision, state FROM ${t.operations}
+SELECT record, revision, state, session FROM ${t.operations}
 WHERE state = ANY ($1::text[])
 ORDER BY updated_at, id
 LIMIT $2`;
@@ -78,7 +87,7 @@ export async function selectByState(q: Q, states: readonly LocalState[], limit: 
 }
 
 const SELECT_BY_KEY: LedgerSql = (t) => `
-SELECT o.record, o.revision, o.state FROM ${t.operations} o
+SELECT o.record, o.revision, o.state, o.session FROM ${t.operations} o
 JOIN ${t.keys} k ON k.operation_id = o.id
 WHERE k.submission_key = $1`;
 export async function selectBySubmissionKey(q: Q, key: string): Promise<ToolOperation | null> {
@@ -87,7 +96,7 @@ export async function selectBySubmissionKey(q: Q, key: string): Promise<ToolOper
 }
 
 const SELECT_BY_TASK: LedgerSql = (t) =>
-  `SELECT record, revision, state FROM ${t.operations} WHERE task_id = $1 ORDER BY updated_at, id`;
+  `SELECT record, revision, state, session FROM ${t.operations} WHERE task_id = $1 ORDER BY updated_at, id`;
 export async function selectByTaskId(q: Q, taskId: string): Promise<ToolOperation[]> {
   return (await q.query<OperationRow>(SELECT_BY_TASK, [taskId])).rows.map(toOperation);
 }
@@ -108,8 +117,9 @@ export async function claimKey(q: Q, key: string, operationId: string): Promise<
 /** Conflicts on the call node (or id) write nothing; the caller then reads the existing row. */
 const INSERT_OPERATION: LedgerSql = (t) => `
 INSERT INTO ${t.operations}
-  (id, call_node_id, request_digest, submission_key, task_id, state, revision, execution_epoch, updated_at, record)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb)
+  (id, call_node_id, request_digest, submission_key, task_id, state, revision, execution_epoch, updated_at, record,
+   session)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::jsonb, $11::jsonb)
 ON CONFLICT DO NOTHING`;
 export async function insertOperation(q: Q, op: ToolOperation): Promise<boolean> {
   return (await q.query(INSERT_OPERATION, operationParams(op))).rowCount === 1;
@@ -119,16 +129,17 @@ export async function insertOperation(q: Q, op: ToolOperation): Promise<boolean>
 const UPDATE_OPERATION: LedgerSql = (t) => `
 UPDATE ${t.operations}
 SET submission_key = $2, task_id = $3, state = $4, revision = $5, execution_epoch = $6, updated_at = $7,
-    record = $8::jsonb
-WHERE id = $1 AND revision = $9`;
+    record = $8::jsonb, session = $9::jsonb
+WHERE id = $1 AND revision = $10`;
 export async function updateOperation(q: Q, op: ToolOperation, expectedRevision: number): Promise<void> {
   const [id, _callNode, _digest, ...changeable] = operationParams(op);
   const { rowCount } = await q.query(UPDATE_OPERATION, [id, ...changeable, expectedRevision]);
   if (rowCount !== 1) throw new TerminusError('revision_conflict', `operation ${op.id} changed concurrently`);
 }
 
+/** The record column holds everything but the revision and the session (a secret, in its own column). */
 function operationParams(op: ToolOperation): unknown[] {
-  const { revision: _revision, ...rest } = op;
+  const { revision: _revision, session, ...rest } = op;
   return [
     op.id,
     op.callNodeId,
@@ -140,6 +151,7 @@ function operationParams(op: ToolOperation): unknown[] {
     op.executionEpoch,
     op.updatedAt,
     JSON.stringify(rest),
+    session === undefined || session === null ? null : JSON.stringify(session),
   ];
 }
 

@@ -74,4 +74,11 @@ CREATE INDEX outbox_pending ON outbox (id) WHERE acknowledged_at IS NULL;
     // C12: a synchronous answer is a receipt with no task (task_id ''), marked so a reader can tell.
     sql: `ALTER TABLE receipts ADD COLUMN immediate INTEGER NOT NULL DEFAULT 0;`,
   },
+  {
+    id: 3,
+    name: 'operation_session',
+    // The HTTP session an operation was created in (`ToolOperation.session`, JSON): a secret kept out
+    // of the record column, so a dump of the records never holds it. NULL: none (older rows too).
+    sql: `ALTER TABLE operations ADD COLUMN session TEXT;`,
+  },
 ];

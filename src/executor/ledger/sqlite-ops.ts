@@ -5,7 +5,13 @@
 import type { Database, Statement } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
 import type { OutboxRow, Receipt } from '../ledger-port.js';
-import { isLocalState, type LocalState, type ReceiptStatus, type ToolOperation } from '../operation.js';
+import {
+  isLocalState,
+  type LocalState,
+  type ReceiptStatus,
+  type SessionBinding,
+  type ToolOperation,
+} from '../operation.js';
 
 const cache = new WeakMap<Database, Map<string, Statement>>();
 
@@ -27,12 +33,14 @@ interface OperationRow {
   record: string;
   revision: number;
   state: string;
+  session: string | null;
 }
 
 function toOperation(row: OperationRow): ToolOperation {
   if (!isLocalState(row.state)) throw new TerminusError('internal', `ledger row has unknown state ${row.state}`);
   const record = JSON.parse(row.record) as ToolOperation;
-  return { ...record, state: row.state, revision: row.revision };
+  const session = row.session === null ? {} : { session: JSON.parse(row.session) as SessionBinding };
+  return { ...record, ...session, state: row.state, revision: row.revision };
 }
 
 const SELECT_EPOCH = `SELECT value FROM ledger_meta WHERE key = 'epoch'`;
@@ -45,7 +53,7 @@ export function bumpEpoch(db: Database): number {
   return statement(db, BUMP_EPOCH).pluck().get() as number;
 }
 
-const COLUMNS = `record, revision, state`;
+const COLUMNS = `record, revision, state, session`;
 
 const SELECT_BY_ID = `SELECT ${COLUMNS} FROM operations WHERE id = ?`;
 export function selectOperation(db: Database, id: string): ToolOperation | null {
@@ -94,9 +102,11 @@ export function insertKey(db: Database, key: string, operationId: string): void 
 
 const INSERT_OPERATION = `
 INSERT INTO operations
-  (id, call_node_id, request_digest, submission_key, task_id, state, revision, execution_epoch, updated_at, record)
+  (id, call_node_id, request_digest, submission_key, task_id, state, revision, execution_epoch, updated_at, record,
+   session)
 VALUES
-  (@id, @callNodeId, @requestDigest, @submissionKey, @taskId, @state, @revision, @executionEpoch, @updatedAt, @record)`;
+  (@id, @callNodeId, @requestDigest, @submissionKey, @taskId, @state, @revision, @executionEpoch, @updatedAt, @record,
+   @session)`;
 export function insertOperation(db: Database, op: ToolOperation): void {
   statement(db, INSERT_OPERATION).run(operationParams(op));
 }
@@ -105,15 +115,16 @@ export function insertOperation(db: Database, op: ToolOperation): void {
 const UPDATE_OPERATION = `
 UPDATE operations
 SET submission_key = @submissionKey, task_id = @taskId, state = @state, revision = @revision,
-    execution_epoch = @executionEpoch, updated_at = @updatedAt, record = @record
+    execution_epoch = @executionEpoch, updated_at = @updatedAt, record = @record, session = @session
 WHERE id = @id AND revision = @expectedRevision`;
 export function updateOperation(db: Database, op: ToolOperation, expectedRevision: number): void {
   const { changes } = statement(db, UPDATE_OPERATION).run({ ...operationParams(op), expectedRevision });
   if (changes !== 1) throw new TerminusError('revision_conflict', `operation ${op.id} changed concurrently`);
 }
 
+/** The record column holds everything but the revision and the session (a secret, in its own column). */
 function operationParams(op: ToolOperation): Record<string, unknown> {
-  const { revision: _revision, ...rest } = op;
+  const { revision: _revision, session, ...rest } = op;
   return {
     id: op.id,
     callNodeId: op.callNodeId,
@@ -125,6 +136,7 @@ function operationParams(op: ToolOperation): Record<string, unknown> {
     executionEpoch: op.executionEpoch,
     updatedAt: op.updatedAt,
     record: JSON.stringify(rest),
+    session: session === undefined || session === null ? null : JSON.stringify(session),
   };
 }
 

@@ -3,6 +3,7 @@
  * every write one IMMEDIATE transaction, so two processes sharing the file serialise on SQLite's
  * write lock and the revision compare-and-set decides which step wins.
  */
+import { chmodSync, existsSync } from 'node:fs';
 import Database, { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/ports.js';
@@ -35,6 +36,7 @@ export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
   // A file is checked as the task store's is: a damaged ledger opened in silence would forget the
   // operations it holds, and a call made again would be submitted again.
   let db: Database.Database;
+  const creating = options.path !== ':memory:' && !existsSync(options.path);
   try {
     db = openCheckedDatabase(options.path, {
       timeoutMs: options.busyTimeoutMs ?? 5000,
@@ -45,6 +47,10 @@ export function openSqliteLedger(options: SqliteLedgerOptions): Ledger {
     throw mapError(error);
   }
   try {
+    // The ledger holds session ids (bearer-like secrets, `ToolOperation.session`): a file it creates
+    // is its owner's only, before anything is written. SQLite gives the WAL and shared-memory files
+    // the database file's mode. A file that already exists keeps the mode its owner chose.
+    if (creating) chmodSync(options.path, 0o600);
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');

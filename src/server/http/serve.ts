@@ -107,7 +107,12 @@ export interface McpEndpoint {
 /** A raw JSON-RPC check before the SDK (bound to its wire's deps by the server). */
 export type Precheck = (
   message: RawRpcMessage,
-  context: { readonly authInfo: AuthInfo | undefined; readonly signal: AbortSignal },
+  context: {
+    readonly authInfo: AuthInfo | undefined;
+    readonly signal: AbortSignal;
+    /** A request header by name (any case), comma-joined when repeated. */
+    readonly header: (name: string) => string | undefined;
+  },
 ) => Response | undefined | Promise<Response | undefined>;
 
 const DEFAULT_MAX_BODY = 4 * 1024 * 1024;
@@ -293,8 +298,12 @@ async function precheck(
 ): Promise<Response | undefined> {
   if (checks.length === 0 || req.method !== 'POST') return undefined;
   if (typeof message !== 'object' || message === null || Array.isArray(message)) return undefined;
+  const header = (name: string): string | undefined => {
+    const value = req.headers[name.toLowerCase()];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
   for (const check of checks) {
-    const answer = await check(message, { authInfo, signal });
+    const answer = await check(message, { authInfo, signal, header });
     if (answer !== undefined) return answer;
   }
   return undefined;

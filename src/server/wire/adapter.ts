@@ -6,6 +6,7 @@ import type { FastMethod, LegacyFastLeg } from '../http/fast-path.js';
 import type { HttpRoute } from '../http/routes.js';
 import type { TransportKind } from '../owner.js';
 import type { Preflight } from '../preflight.js';
+import type { PreflightStateSeal } from '../preflight-state.js';
 
 /** The protocol era of one served request, as the SDK's factory context names it. */
 export type Era = 'legacy' | 'modern';
@@ -16,6 +17,8 @@ export interface WireDeps {
   /** Picks the default owner of unauthenticated callers (see `ownerOf`). */
   readonly transport: TransportKind;
   readonly preflights: ReadonlyMap<string, Preflight>;
+  /** Seals preflight state into `requestState`; default a per-process key (`defaultPreflightStateSeal`). */
+  readonly preflightState?: PreflightStateSeal;
   readonly logger: Logger;
 }
 
@@ -25,6 +28,8 @@ export interface PrecheckContext {
   readonly authInfo: AuthInfo | undefined;
   /** Aborted when the client goes away or the server closes. */
   readonly signal: AbortSignal;
+  /** A request header by name (any case); absent where the caller has no headers to give. */
+  readonly header?: (name: string) => string | undefined;
 }
 
 /** A JSON-RPC message as it arrives over HTTP, before the SDK sees it. */

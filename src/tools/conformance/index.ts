@@ -2,11 +2,14 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineTaskTool, ToolRpcError, type TaskToolDefinition } from '../../runner/tool.js';
 import type { Preflight } from '../../server/preflight.js';
+import { contentTools } from './content.js';
+import { inputPreflights, inputTools } from './input.js';
 
 /**
  * The fixture tools the official conformance suite (`@modelcontextprotocol/conformance`
- * 0.2.0-alpha.12, `tasks-*` scenarios) expects, with exactly the behaviour of reference 4.3.
- * Served by `terminus serve --fixtures conformance`.
+ * 0.2.0-alpha.12) expects: the `tasks-*` scenarios' task tools with exactly the behaviour of
+ * reference 4.3, the plain `tools-call-*` tools (content.ts) and the input fixtures of the MRTR,
+ * elicitation and stateless scenarios (input.ts). Served by `terminus serve --fixtures conformance`.
  */
 
 const text = (value: string) => ({ content: [{ type: 'text', text: value }] });
@@ -126,6 +129,7 @@ const askNameFirst: Preflight = ({ args, accepted }) => {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- each tool keeps its own Args type
 export const conformanceTools: readonly TaskToolDefinition<any>[] = [
+  ...contentTools,
   greet,
   slowCompute,
   failingJob,
@@ -133,6 +137,10 @@ export const conformanceTools: readonly TaskToolDefinition<any>[] = [
   confirmDelete,
   multiInput,
   testToolWithTask,
+  ...inputTools,
 ];
 
-export const conformancePreflights: Readonly<Record<string, Preflight>> = { test_tool_with_task: askNameFirst };
+export const conformancePreflights: Readonly<Record<string, Preflight>> = {
+  test_tool_with_task: askNameFirst,
+  ...inputPreflights,
+};

@@ -30,6 +30,7 @@ import type {
   WireStatusAnswer,
 } from '../../wire-port.js';
 import { isTerminal } from '../../../core/task.js';
+import type { SessionBinding } from '../../operation.js';
 import { WireFailure } from '../../wire-port.js';
 import { requestHookOf, type NotificationListener, type ServerRequestHook } from '../connection.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
@@ -70,6 +71,13 @@ export interface Rev20251125WireOptions {
    * consulted (every call offers a task, as before the list was read).
    */
   readonly taskSupport?: ReadonlyMap<string, string>;
+  /** The HTTP session the connection is in (`ClientWire.session`); absent: none (stdio). */
+  readonly session?: () => SessionBinding | undefined;
+  /**
+   * Why a task may be unknown here though it exists: the connection was to continue an operation's
+   * session and the server no longer knew it. Added to every `not_found` as `WireFailure.note`.
+   */
+  readonly sessionNote?: string;
 }
 
 /** The wire status our server's `-32602` names in `data.status` (T-62), if any. */
@@ -114,7 +122,11 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
   const unhook = side === undefined ? undefined : onRequest?.(side.accept);
 
   const notFound = (error: RpcErrorFailure): WireFailure =>
-    new WireFailure('not_found', error.message, { rpcCode: error.rpcCode, cause: error });
+    new WireFailure('not_found', error.message, {
+      rpcCode: error.rpcCode,
+      cause: error,
+      ...(options.sessionNote === undefined ? {} : { note: options.sessionNote }),
+    });
 
   /** The outcome the side channel's blocked `tasks/result` received, if it came and decodes. */
   function held(taskId: string): ResultAnswer | undefined {
@@ -207,6 +219,7 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
     wire: 'mcp-2025-11-25',
     version: REV_2025_ADAPTER_VERSION,
     ...(options.taskCalls === false ? { plainOnly: true } : {}),
+    ...(options.session === undefined ? {} : { session: options.session }),
 
     async submit(request, signal) {
       const ttl = request.ttlMs ?? options.defaultTtlMs;

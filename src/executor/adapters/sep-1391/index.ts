@@ -23,6 +23,7 @@
  * Input rounds (server requests flushed while polling status, L-20) are not supported: `sendInput`
  * rejects, as on the 2025-11-25 adapter.
  */
+import type { SessionBinding } from '../../operation.js';
 import type { ClientWire, KeyLookupAnswer, RpcChannel, TaskSnapshot } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
 import { LOOKUP_METHOD } from '../envelope.js';
@@ -57,6 +58,10 @@ export interface Sep1391WireOptions {
    */
   readonly keepAliveS?: number;
   readonly close?: () => Promise<void>;
+  /** The HTTP session the connection is in (`ClientWire.session`); absent: none (stdio). */
+  readonly session?: () => SessionBinding | undefined;
+  /** As the 2025-11-25 adapter's: added to every `not_found` when the operation's session was lost. */
+  readonly sessionNote?: string;
 }
 
 /** @example const wire = createSep1391Wire({ channel: connection.request }); */
@@ -72,6 +77,7 @@ export function createSep1391Wire(options: Sep1391WireOptions): ClientWire {
       rpcCode: error.rpcCode,
       cause: error,
       ...(error.reason === SEP_REASONS.operationExpired ? { afterExpiry: true } : {}),
+      ...(options.sessionNote === undefined ? {} : { note: options.sessionNote }),
     });
 
   /** `tools/async/status`; a cancelled operation answers `-32602` (L-15), which is its status here. */
@@ -100,6 +106,7 @@ export function createSep1391Wire(options: Sep1391WireOptions): ClientWire {
   return {
     wire: 'sep-1391',
     version: SEP_1391_ADAPTER_VERSION,
+    ...(options.session === undefined ? {} : { session: options.session }),
 
     async submit(request, signal) {
       const keepAliveS = request.ttlMs === undefined ? options.keepAliveS : Math.ceil(request.ttlMs / 1000);

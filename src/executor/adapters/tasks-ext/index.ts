@@ -6,6 +6,7 @@
  * our `terminus/tasks/logs` for a task's own log (`-32601`: the server keeps none), whose pushes a
  * log follower asks for on the listen stream (`watchLogs`).
  */
+import { paramHeadersFor, type ParamHeader } from '../../../core/param-headers.js';
 import type { ClientWire, RpcChannel, WireStatusAnswer } from '../../wire-port.js';
 import { WireFailure } from '../../wire-port.js';
 import type { NotificationListener } from '../connection.js';
@@ -22,6 +23,9 @@ export const TASKS_EXT_ADAPTER_VERSION = 'tasks-ext-client/1';
 /** `data.reason` of our server's `-32602` for a submission key sent to a tool that never makes a task. */
 const KEY_NEEDS_TASK = 'submission_key_needs_task';
 
+/** SEP-2243 HeaderMismatch: the request's headers and body disagree; refused before anything ran. */
+const HEADER_MISMATCH = -32020;
+
 export interface TasksExtWireOptions {
   readonly channel: RpcChannel;
   /** Closes what the channel holds (the connection); default nothing. */
@@ -34,6 +38,12 @@ export interface TasksExtWireOptions {
    * @internal
    */
   readonly listener?: TaskListener;
+  /**
+   * The `x-mcp-header` arguments of a tool (SEP-2243), read from the server's `tools/list`. Asked
+   * only when a call is refused `-32020` (HeaderMismatch: nothing ran), which is then sent once more
+   * with its `Mcp-Param-*` headers; absent: such a refusal stands.
+   */
+  readonly paramHeaders?: (tool: string, signal?: AbortSignal) => Promise<readonly ParamHeader[]>;
 }
 
 /** `notifications/tasks` (reference 2.7): a full `DetailedTask`; other methods (logs, say) are not status. */
@@ -88,6 +98,23 @@ function unkeyed(failure: unknown): unknown {
 /** @example const wire = createTasksExtWire({ channel: connection.request }); */
 export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
   const { channel } = options;
+
+  /**
+   * Sends a `tools/call`; a `-32020` refusal (nothing ran) is sent once more with the tool's
+   * `Mcp-Param-*` headers, when it declares any.
+   */
+  const withParamHeaders =
+    (tool: string, args: Record<string, unknown>, signal?: AbortSignal) =>
+    async (send: (options: { headers?: Record<string, string> }) => Promise<Record<string, unknown>>) => {
+      try {
+        return await send({});
+      } catch (error) {
+        if (!isRpcError(error, HEADER_MISMATCH) || options.paramHeaders === undefined) throw error;
+        const headers = paramHeadersFor(await options.paramHeaders(tool, signal), args);
+        if (Object.keys(headers).length === 0) throw error;
+        return send({ headers });
+      }
+    };
   return {
     wire: 'mcp-tasks-ext',
     version: TASKS_EXT_ADAPTER_VERSION,
@@ -100,8 +127,9 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
         ...(request.requestState === undefined ? {} : { requestState: request.requestState }),
         _meta: { [SUBMISSION_KEY_META]: request.submissionKey },
       };
+      const headers = withParamHeaders(request.tool, request.args, signal);
       try {
-        return decodeCreate(await channel('tools/call', params, { signal }));
+        return decodeCreate(await headers((h) => channel('tools/call', params, { signal, ...h })));
       } catch (error) {
         // Our server refuses a key for a tool that never runs as a task (its `forbidden` tools): the
         // refusal proves nothing ran, and the tool is then called plainly, its answer the result (C12).
@@ -109,7 +137,7 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
         const { _meta: _key, ...plain } = params;
         await request.beforeUnkeyed?.();
         try {
-          return decodeCreate(await channel('tools/call', plain, { signal }));
+          return decodeCreate(await headers((h) => channel('tools/call', plain, { signal, ...h })));
         } catch (failure) {
           throw unkeyed(failure);
         }

@@ -1,7 +1,14 @@
 import { ProtocolError, type JSONRPCRequest, type Server, type ServerContext } from '@modelcontextprotocol/server';
 import { runToolInline } from '../../inline.js';
 import { ownerOf } from '../../owner.js';
-import type { Preflight } from '../../preflight.js';
+import {
+  answerOf,
+  capabilitiesOf,
+  missingCapabilities,
+  type Preflight,
+  type PreflightAnswer,
+  type PreflightQuestion,
+} from '../../preflight.js';
 import type { WireDeps } from '../adapter.js';
 import { REASONS } from './constants.js';
 import { decodeToolCall } from './decode.js';
@@ -34,7 +41,7 @@ export async function callToolLegacy(
   if (call.task !== undefined && support === 'forbidden') throw taskForbiddenError(tool.name);
 
   const preflight = deps.preflights.get(tool.name);
-  const args = preflight === undefined ? call.args : await runPreflight(preflight, tool.name, call.args, ctx);
+  const args = preflight === undefined ? call.args : await runPreflight(preflight, tool.name, call.args, ctx, server);
   try {
     if (call.task === undefined) return await runToolInline(deps.engine, tool, args, ctx);
     const { task } = await deps.engine.submit({
@@ -53,40 +60,79 @@ export async function callToolLegacy(
 }
 
 /**
- * A preflight's questions, asked the 2025 way: push-style `elicitation/create` on this request's
- * stream. Needs a session (or stdio) and the client's `elicitation` capability; otherwise `-32600`.
+ * A preflight's questions, asked the 2025 way: each one a server-to-client request on this call's
+ * own stream (`elicitation/create`, `sampling/createMessage`, `roots/list`), then the preflight runs
+ * again with every answer so far and the state it gave. Needs a session (or stdio) and the client
+ * capability of each kind asked; otherwise `-32600` (`input_unavailable`, naming the capabilities).
+ * A form declined or cancelled and asked again is `-32600` (`input_declined`).
  */
 async function runPreflight(
   preflight: Preflight,
   tool: string,
   initial: Record<string, unknown>,
   ctx: ServerContext,
+  server: Server,
 ): Promise<Record<string, unknown>> {
-  const answers = new Map<string, Record<string, unknown>>();
+  const canAsk = capabilitiesOf(server.getClientCapabilities());
+  const answers = new Map<string, PreflightAnswer>();
+  let state: unknown;
   for (let round = 0; round < MAX_PREFLIGHT_ROUNDS; round++) {
-    const outcome = preflight({ tool, args: initial, accepted: (key) => answers.get(key) });
+    const outcome = preflight({
+      tool,
+      args: initial,
+      accepted: (key) => {
+        const answer = answers.get(key);
+        return answer?.kind === 'form' && answer.action === 'accept' ? answer.content : undefined;
+      },
+      answer: (key) => answers.get(key),
+      state,
+      canAsk,
+    });
     if (outcome.kind === 'proceed') return outcome.args;
-    for (const [key, q] of Object.entries(outcome.questions)) {
-      if (answers.has(key)) continue;
-      let reply: { action: string; content?: Record<string, unknown> };
-      try {
-        reply = await ctx.mcpReq.elicitInput({
-          message: q.message,
-          requestedSchema: q.requestedSchema as never,
-        });
-      } catch (error) {
-        throw new ProtocolError(-32600, `Tool ${tool} needs input first and this connection cannot ask for it`, {
-          reason: 'input_unavailable',
-          cause: String(error),
-        });
-      }
-      if (reply.action !== 'accept' || reply.content === undefined) {
-        throw new ProtocolError(-32600, `Tool ${tool} needs input that was not given (${reply.action})`, {
+    state = outcome.state;
+    const missing = missingCapabilities(outcome.questions, canAsk);
+    if (Object.keys(missing).length > 0) {
+      throw new ProtocolError(-32600, `Tool ${tool} needs input first and this client cannot give it`, {
+        reason: 'input_unavailable',
+        requiredCapabilities: missing,
+      });
+    }
+    for (const [key, question] of Object.entries(outcome.questions)) {
+      const prior = answers.get(key);
+      if (prior?.kind === 'form' && prior.action !== 'accept') {
+        throw new ProtocolError(-32600, `Tool ${tool} needs input that was not given (${prior.action})`, {
           reason: 'input_declined',
         });
       }
-      answers.set(key, reply.content);
+      answers.set(key, await ask(tool, question, ctx));
     }
   }
   throw new ProtocolError(-32603, `Preflight of ${tool} did not settle`);
+}
+
+/** One question as a server-to-client request; a transport that cannot carry it is `input_unavailable`. */
+async function ask(tool: string, question: PreflightQuestion, ctx: ServerContext): Promise<PreflightAnswer> {
+  let raw: unknown;
+  try {
+    if (question.kind === 'sampling') {
+      raw = await ctx.mcpReq.requestSampling(question.params as Parameters<typeof ctx.mcpReq.requestSampling>[0]);
+    } else if (question.kind === 'roots') {
+      raw = await ctx.mcpReq.send({ method: 'roots/list' });
+    } else {
+      raw = await ctx.mcpReq.elicitInput({
+        message: question.message,
+        requestedSchema: question.requestedSchema as never,
+      });
+    }
+  } catch (error) {
+    throw new ProtocolError(-32600, `Tool ${tool} needs input first and this connection cannot ask for it`, {
+      reason: 'input_unavailable',
+      cause: String(error),
+    });
+  }
+  const answer = answerOf(raw);
+  if (answer === undefined) {
+    throw new ProtocolError(-32600, `Tool ${tool} got an answer it cannot read`, { reason: 'input_unavailable' });
+  }
+  return answer;
 }

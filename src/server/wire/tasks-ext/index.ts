@@ -3,6 +3,7 @@ import { TASKS_EXTENSION } from './constants.js';
 import { DEFAULT_LIMITS, type ServerLimits } from '../../limits.js';
 import { CallerRates } from '../../rate-limit.js';
 import { createListenPrecheck } from './listen.js';
+import { paramHeaderPrecheck } from './param-precheck.js';
 import { installTaskMethods, taskFastMethods } from './methods.js';
 
 /**
@@ -24,7 +25,8 @@ export function createTasksExtensionWire(
     fastMethods: taskFastMethods,
     // Every raw JSON-RPC request over HTTP passes here first, whatever its wire: the rate limits
     // (T-78) of tool calls and task reads are checked once for all of them.
-    precheck: (message, context) => rates.precheck(message, context.authInfo) ?? listen(message, context),
+    precheck: (message, context) =>
+      rates.precheck(message, context.authInfo) ?? paramHeaderPrecheck(message, context) ?? listen(message, context),
   };
 }
 

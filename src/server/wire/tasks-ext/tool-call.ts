@@ -1,7 +1,8 @@
-import { acceptedContent, inputRequired, type InputRequest, type ServerContext } from '@modelcontextprotocol/server';
+import type { ServerContext } from '@modelcontextprotocol/server';
 import { runToolInline } from '../../inline.js';
 import { ownerOf } from '../../owner.js';
-import type { PreflightQuestion } from '../../preflight.js';
+import { checkParamHeaders, paramHeadersOf } from '../../param-headers.js';
+import { inputSchemaOf } from '../../tools-list.js';
 import type { WireDeps } from '../adapter.js';
 import { INVALID_PARAMS_REASONS, SUBMISSION_KEY_META, TASKS_EXTENSION, WEBHOOK_META } from './constants.js';
 import { decodeCallWebhook } from '../../../runner/webhooks.js';
@@ -9,13 +10,15 @@ import { decodeToolCall } from './decode.js';
 import { encodeCreateTaskResult } from './encode.js';
 import { invalidParams, tasksCapabilityRequired, toProtocolError } from './errors.js';
 import { declaresTasks } from './gate.js';
+import { preflightRound } from './preflight.js';
 
 /**
  * `tools/call` on the 2026-07-28 wire. The server decides per request (reference 1.1):
  * - `forbidden` tools always run inline;
  * - `optional` tools become a task when this request declares the extension, else run inline (X-66);
  * - `required` tools become a task, or get `-32021` when the request does not declare it (X-04).
- * A preflight (MRTR) runs before any task exists (X-11). The task is created by `engine.submit`,
+ * Over HTTP, the `Mcp-Param-*` headers of the tool's `x-mcp-header` arguments are checked first
+ * (SEP-2243). A preflight (MRTR) runs before any task exists (X-11). The task is created by `engine.submit`,
  * which resolves after the durable commit (X-09), and runs detached from this request (X-65).
  */
 export async function callTool(params: unknown, ctx: ServerContext, deps: WireDeps): Promise<Record<string, unknown>> {
@@ -23,6 +26,13 @@ export async function callTool(params: unknown, ctx: ServerContext, deps: WireDe
   const tool = deps.engine.tools.get(call.tool);
   if (tool === undefined) {
     throw invalidParams(`Unknown tool: ${call.tool}`, INVALID_PARAMS_REASONS.unknownTool, { tool: call.tool });
+  }
+  const request = ctx.http?.req;
+  if (request !== undefined) {
+    const mismatch = checkParamHeaders(paramHeadersOf(inputSchemaOf(tool)), call.args, (name) =>
+      request.headers.get(name),
+    );
+    if (mismatch !== undefined) throw mismatch;
   }
   const support = tool.taskSupport ?? 'optional';
   const declared = declaresTasks(ctx);
@@ -52,13 +62,9 @@ export async function callTool(params: unknown, ctx: ServerContext, deps: WireDe
   let args = call.args;
   const preflight = deps.preflights.get(tool.name);
   if (preflight !== undefined) {
-    const outcome = preflight({
-      tool: tool.name,
-      args,
-      accepted: (key) => acceptedContent(ctx.mcpReq.inputResponses, key),
-    });
-    if (outcome.kind === 'ask') return askFirst(outcome.questions);
-    args = outcome.args;
+    const round = await preflightRound(preflight, tool.name, args, ctx, deps);
+    if (round.kind === 'ask') return round.result;
+    args = round.args;
   }
 
   try {
@@ -75,19 +81,4 @@ export async function callTool(params: unknown, ctx: ServerContext, deps: WireDe
   } catch (error) {
     throw toProtocolError(error);
   }
-}
-
-type ElicitSchema = Parameters<typeof inputRequired.elicit>[0]['requestedSchema'];
-
-/** An `input_required` result built with the SDK's MRTR helpers; no `taskId`, nothing stored. */
-function askFirst(questions: Readonly<Record<string, PreflightQuestion>>): Record<string, unknown> {
-  const inputRequests: Record<string, InputRequest> = {};
-  for (const [key, q] of Object.entries(questions)) {
-    inputRequests[key] = inputRequired.elicit({
-      message: q.message,
-      // The tool wrote a restricted-form JSON Schema; the SDK's type names each field kind.
-      requestedSchema: q.requestedSchema as ElicitSchema,
-    });
-  }
-  return inputRequired({ inputRequests });
 }
