@@ -80,7 +80,8 @@ export class Upstream {
         ? target.connection
         : 'url' in target
           ? createHttpConnection({ ...target, ...common })
-          : await createStdioConnection({ ...target, ...common });
+          : // A bridge killed with SIGKILL must not leave its stdio upstreams running (a target may opt out).
+            await createStdioConnection({ endWithParent: true, ...target, ...common });
     try {
       // aip-151 is not an MCP tool listing: the bridge speaks the three MCP task wires.
       const wire = await negotiate(connection, { ...common, skip: ['aip-151'] });

@@ -138,11 +138,15 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
     await ledger.close();
     process.exit(1);
   }
-  const stop = async (): Promise<void> => {
-    await bridge.close();
-    await ledger.close();
-    process.exit(0);
-  };
+  // Once: a host closes stdin and sends SIGTERM 2 s later (SDK hosts do); a second stop must not
+  // exit while the first is still ending the upstreams.
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await bridge.close();
+      await ledger.close();
+      process.exit(0);
+    })());
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
   if (flags.metricsPort !== undefined) {
