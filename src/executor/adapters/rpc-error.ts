@@ -53,3 +53,22 @@ export function isRpcError(error: unknown, code?: number): error is RpcErrorFail
 export function malformed(message: string, cause?: unknown): WireFailure {
   return new WireFailure('malformed', message, cause === undefined ? {} : { cause });
 }
+
+/**
+ * A failed plain call (a tool called without a task, so no submission key can find it): a definitive
+ * refusal stays one (nothing ran); any other failure is marked `unkeyed`, since a lookup of the
+ * executor's key proves nothing about a call the key never named (C12).
+ */
+export function unkeyed(failure: unknown): unknown {
+  if (failure instanceof WireFailure && (failure.kind === 'rejected' || failure.kind === 'not_found')) return failure;
+  const kind = failure instanceof WireFailure ? failure.kind : 'lost';
+  const message = failure instanceof Error ? failure.message : String(failure);
+  return new WireFailure(kind, message, {
+    cause: failure,
+    unkeyed: true,
+    ...(failure instanceof WireFailure && failure.retryAfterMs !== undefined
+      ? { retryAfterMs: failure.retryAfterMs }
+      : {}),
+    ...(failure instanceof WireFailure && failure.httpStatus !== undefined ? { httpStatus: failure.httpStatus } : {}),
+  });
+}
