@@ -3,6 +3,7 @@
  * task wire), followed for at most the inline wait, with the host asked for input and sent progress
  * as it can take them. Every operation id a caller names is checked against its owner first.
  */
+import { ProtocolError } from '@modelcontextprotocol/server';
 import type { Clock, Ids, Logger } from '../core/ports.js';
 import { ExecutorError, type Executor, type OperationHandle } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
@@ -11,6 +12,7 @@ import { isSettled } from '../executor/transitions.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
 import { Book, OPEN_STATES } from './book.js';
 import { endOf, endText } from './end-states.js';
+import { Rejections } from './rejections.js';
 import { Snapshots } from './snapshots.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import { askByResult, questionKey, Questions, type Question } from './questions.js';
@@ -70,6 +72,7 @@ export class BridgeOperations {
   readonly book: Book;
   readonly deps: OperationsDeps;
   private readonly snapshots = new Snapshots();
+  private readonly rejections = new Rejections();
   private readonly watched = new Set<string>();
   private readonly endedListeners = new Set<(op: ToolOperation, receipt: Receipt | null) => void>();
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -81,9 +84,9 @@ export class BridgeOperations {
     this.book = new Book(deps.ledger, deps.namespace);
   }
 
-  /** Wraps a wire so the bridge sees every snapshot (progress, status message) as it arrives. */
+  /** Wraps a wire so the bridge sees every snapshot (progress, status message) and refusal as it arrives. */
   observe(wire: ClientWire): ClientWire {
-    return this.snapshots.observe(wire);
+    return this.snapshots.observe(this.rejections.observe(wire));
   }
 
   onEnded(listener: (op: ToolOperation, receipt: Receipt | null) => void): () => void {
@@ -107,7 +110,12 @@ export class BridgeOperations {
       .catch(() => undefined);
   }
 
-  /** A host's call of an upstream tool that goes through the executor. */
+  /**
+   * A host's call of an upstream tool, through the executor whatever the tool: a task tool's, or a
+   * synchronous tool's plain `tools/call` (recorded in the ledger before it leaves). Either way the
+   * same call made again while it runs attaches to it, and past the inline wait the host gets the
+   * operation handle instead of waiting until its own timeout.
+   */
   async call(entry: CatalogEntry, args: Record<string, unknown>, caller: Caller): Promise<Record<string, unknown>> {
     const { executor, ids } = this.deps;
     const key = this.book.keyOf(entry.upstream.name, entry.tool.name, args);
@@ -127,7 +135,32 @@ export class BridgeOperations {
       return { handle: submitted, attached: false };
     });
     this.watch(handle);
-    return this.follow(handle, caller, this.deps.inlineWaitMs, attached);
+    const answer = await this.follow(handle, caller, this.deps.inlineWaitMs, attached);
+    return entry.tool.durable ? answer : this.asSynchronous(entry, handle.operationId, answer);
+  }
+
+  /**
+   * A synchronous tool's answer as a direct call would get it: its own result as the upstream sent
+   * it; the upstream's JSON-RPC refusal as that JSON-RPC error. Anything else (still running, in
+   * doubt) is the bridge's text, and for a tool with an `outputSchema` (listed unchanged) it carries
+   * no `structuredContent` and is `isError`, so a host that validates results against the schema
+   * (the SDK clients do) reads the text instead of rejecting the answer.
+   */
+  private async asSynchronous(
+    entry: CatalogEntry,
+    operationId: string,
+    answer: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const op = await this.deps.ledger.load(operationId);
+    if (op === null) return answer;
+    if (op.state === 'NEVER_CREATED') {
+      const refused = this.rejections.take(op.submissionKey);
+      if (refused !== undefined) throw new ProtocolError(refused.code, refused.message);
+    }
+    if ((await this.deps.ledger.getReceipt(op.callNodeId))?.status === 'completed') return answer;
+    if (entry.tool.listed.outputSchema === undefined) return answer;
+    const { structuredContent: _s, ...text } = answer;
+    return { ...text, isError: true };
   }
 
   /** Whether the operation's upstream keeps task logs; asked once per upstream (unknown: false). */

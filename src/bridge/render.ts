@@ -31,6 +31,16 @@ export interface OperationView {
   readonly outcome?: string;
   /** True when its upstream keeps task logs: `terminus_logs` reads them (issue 18). */
   readonly logs?: boolean;
+  /**
+   * True while it is a plain call on the wire: a synchronous tool (no task), so no progress to
+   * read and nothing to cancel; it ends when the upstream answers.
+   */
+  readonly plain?: boolean;
+}
+
+/** A synchronous tool's call still on the wire (recorded as sent plainly, no task named). */
+export function isPlainCall(op: ToolOperation): boolean {
+  return op.state === 'SUBMITTING' && op.taskId === null && op.evidence.some((e) => e.kind === 'plain_call_sent');
 }
 
 export function viewOf(
@@ -62,6 +72,7 @@ export function viewOf(
           })),
         }),
     ...(receipt === null ? {} : { outcome: receipt.status }),
+    ...(isPlainCall(op) ? { plain: true } : {}),
   };
 }
 
@@ -72,6 +83,7 @@ function progressOf(op: ToolOperation): OperationView['progress'] {
 }
 
 function progressText(view: OperationView): string {
+  if (view.plain === true) return 'a synchronous call: the upstream runs it without a task, so it reports no progress';
   const parts = [`status ${view.status ?? 'submitting'}`];
   if (view.progress !== null) {
     const { done, total } = view.progress;
@@ -111,7 +123,9 @@ export function stillRunning(view: OperationView, waitedSeconds: number): ToolAn
     lines.push(`terminus_logs ${ref} reads what it has logged so far (results as they come), without waiting.`);
   }
   lines.push(
-    `terminus_status ${ref} shows its state, terminus_cancel ${ref} asks the server to stop it. ` +
+    (view.plain === true
+      ? `terminus_status ${ref} shows its state; it cannot be cancelled from here (the upstream made no task). `
+      : `terminus_status ${ref} shows its state, terminus_cancel ${ref} asks the server to stop it. `) +
       `Calling ${view.tool} again with the same arguments attaches to this operation; it never starts a second one.`,
   );
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { operation: view, next } };

@@ -118,7 +118,8 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
       return toolError(`${name}: not listed now; unreachable upstream: ${down}. Try again later.`);
     }
     if (entry === undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
-    if (!entry.tool.durable)
+    // Only an upstream without any wire (never one `negotiate` connects) is called around the executor.
+    if (!entry.tool.viaExecutor)
       return (await passThrough(entry.upstream, entry.tool.name, args, ctx.mcpReq.signal)) as never;
     return (await operations.call(entry, args, caller)) as never;
   });

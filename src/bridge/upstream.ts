@@ -21,8 +21,13 @@ export interface UpstreamTool {
   readonly name: string;
   /** The `tools/list` entry as received. */
   readonly listed: Readonly<Record<string, unknown>>;
-  /** Through the executor (a task wire can run it); false: a plain `tools/call` passed through. */
+  /** A task tool: it may run as a task (listed with the bridge's note); false: a synchronous tool. */
   readonly durable: boolean;
+  /**
+   * Called through the executor (every tool of an upstream with a wire, synchronous ones as plain
+   * calls recorded in the ledger, so a retry attaches); false: a `tools/call` passed through as is.
+   */
+  readonly viaExecutor: boolean;
 }
 
 export interface UpstreamOptions {
@@ -115,7 +120,12 @@ export class Upstream {
       const answer = await connection.request('tools/list', cursor === undefined ? {} : { cursor });
       for (const tool of Array.isArray(answer.tools) ? answer.tools : []) {
         if (!isRecord(tool) || typeof tool.name !== 'string') continue;
-        tools.push({ name: tool.name, listed: tool, durable: durable(wire?.wire ?? null, tool) });
+        tools.push({
+          name: tool.name,
+          listed: tool,
+          durable: durable(wire?.wire ?? null, tool),
+          viaExecutor: wire !== null,
+        });
       }
       cursor = typeof answer.nextCursor === 'string' && answer.nextCursor !== '' ? answer.nextCursor : undefined;
       if (cursor === undefined) break;

@@ -85,6 +85,7 @@ export interface OperationFacts {
   readonly id: string;
   readonly state: string;
   readonly attached?: boolean;
+  readonly plain?: boolean;
   readonly outcome?: string;
   readonly input?: { key: string; message: string }[];
 }
