@@ -30,6 +30,8 @@ export interface BridgeClientOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Receives the bridge's stderr (ignored when absent). */
   readonly onStderr?: (text: string) => void;
+  /** How long the host waits for the bridge's `initialize` answer (default 60 s). */
+  readonly connectTimeoutMs?: number;
 }
 
 /** Spawns `terminus bridge` over stdio and connects an SDK 2.4 client (default 2025-11-25 handshake). */
@@ -65,7 +67,7 @@ export async function connectBridge(options: BridgeClientOptions): Promise<Bridg
   });
   const { onStderr } = options;
   if (onStderr !== undefined) transport.stderr?.on('data', (chunk: Buffer) => onStderr(chunk.toString('utf8')));
-  await client.connect(transport, { timeout: 60_000 });
+  await client.connect(transport, { timeout: options.connectTimeoutMs ?? 60_000 });
   return {
     client,
     pid: transport.pid!,
