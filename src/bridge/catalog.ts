@@ -9,7 +9,7 @@
  * in the background (one at a time per upstream) and the next list shows it again once it answered.
  */
 import type { Clock, Logger } from '../core/ports.js';
-import type { Upstream, UpstreamTool } from './upstream.js';
+import type { RefusedTool, Upstream, UpstreamTool } from './upstream.js';
 
 export interface CatalogEntry {
   readonly exposed: string;
@@ -58,6 +58,8 @@ export class Catalog {
   private readonly inFlight = new Map<string, Promise<CatalogEntry[] | Error>>();
   /** Upstreams whose last listing failed or missed its deadline, with why. */
   private readonly missingNow = new Map<string, string>();
+  /** What was last said about each upstream's refused tools. */
+  private readonly refusedSaid = new Map<string, string>();
 
   constructor(upstreams: readonly Upstream[], options: CatalogOptions) {
     this.upstreams = upstreams;
@@ -107,7 +109,8 @@ export class Catalog {
     if (pending !== undefined && this.missingNow.has(name)) return this.cache.get(name) ?? [];
     if (pending === undefined) {
       pending = upstream.tools().then(
-        (tools) => {
+        ({ tools, refused }) => {
+          this.noteRefused(name, refused);
           const entries = tools.map((tool) => ({ exposed: this.exposedName(name, tool.name), upstream, tool }));
           this.cache.set(name, entries);
           if (this.missingNow.delete(name))
@@ -133,6 +136,16 @@ export class Catalog {
     const reason = outcome === OVERDUE ? `no answer to tools/list within ${withinMs / 1000} s` : String(outcome);
     this.markMissing(name, reason);
     return this.cache.get(name) ?? [];
+  }
+
+  /** Says once which of an upstream's tools are left out, and why (again only when that changes). */
+  private noteRefused(name: string, refused: readonly RefusedTool[]): void {
+    const said = JSON.stringify(refused);
+    if (this.refusedSaid.get(name) === said) return;
+    this.refusedSaid.set(name, said);
+    for (const tool of refused) {
+      this.logger.warn('upstream tool left out of the list', { upstream: name, tool: tool.name, why: tool.why });
+    }
   }
 
   private markMissing(name: string, reason: string): void {

@@ -36,6 +36,11 @@ export interface OperationView {
    * read and nothing to cancel; it ends when the upstream answers.
    */
   readonly plain?: boolean;
+  /**
+   * Why the bridge's last request about it got no usable answer (no answer, throttled, a malformed
+   * answer it refused), while it keeps asking; absent once an answer came.
+   */
+  readonly trouble?: { readonly request: string; readonly reason: string; readonly attempt: number };
 }
 
 /** A synchronous tool's call still on the wire (recorded as sent plainly, no task named). */
@@ -73,7 +78,14 @@ export function viewOf(
         }),
     ...(receipt === null ? {} : { outcome: receipt.status }),
     ...(isPlainCall(op) ? { plain: true } : {}),
+    ...troubleOf(op),
   };
+}
+
+function troubleOf(op: ToolOperation): Pick<OperationView, 'trouble'> {
+  const failure = op.lastFailure ?? null;
+  if (failure === null) return {};
+  return { trouble: { request: failure.request, reason: failure.reason, attempt: failure.attempt } };
 }
 
 function progressOf(op: ToolOperation): OperationView['progress'] {
@@ -104,6 +116,12 @@ export function stillRunning(view: OperationView, waitedSeconds: number): ToolAn
       ? 'This call attached to the operation already running for the same tool and arguments; no second one was started.'
       : `It did not finish within ${waitedSeconds} s; the work goes on and nothing is lost.`,
   ];
+  if (view.trouble !== undefined) {
+    lines.push(
+      `The bridge's last ${view.trouble.request} request to its upstream got no usable answer ` +
+        `(${view.trouble.reason}; ${view.trouble.attempt} in a row): nothing from it was taken as the outcome, and the bridge keeps asking.`,
+    );
+  }
   let next = 'terminus_wait';
   if (view.input !== undefined && view.input.length > 0) {
     next = 'terminus_respond';

@@ -98,12 +98,14 @@ export function operationOf(result: CallToolResult): OperationFacts {
   return operation;
 }
 
-/** Waits through `terminus_wait` until the result comes (bounded: `rounds` calls). */
+/** Waits through `terminus_wait` until the result, or an end without one (UNKNOWN...), comes (bounded: `rounds` calls). */
 export async function waitResult(client: Client, id: string, rounds = 60): Promise<CallToolResult> {
   for (let i = 0; i < rounds; i++) {
     const result = await hostCall(client, 'terminus_wait', { operation: id });
-    if ((result.structuredContent as { operation?: unknown } | undefined)?.operation === undefined) return result;
+    const structured = result.structuredContent as { operation?: unknown; next?: unknown } | undefined;
+    if (structured?.operation === undefined) return result;
     if (operationOf(result).outcome !== undefined) return result;
+    if (structured.next === 'operator' || structured.next === 'none') return result;
   }
   throw new Error(`operation ${id} still running after ${rounds} terminus_wait calls`);
 }
