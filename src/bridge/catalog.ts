@@ -46,6 +46,12 @@ export interface CatalogOptions {
 
 const OVERDUE = Symbol('overdue');
 
+/**
+ * How long a list waits for an upstream it has a listing of (ms): an upstream that answers at all
+ * answers well within it; one that stalls costs the list this, not its whole deadline.
+ */
+export const CACHED_GRACE_MS = 1_000;
+
 export class Catalog {
   private readonly upstreams: readonly Upstream[];
   private readonly clock: Clock;
@@ -108,34 +114,59 @@ export class Catalog {
     // Missing, its overdue listing still unanswered: the answer is the cache now, not another deadline.
     if (pending !== undefined && this.missingNow.has(name)) return this.cache.get(name) ?? [];
     if (pending === undefined) {
-      pending = upstream.tools().then(
-        ({ tools, refused }) => {
-          this.noteRefused(name, refused);
-          const entries = tools.map((tool) => ({ exposed: this.exposedName(name, tool.name), upstream, tool }));
-          this.cache.set(name, entries);
-          if (this.missingNow.delete(name))
-            this.logger.warn('upstream answers its tool listing again', { upstream: name });
-          return entries;
-        },
-        (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
-      );
-      const mine = pending;
-      void mine.finally(() => {
-        if (this.inFlight.get(name) === mine) this.inFlight.delete(name);
-      });
-      this.inFlight.set(name, pending);
+      pending = this.startListing(upstream);
+      this.watchDeadline(name, pending);
     }
+    const cached = this.cache.get(name);
+    // With a listing to fall back on, a slow answer is not waited for long: the cache answers after
+    // the grace, and the upstream is named missing only when its deadline passes (`watchDeadline`).
+    const waitMs = cached === undefined ? withinMs : Math.min(withinMs, CACHED_GRACE_MS);
     const stop = new AbortController();
-    const overdue = this.clock.sleep(withinMs, stop.signal).then(
+    const overdue = this.clock.sleep(waitMs, stop.signal).then(
       () => OVERDUE,
       () => OVERDUE,
     );
     const outcome = await Promise.race([pending, overdue]);
     stop.abort();
     if (Array.isArray(outcome)) return outcome;
-    const reason = outcome === OVERDUE ? `no answer to tools/list within ${withinMs / 1000} s` : String(outcome);
-    this.markMissing(name, reason);
-    return this.cache.get(name) ?? [];
+    if (outcome !== OVERDUE) this.markMissing(name, String(outcome));
+    else if (waitMs === withinMs) this.markMissing(name, `no answer to tools/list within ${withinMs / 1000} s`);
+    return cached ?? [];
+  }
+
+  /** One `tools/list` of `upstream` (all its pages), kept in flight for later lists to join. */
+  private startListing(upstream: Upstream): Promise<CatalogEntry[] | Error> {
+    const name = upstream.name;
+    const pending = upstream.tools().then(
+      ({ tools, refused }) => {
+        this.noteRefused(name, refused);
+        const entries = tools.map((tool) => ({ exposed: this.exposedName(name, tool.name), upstream, tool }));
+        this.cache.set(name, entries);
+        if (this.missingNow.delete(name))
+          this.logger.warn('upstream answers its tool listing again', { upstream: name });
+        return entries;
+      },
+      (error: unknown) => (error instanceof Error ? error : new Error(String(error))),
+    );
+    this.inFlight.set(name, pending);
+    void pending.finally(() => {
+      if (this.inFlight.get(name) === pending) this.inFlight.delete(name);
+    });
+    return pending;
+  }
+
+  /** Names the upstream missing if its listing is still unanswered when the deadline passes. */
+  private watchDeadline(name: string, pending: Promise<unknown>): void {
+    const answered = new AbortController();
+    void pending.finally(() => answered.abort());
+    this.clock.sleep(this.deadlineMs, answered.signal).then(
+      () => {
+        if (this.inFlight.get(name) === pending) {
+          this.markMissing(name, `no answer to tools/list within ${this.deadlineMs / 1000} s`);
+        }
+      },
+      () => undefined,
+    );
   }
 
   /** Says once which of an upstream's tools are left out, and why (again only when that changes). */
