@@ -181,6 +181,12 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     }
   });
 
+  catalog.onChanged((upstream) => {
+    logger.info('tool list changed', { upstream });
+    bus.publish({ kind: 'tools_list_changed' });
+    for (const server of live) server.sendToolListChanged().catch(() => undefined);
+  });
+
   // Take up whatever a previous process of this bridge left in flight (C11).
   const resumed = await operations.resume();
 

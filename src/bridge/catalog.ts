@@ -8,6 +8,7 @@
  * of the answer, or answered from its last good listing, and named as missing; its listing goes on
  * in the background (one at a time per upstream) and the next list shows it again once it answered.
  */
+import { digestOf } from '../core/digest.js';
 import type { Clock, Logger } from '../core/ports.js';
 import type { RefusedTool, Upstream, UpstreamTool } from './upstream.js';
 
@@ -64,6 +65,7 @@ export class Catalog {
   private readonly inFlight = new Map<string, Promise<CatalogEntry[] | Error>>();
   /** Upstreams whose last listing failed or missed its deadline, with why. */
   private readonly missingNow = new Map<string, string>();
+  private readonly changedListeners = new Set<(upstream: string) => void>();
   /** What was last said about each upstream's refused tools. */
   private readonly refusedSaid = new Map<string, string>();
 
@@ -76,6 +78,12 @@ export class Catalog {
 
   exposedName(upstream: string, tool: string): string {
     return this.upstreams.length > 1 || tool.startsWith(MODEL_TOOL_PREFIX) ? `${upstream}__${tool}` : tool;
+  }
+
+  /** Called when an upstream's tools change, or it answers again after it was missing. */
+  onChanged(listener: (upstream: string) => void): () => void {
+    this.changedListeners.add(listener);
+    return () => this.changedListeners.delete(listener);
   }
 
   /** The upstreams the last listing could not read, and why. */
@@ -141,9 +149,14 @@ export class Catalog {
       ({ tools, refused }) => {
         this.noteRefused(name, refused);
         const entries = tools.map((tool) => ({ exposed: this.exposedName(name, tool.name), upstream, tool }));
+        const before = this.cache.get(name);
         this.cache.set(name, entries);
-        if (this.missingNow.delete(name))
-          this.logger.warn('upstream answers its tool listing again', { upstream: name });
+        const back = this.missingNow.delete(name);
+        if (back) this.logger.warn('upstream answers its tool listing again', { upstream: name });
+        // A host that listed while it was missing, or before its tools changed, lists again.
+        const changed =
+          before !== undefined && digestOf(before.map((e) => e.tool.listed)) !== digestOf(tools.map((t) => t.listed));
+        if (back || changed) for (const listener of this.changedListeners) listener(name);
         return entries;
       },
       (error: unknown) => (error instanceof Error ? error : new Error(String(error))),

@@ -66,7 +66,8 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
   const server = new Server(
     { name: deps.name, version: deps.version },
     {
-      capabilities: { tools: {}, resources: { subscribe: true }, logging: {} },
+      // listChanged: an upstream missing from a list (a cold start past the deadline) is announced when it answers.
+      capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, logging: {} },
       instructions:
         'Long tool calls may return an operation id instead of a result. Then call terminus_wait with that id; ' +
         'never call the tool again to wait and never invent ids (terminus_operations lists them).',

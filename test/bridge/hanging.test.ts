@@ -29,6 +29,7 @@ let silent: Server;
 let flaky: SwitchableServer;
 let bridge: BridgeClient;
 let stderr = '';
+let listChanged = 0;
 
 /** Accepts every connection and request, answers none. */
 async function startSilent(): Promise<{ server: Server; url: string }> {
@@ -46,6 +47,7 @@ beforeAll(async () => {
     upstreams: [`good=stdio:${stdioCommand(PLAIN)}`, `flaky=${flaky.url}`, `dead=${dead.url}`],
     onStderr: (text) => (stderr += text),
   });
+  bridge.client.setNotificationHandler('notifications/tools/list_changed', () => void (listChanged += 1));
 }, SLOW);
 afterAll(async () => {
   await bridge?.close();
@@ -126,6 +128,9 @@ describe('terminus bridge with upstreams that never answer', () => {
         listed = await bridge.client.listTools({}, { timeout: LIST_TIMEOUT_MS });
       }
       expect(missingIn(listed)).toEqual([expect.objectContaining({ upstream: 'dead' })]);
+      // A host that listed while it was missing is told to list again.
+      for (let i = 0; i < 50 && listChanged === 0; i++) await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(listChanged).toBeGreaterThan(0);
       const echo = await hostCall(bridge.client, 'flaky__echo', { text: 'back' });
       expect(textOf(echo)).toBe('back');
       expect(stderr).toMatch(/upstream answers its tool listing again .*"upstream":"flaky"/);
