@@ -3,7 +3,6 @@
  * task wire), followed for at most the inline wait, with the host asked for input and sent progress
  * as it can take them. Every operation id a caller names is checked against its owner first.
  */
-import { ProtocolError } from '@modelcontextprotocol/server';
 import type { Clock, Ids, Logger } from '../core/ports.js';
 import { ExecutorError, type Executor, type OperationHandle } from '../executor/executor-types.js';
 import type { Ledger, Receipt } from '../executor/ledger-port.js';
@@ -12,7 +11,7 @@ import { isSettled } from '../executor/transitions.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
 import { Book, OPEN_STATES } from './book.js';
 import { endOf, endText } from './end-states.js';
-import { Rejections } from './rejections.js';
+import { Rejections, synchronousAnswer } from './synchronous.js';
 import { Snapshots } from './snapshots.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import { askByResult, questionKey, Questions, type Question } from './questions.js';
@@ -137,31 +136,8 @@ export class BridgeOperations {
     });
     this.watch(handle);
     const answer = await this.follow(handle, caller, this.deps.inlineWaitMs, attached);
-    return entry.tool.durable ? answer : this.asSynchronous(entry, handle.operationId, answer);
-  }
-
-  /**
-   * A synchronous tool's answer as a direct call would get it: its own result as the upstream sent
-   * it; the upstream's JSON-RPC refusal as that JSON-RPC error. Anything else (still running, in
-   * doubt) is the bridge's text, and for a tool with an `outputSchema` (listed unchanged) it carries
-   * no `structuredContent` and is `isError`, so a host that validates results against the schema
-   * (the SDK clients do) reads the text instead of rejecting the answer.
-   */
-  private async asSynchronous(
-    entry: CatalogEntry,
-    operationId: string,
-    answer: Record<string, unknown>,
-  ): Promise<Record<string, unknown>> {
-    const op = await this.deps.ledger.load(operationId);
-    if (op === null) return answer;
-    if (op.state === 'NEVER_CREATED') {
-      const refused = this.rejections.take(op.submissionKey);
-      if (refused !== undefined) throw new ProtocolError(refused.code, refused.message);
-    }
-    if ((await this.deps.ledger.getReceipt(op.callNodeId))?.status === 'completed') return answer;
-    if (entry.tool.listed.outputSchema === undefined) return answer;
-    const { structuredContent: _s, ...text } = answer;
-    return { ...text, isError: true };
+    if (entry.tool.durable) return answer;
+    return synchronousAnswer(this.deps.ledger, this.rejections, entry, handle.operationId, answer);
   }
 
   /** Whether the operation's upstream keeps task logs; asked once per upstream (unknown: false). */
