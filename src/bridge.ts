@@ -6,5 +6,18 @@
  * @packageDocumentation
  * @module mcp-terminus/bridge
  */
-export { createBridge, DEFAULT_INLINE_WAIT_MS, OPERATION_URI_PREFIX } from './bridge/index.js';
-export type { Bridge, BridgeOptions, BridgeMetrics, BridgeHttpHandle, MetricsSource } from './bridge/index.js';
+export {
+  createBridge,
+  DEFAULT_INLINE_WAIT_MS,
+  DEFAULT_LIST_DEADLINE_MS,
+  MISSING_UPSTREAMS_META,
+  OPERATION_URI_PREFIX,
+} from './bridge/index.js';
+export type {
+  Bridge,
+  BridgeOptions,
+  BridgeMetrics,
+  BridgeHttpHandle,
+  MetricsSource,
+  MissingUpstream,
+} from './bridge/index.js';

@@ -45,6 +45,13 @@ export interface BridgeOptions {
   readonly inlineWaitMs?: number;
   /** Per-request timeout toward upstreams (ms); default 30 000. */
   readonly upstreamTimeoutMs?: number;
+  /**
+   * Deadline of each upstream's `tools/list` (ms; default `DEFAULT_LIST_DEADLINE_MS`, 5 000): one
+   * that does not answer in time is left out of the list (or listed from its last good listing) and
+   * named as missing, and calls of its tools are refused until it answers. Also bounds how long a
+   * model's request waits to reach an operation's upstream.
+   */
+  readonly listDeadlineMs?: number;
   /** Executor request cap across all operations (default the executor's 20/s). */
   readonly qps?: number;
   readonly clock?: Clock;
@@ -66,7 +73,7 @@ export interface BridgeMetrics {
 }
 
 export interface Bridge {
-  /** Operations taken up from the ledger when the bridge started. */
+  /** Operations found unsettled in the ledger when the bridge started, taken up in the background. */
   readonly resumed: number;
   /** The SDK factory (one `Server` per stdio connection or HTTP request). */
   readonly factory: McpServerFactory;
@@ -118,7 +125,11 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       }),
     ]),
   );
-  const catalog = new Catalog([...upstreams.values()], logger);
+  const catalog = new Catalog([...upstreams.values()], {
+    clock,
+    logger,
+    ...(options.listDeadlineMs === undefined ? {} : { listDeadlineMs: options.listDeadlineMs }),
+  });
   const questions = new Questions();
   let operations: BridgeOperations | null = null;
   const metrics = options.metrics;
@@ -168,6 +179,12 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       server.sendResourceUpdated({ uri }).catch(() => undefined);
       server.sendLoggingMessage({ level: 'info', logger: 'terminus-bridge', data }).catch(() => undefined);
     }
+  });
+
+  catalog.onChanged((upstream) => {
+    logger.info('tool list changed', { upstream });
+    bus.publish({ kind: 'tools_list_changed' });
+    for (const server of live) server.sendToolListChanged().catch(() => undefined);
   });
 
   // Take up whatever a previous process of this bridge left in flight (C11).

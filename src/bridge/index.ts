@@ -2,4 +2,5 @@
 export { createBridge, DEFAULT_INLINE_WAIT_MS } from './bridge.js';
 export type { Bridge, BridgeMetrics, BridgeOptions } from './bridge.js';
 export type { BridgeHttpHandle, MetricsSource } from './http.js';
-export { OPERATION_URI_PREFIX } from './server.js';
+export { DEFAULT_LIST_DEADLINE_MS, type MissingUpstream } from './catalog.js';
+export { MISSING_UPSTREAMS_META, OPERATION_URI_PREFIX } from './server.js';

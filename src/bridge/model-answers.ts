@@ -9,7 +9,7 @@ import { isSettled } from '../executor/transitions.js';
 import { endOf, endText } from './end-states.js';
 import { LOG_LINES_PER_READ } from './model-tools.js';
 import type { BridgeOperations, Caller, OperationsDeps } from './operations.js';
-import { logsAnswer, textAnswer, toolError, unknownOperation } from './render.js';
+import { isPlainCall, logsAnswer, textAnswer, toolError, unknownOperation } from './render.js';
 
 /** ` (outcome unknown, needs an operator)`: what an ended state means, for the list (empty otherwise). */
 function labelOf(state: string): string {
@@ -70,6 +70,14 @@ export class ModelAnswers {
     if (op === null) return unknownOperation(operationId);
     // Ended without a result to wait for (UNKNOWN...): no cancel can be sent, and the answer says what to do instead.
     if (endOf(op.state) !== null) return this.notCancelled(op);
+    if (isPlainCall(op)) {
+      const view = await this.ops.view(op, null);
+      return textAnswer(
+        `Operation ${op.id} (${view.tool}) is a synchronous call: the upstream runs it without a task, so there is ` +
+          `nothing a cancel can name; nothing was sent. It ends when the upstream answers: terminus_wait {"operation":"${op.id}"}.`,
+        { operation: view, cancel: 'not_sent' },
+      );
+    }
     const handle = await this.ops.reach(op);
     if (handle !== null && 'content' in handle) return handle;
     const receipt = await this.deps.ledger.getReceipt(op.callNodeId);

@@ -1,7 +1,8 @@
 /** The tools the bridge adds for the model: wait, check, cancel, list, answer operations, and read their logs. */
 const operation = { type: 'string', description: 'The operation id a call returned (starts with op_)' } as const;
 
-export function modelTools(inlineWaitSeconds: number): Record<string, unknown>[] {
+/** The model's tools; `notice` (upstreams missing from the list, say) ends `terminus_operations`' description. */
+export function modelTools(inlineWaitSeconds: number, notice?: string): Record<string, unknown>[] {
   return [
     {
       name: 'terminus_wait',
@@ -36,7 +37,8 @@ export function modelTools(inlineWaitSeconds: number): Record<string, unknown>[]
       name: 'terminus_operations',
       title: 'List operations',
       description:
-        'Your operations in flight and those that ended recently, with their ids: use it instead of remembering ids.',
+        'Your operations in flight and those that ended recently, with their ids: use it instead of remembering ids.' +
+        (notice === undefined ? '' : `\n\n${notice}`),
       inputSchema: { type: 'object', properties: {} },
     },
     {

@@ -11,6 +11,7 @@ import { isSettled } from '../executor/transitions.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
 import { Book, OPEN_STATES } from './book.js';
 import { endOf, endText } from './end-states.js';
+import { Rejections, synchronousAnswer } from './synchronous.js';
 import { Snapshots } from './snapshots.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import { askByResult, questionKey, Questions, type Question } from './questions.js';
@@ -70,9 +71,11 @@ export class BridgeOperations {
   readonly book: Book;
   readonly deps: OperationsDeps;
   private readonly snapshots = new Snapshots();
+  private readonly rejections = new Rejections();
   private readonly watched = new Set<string>();
   private readonly endedListeners = new Set<(op: ToolOperation, receipt: Receipt | null) => void>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  private readonly takingUp = new Map<string, Promise<OperationHandle | null>>();
   /** Upstreams known to keep task logs (true) or not (false), learnt from a first read. */
   private readonly keepsLogs = new Map<string, boolean>();
 
@@ -81,9 +84,9 @@ export class BridgeOperations {
     this.book = new Book(deps.ledger, deps.namespace);
   }
 
-  /** Wraps a wire so the bridge sees every snapshot (progress, status message) as it arrives. */
+  /** Wraps a wire so the bridge sees every snapshot (progress, status message) and refusal as it arrives. */
   observe(wire: ClientWire): ClientWire {
-    return this.snapshots.observe(wire);
+    return this.snapshots.observe(this.rejections.observe(wire));
   }
 
   onEnded(listener: (op: ToolOperation, receipt: Receipt | null) => void): () => void {
@@ -107,7 +110,12 @@ export class BridgeOperations {
       .catch(() => undefined);
   }
 
-  /** A host's call of an upstream tool that goes through the executor. */
+  /**
+   * A host's call of an upstream tool, through the executor whatever the tool: a task tool's, or a
+   * synchronous tool's plain `tools/call` (recorded in the ledger before it leaves). Either way the
+   * same call made again while it runs attaches to it, and past the inline wait the host gets the
+   * operation handle instead of waiting until its own timeout.
+   */
   async call(entry: CatalogEntry, args: Record<string, unknown>, caller: Caller): Promise<Record<string, unknown>> {
     const { executor, ids } = this.deps;
     const key = this.book.keyOf(entry.upstream.name, entry.tool.name, args);
@@ -127,7 +135,9 @@ export class BridgeOperations {
       return { handle: submitted, attached: false };
     });
     this.watch(handle);
-    return this.follow(handle, caller, this.deps.inlineWaitMs, attached);
+    const answer = await this.follow(handle, caller, this.deps.inlineWaitMs, attached);
+    if (entry.tool.durable) return answer;
+    return synchronousAnswer(this.deps.ledger, this.rejections, entry, handle.operationId, answer);
   }
 
   /** Whether the operation's upstream keeps task logs; asked once per upstream (unknown: false). */
@@ -159,39 +169,70 @@ export class BridgeOperations {
    * A waiter on a ledger operation (C11 `attach`): joins the driver of this process, or takes the
    * operation up again (after a restart, or when its upstream was unreachable at start-up). The
    * bridge process is the waiter for as long as it runs: no budget of its own (each host request
-   * waits only its inline budget, see `settle`).
+   * waits only its inline budget, see `settle`). One take-up per operation at a time: concurrent
+   * requests about it (a wait and a retried call, say) share it, so it gets one driver.
    */
   private handleOf(op: ToolOperation): Promise<OperationHandle | null> {
-    return this.deps.executor.attach(op.callNodeId, { budgetMs: null });
+    const pending = this.takingUp.get(op.callNodeId);
+    if (pending !== undefined) return pending;
+    const attempt = this.deps.executor.attach(op.callNodeId, { budgetMs: null });
+    this.takingUp.set(op.callNodeId, attempt);
+    const forget = (): void => {
+      if (this.takingUp.get(op.callNodeId) === attempt) this.takingUp.delete(op.callNodeId);
+    };
+    attempt.then(forget, forget);
+    return attempt;
   }
 
-  /** `handleOf` for a model's request: an upstream that cannot be reached is an answer, not a crash. */
+  /**
+   * `handleOf` for a model's request, within the listing deadline: an upstream that cannot be reached,
+   * or does not answer the connection in time (the take-up goes on behind), is an answer, not a hang.
+   */
   async reach(op: ToolOperation): Promise<OperationHandle | ToolAnswer | null> {
-    try {
-      return await this.handleOf(op);
-    } catch (error) {
-      return toolError(
-        `Operation ${op.id}: its upstream ${op.server ?? '?'} cannot be reached now (${String(error)}). ` +
+    const unreachable = (why: string): ToolAnswer =>
+      toolError(
+        `Operation ${op.id}: its upstream ${op.server ?? '?'} cannot be reached now (${why}). ` +
           'The operation stays in the ledger and goes on once it answers: call terminus_wait again later.',
       );
+    // Within the inline wait too: a host's request must be answered before the host gives up.
+    const withinMs = Math.min(this.deps.catalog.deadlineMs, this.deps.inlineWaitMs);
+    const stop = new AbortController();
+    const overdue = this.deps.clock.sleep(withinMs, stop.signal).then(
+      () => null,
+      () => null,
+    );
+    try {
+      const taken = this.handleOf(op).then((handle) => ({ handle }));
+      const outcome = await Promise.race([taken, overdue]);
+      if (outcome === null) {
+        taken.catch(() => undefined);
+        return unreachable(`no answer within ${withinMs / 1000} s`);
+      }
+      return outcome.handle;
+    } catch (error) {
+      return unreachable(String(error));
+    } finally {
+      stop.abort();
     }
   }
 
-  /** Start-up: takes up this bridge's unsettled operations (never another bridge's or `terminus call`'s). */
+  /**
+   * Start-up: takes up this bridge's unsettled operations (never another bridge's or `terminus
+   * call`'s), in the background: an upstream that does not answer delays only its own operations,
+   * never the bridge's start. Returns how many it takes up.
+   */
   async resume(): Promise<number> {
-    const open = await this.deps.ledger.listByState(OPEN_STATES, 10_000);
-    let resumed = 0;
+    const open = (await this.deps.ledger.listByState(OPEN_STATES, 10_000)).filter((op) =>
+      this.book.isOurs(op.callNodeId),
+    );
     for (const op of open) {
-      if (!this.book.isOurs(op.callNodeId)) continue;
-      try {
-        const handle = await this.handleOf(op);
-        if (handle !== null) this.watch(handle);
-        resumed += 1;
-      } catch (error) {
-        this.deps.logger.warn('cannot resume operation', { operationId: op.id, error: String(error) });
-      }
+      this.handleOf(op).then(
+        (handle) => handle !== null && this.watch(handle),
+        (error: unknown) =>
+          this.deps.logger.warn('cannot resume operation', { operationId: op.id, error: String(error) }),
+      );
     }
-    return resumed;
+    return open.length;
   }
 
   async follow(

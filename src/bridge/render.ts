@@ -31,6 +31,21 @@ export interface OperationView {
   readonly outcome?: string;
   /** True when its upstream keeps task logs: `terminus_logs` reads them (issue 18). */
   readonly logs?: boolean;
+  /**
+   * True while it is a plain call on the wire: a synchronous tool (no task), so no progress to
+   * read and nothing to cancel; it ends when the upstream answers.
+   */
+  readonly plain?: boolean;
+  /**
+   * Why the bridge's last request about it got no usable answer (no answer, throttled, a malformed
+   * answer it refused), while it keeps asking; absent once an answer came.
+   */
+  readonly trouble?: { readonly request: string; readonly reason: string; readonly attempt: number };
+}
+
+/** A synchronous tool's call still on the wire (recorded as sent plainly, no task named). */
+export function isPlainCall(op: ToolOperation): boolean {
+  return op.state === 'SUBMITTING' && op.taskId === null && op.evidence.some((e) => e.kind === 'plain_call_sent');
 }
 
 export function viewOf(
@@ -62,7 +77,15 @@ export function viewOf(
           })),
         }),
     ...(receipt === null ? {} : { outcome: receipt.status }),
+    ...(isPlainCall(op) ? { plain: true } : {}),
+    ...troubleOf(op),
   };
+}
+
+function troubleOf(op: ToolOperation): Pick<OperationView, 'trouble'> {
+  const failure = op.lastFailure ?? null;
+  if (failure === null) return {};
+  return { trouble: { request: failure.request, reason: failure.reason, attempt: failure.attempt } };
 }
 
 function progressOf(op: ToolOperation): OperationView['progress'] {
@@ -72,6 +95,7 @@ function progressOf(op: ToolOperation): OperationView['progress'] {
 }
 
 function progressText(view: OperationView): string {
+  if (view.plain === true) return 'a synchronous call: the upstream runs it without a task, so it reports no progress';
   const parts = [`status ${view.status ?? 'submitting'}`];
   if (view.progress !== null) {
     const { done, total } = view.progress;
@@ -92,6 +116,12 @@ export function stillRunning(view: OperationView, waitedSeconds: number): ToolAn
       ? 'This call attached to the operation already running for the same tool and arguments; no second one was started.'
       : `It did not finish within ${waitedSeconds} s; the work goes on and nothing is lost.`,
   ];
+  if (view.trouble !== undefined) {
+    lines.push(
+      `The bridge's last ${view.trouble.request} request to its upstream got no usable answer ` +
+        `(${view.trouble.reason}; ${view.trouble.attempt} in a row): nothing from it was taken as the outcome, and the bridge keeps asking.`,
+    );
+  }
   let next = 'terminus_wait';
   if (view.input !== undefined && view.input.length > 0) {
     next = 'terminus_respond';
@@ -111,7 +141,9 @@ export function stillRunning(view: OperationView, waitedSeconds: number): ToolAn
     lines.push(`terminus_logs ${ref} reads what it has logged so far (results as they come), without waiting.`);
   }
   lines.push(
-    `terminus_status ${ref} shows its state, terminus_cancel ${ref} asks the server to stop it. ` +
+    (view.plain === true
+      ? `terminus_status ${ref} shows its state; it cannot be cancelled from here (the upstream made no task). `
+      : `terminus_status ${ref} shows its state, terminus_cancel ${ref} asks the server to stop it. `) +
       `Calling ${view.tool} again with the same arguments attaches to this operation; it never starts a second one.`,
   );
   return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { operation: view, next } };

@@ -6,7 +6,7 @@
 import { ProtocolError, Server, type McpRequestContext, type ServerContext } from '@modelcontextprotocol/server';
 import { digestOf, MAX_DIGEST_DEPTH, tooDeepForDigest } from '../core/digest.js';
 import type { Logger } from '../core/ports.js';
-import type { Catalog } from './catalog.js';
+import type { Catalog, MissingUpstream } from './catalog.js';
 import type { ModelAnswers } from './model-answers.js';
 import { durableNote, MODEL_TOOL_NAMES, modelTools } from './model-tools.js';
 import type { BridgeOperations, Caller } from './operations.js';
@@ -14,6 +14,19 @@ import { toolError, unknownOperation } from './render.js';
 import { passThrough } from './pass-through.js';
 
 export const OPERATION_URI_PREFIX = 'terminus://operations/';
+
+/** `_meta` key of a `tools/list` answer that lacks upstreams: `MissingUpstream[]`. */
+export const MISSING_UPSTREAMS_META = 'mcp-terminus.dev/missingUpstreams';
+
+/** What the model reads about upstreams missing from the list (in `terminus_operations`' description). */
+function missingNote(missing: readonly MissingUpstream[]): string | undefined {
+  if (missing.length === 0) return undefined;
+  const each = missing.map(
+    (m) =>
+      `${m.upstream} (${m.reason}; ${m.cached ? 'its tools are listed as it last listed them' : 'its tools are missing'})`,
+  );
+  return `Now missing from this list: upstream ${each.join(', ')}. Its tools cannot be called until it answers; list the tools again later.`;
+}
 
 export interface ServerDeps {
   readonly operations: BridgeOperations;
@@ -53,7 +66,8 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
   const server = new Server(
     { name: deps.name, version: deps.version },
     {
-      capabilities: { tools: {}, resources: { subscribe: true }, logging: {} },
+      // listChanged: an upstream missing from a list (a cold start past the deadline) is announced when it answers.
+      capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, logging: {} },
       instructions:
         'Long tool calls may return an operation id instead of a result. Then call terminus_wait with that id; ' +
         'never call the tool again to wait and never invent ids (terminus_operations lists them).',
@@ -96,10 +110,14 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
   server.setRequestHandler('tools/list', async () => {
     const note = durableNote(deps.inlineWaitSeconds);
     const entries = await catalog.refresh();
+    const missing = catalog.missing;
     const tools = entries.map((e) =>
       e.tool.durable ? { ...hostFacing(e.tool.listed, note), name: e.exposed } : { ...e.tool.listed, name: e.exposed },
     );
-    return { tools: [...tools, ...modelTools(deps.inlineWaitSeconds)] } as never;
+    return {
+      tools: [...tools, ...modelTools(deps.inlineWaitSeconds, missingNote(missing))],
+      ...(missing.length === 0 ? {} : { _meta: { [MISSING_UPSTREAMS_META]: missing } }),
+    } as never;
   });
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
@@ -113,12 +131,21 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
     if ((MODEL_TOOL_NAMES as readonly string[]).includes(name))
       return modelCall(answers, operations, name, args, caller) as never;
     const entry = await catalog.find(name);
-    if (entry === undefined && catalog.unreachable.size > 0) {
-      const down = [...catalog.unreachable].map(([upstream, why]) => `${upstream} (${why})`).join(', ');
+    const missing = catalog.missing;
+    if (entry === undefined && missing.length > 0) {
+      const down = missing.map((m) => `${m.upstream} (${m.reason})`).join(', ');
       return toolError(`${name}: not listed now; unreachable upstream: ${down}. Try again later.`);
     }
     if (entry === undefined) throw new ProtocolError(-32602, `Unknown tool: ${name}`);
-    if (!entry.tool.durable)
+    const silent = await catalog.unanswered(entry.upstream, Math.min(catalog.deadlineMs, operations.deps.inlineWaitMs));
+    if (silent !== null) {
+      return toolError(
+        `${name}: its upstream ${entry.upstream.name} does not answer (${silent}); the call was not sent, nothing ran. ` +
+          'Try again later.',
+      );
+    }
+    // Only an upstream without any wire (never one `negotiate` connects) is called around the executor.
+    if (!entry.tool.viaExecutor)
       return (await passThrough(entry.upstream, entry.tool.name, args, ctx.mcpReq.signal)) as never;
     return (await operations.call(entry, args, caller)) as never;
   });

@@ -3,6 +3,7 @@
  * task wire. A stdio upstream is therefore one child process, so a synchronous tool and a task tool
  * of the same server see the same process state.
  */
+import { specTypeSchemas } from '@modelcontextprotocol/client';
 import type { Clock } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import type { RpcConnection } from '../executor/adapters/connection.js';
@@ -21,8 +22,13 @@ export interface UpstreamTool {
   readonly name: string;
   /** The `tools/list` entry as received. */
   readonly listed: Readonly<Record<string, unknown>>;
-  /** Through the executor (a task wire can run it); false: a plain `tools/call` passed through. */
+  /** A task tool: it may run as a task (listed with the bridge's note); false: a synchronous tool. */
   readonly durable: boolean;
+  /**
+   * Called through the executor (every tool of an upstream with a wire, synchronous ones as plain
+   * calls recorded in the ledger, so a retry attaches); false: a `tools/call` passed through as is.
+   */
+  readonly viaExecutor: boolean;
 }
 
 export interface UpstreamOptions {
@@ -80,7 +86,8 @@ export class Upstream {
         ? target.connection
         : 'url' in target
           ? createHttpConnection({ ...target, ...common })
-          : await createStdioConnection({ ...target, ...common });
+          : // A bridge killed with SIGKILL must not leave its stdio upstreams running (a target may opt out).
+            await createStdioConnection({ endWithParent: true, ...target, ...common });
     try {
       // aip-151 is not an MCP tool listing: the bridge speaks the three MCP task wires.
       const wire = await negotiate(connection, { ...common, skip: ['aip-151'] });
@@ -105,21 +112,35 @@ export class Upstream {
     return wire;
   }
 
-  /** Every tool, following `nextCursor` (at most 50 pages). */
-  async tools(): Promise<UpstreamTool[]> {
+  /**
+   * Every tool, following `nextCursor` (at most 50 pages); `refused`: the entries no host would take
+   * (see `unusable`), left out so that one bad entry never fails a host's whole list.
+   */
+  async tools(): Promise<{ tools: UpstreamTool[]; refused: RefusedTool[] }> {
     const { connection, wire } = await this.open();
     const tools: UpstreamTool[] = [];
+    const refused: RefusedTool[] = [];
     let cursor: string | undefined;
     for (let page = 0; page < 50; page++) {
       const answer = await connection.request('tools/list', cursor === undefined ? {} : { cursor });
-      for (const tool of Array.isArray(answer.tools) ? answer.tools : []) {
-        if (!isRecord(tool) || typeof tool.name !== 'string') continue;
-        tools.push({ name: tool.name, listed: tool, durable: durable(wire?.wire ?? null, tool) });
+      for (const tool of Array.isArray(answer.tools) ? (answer.tools as unknown[]) : []) {
+        const why = unusable(tool);
+        if (why !== null || !isRecord(tool) || typeof tool.name !== 'string') {
+          const name = isRecord(tool) && typeof tool.name === 'string' ? tool.name.slice(0, 64) : '?';
+          refused.push({ name, why: why ?? 'not a tool' });
+          continue;
+        }
+        tools.push({
+          name: tool.name,
+          listed: tool,
+          durable: durable(wire?.wire ?? null, tool),
+          viaExecutor: wire !== null,
+        });
       }
       cursor = typeof answer.nextCursor === 'string' && answer.nextCursor !== '' ? answer.nextCursor : undefined;
       if (cursor === undefined) break;
     }
-    return tools;
+    return { tools, refused };
   }
 
   /** A plain `tools/call`, answered as the upstream answered it. Rejects `WireFailure`. */
@@ -150,6 +171,32 @@ function durable(wire: WireName | null, tool: Record<string, unknown>): boolean 
   }
   if (wire === 'sep-1391') return tool.invocationMode === 'async';
   return true;
+}
+
+/** A listed entry the bridge does not offer, and why. */
+export interface RefusedTool {
+  readonly name: string;
+  readonly why: string;
+}
+
+const TOOL_SCHEMA = specTypeSchemas.Tool['~standard'];
+
+/**
+ * Why a `tools/list` entry cannot be offered to a host, or null: it must pass the MCP SDK's own
+ * `Tool` schema (an SDK host validates the whole list and rejects it for one bad entry), and its
+ * name must be 1-128 characters without spaces or control characters (a model calls it by name).
+ */
+export function unusable(tool: unknown): string | null {
+  const checked = TOOL_SCHEMA.validate(tool);
+  if (checked instanceof Promise) return 'the Tool schema is asynchronous';
+  if (checked.issues !== undefined) {
+    const issue = checked.issues[0]!;
+    const path = (issue.path ?? []).map((p) => (typeof p === 'object' ? String(p.key) : String(p))).join('.');
+    return `not a Tool (${path === '' ? '' : `${path}: `}${issue.message})`;
+  }
+  const name = (tool as { name: string }).name;
+  if (!/^[^\s\p{Cc}]{1,128}$/u.test(name)) return 'its name is empty, longer than 128 characters, or has spaces';
+  return null;
 }
 
 /** A wire failure the host should see as a JSON-RPC error: its code and message, when it had one. */

@@ -7,7 +7,7 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import type { Logger } from '../core/ports.js';
-import { createBridge, DEFAULT_INLINE_WAIT_MS } from '../bridge/index.js';
+import { createBridge, DEFAULT_INLINE_WAIT_MS, DEFAULT_LIST_DEADLINE_MS } from '../bridge/index.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
 import { targetOf } from './call-connect.js';
 import { handOverStdout } from './broken-pipe.js';
@@ -18,6 +18,7 @@ interface BridgeFlags {
   readonly upstream: string[];
   readonly ledger: string;
   readonly inlineWait: number;
+  readonly listDeadline: number;
   readonly port?: number;
   readonly metricsPort?: number;
   readonly host: string;
@@ -48,6 +49,12 @@ export function registerBridge(program: Command): void {
       'how long a call waits before returning a handle; keep it below the host timeout',
       parseSeconds,
       DEFAULT_INLINE_WAIT_MS / 1000,
+    )
+    .option(
+      '--list-deadline <seconds>',
+      "how long each upstream's tools/list may take; one that misses it is left out (or listed from its last answer) and named",
+      parseSeconds,
+      DEFAULT_LIST_DEADLINE_MS / 1000,
     )
     .option('--port <port>', 'serve Streamable HTTP on this port (0 picks one) instead of stdio', parsePort)
     .option('--host <host>', 'interface for --port and --metrics-port', '127.0.0.1')
@@ -130,6 +137,7 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
       ledger,
       name: flags.name,
       inlineWaitMs: Math.round(flags.inlineWait * 1000),
+      listDeadlineMs: Math.round(flags.listDeadline * 1000),
       logger,
       metrics: executorMetrics(),
     });
@@ -138,11 +146,15 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
     await ledger.close();
     process.exit(1);
   }
-  const stop = async (): Promise<void> => {
-    await bridge.close();
-    await ledger.close();
-    process.exit(0);
-  };
+  // Once: a host closes stdin and sends SIGTERM 2 s later (SDK hosts do); a second stop must not
+  // exit while the first is still ending the upstreams.
+  let stopping: Promise<void> | null = null;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await bridge.close();
+      await ledger.close();
+      process.exit(0);
+    })());
   process.once('SIGTERM', () => void stop());
   process.once('SIGINT', () => void stop());
   if (flags.metricsPort !== undefined) {

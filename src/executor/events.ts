@@ -129,6 +129,8 @@ export type OperationEvent =
       readonly digest: string;
       readonly truncated: boolean;
       readonly malformed: boolean;
+      /** Why an unreadable answer was refused (the adapter's `malformed` message), when known. */
+      readonly reason?: string;
     } & Stamped)
   /** The task id answered "not found". `afterExpiry` defaults to the record's own `expiresAt`. */
   | ({

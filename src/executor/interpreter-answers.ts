@@ -140,7 +140,16 @@ export function resultFetched(answer: ResultAnswer, epoch: number, valid: boolea
 export function fetchFailed(error: unknown, record: ToolOperation, epoch: number): OperationEvent {
   if (error instanceof WireFailure && error.kind === 'malformed') {
     const status: TerminalStatus = isTerminalStatus(record.lastServerStatus) ? record.lastServerStatus : 'completed';
-    return { type: 'result_fetched', epoch, status, payload: undefined, digest: '', truncated: true, malformed: true };
+    return {
+      type: 'result_fetched',
+      epoch,
+      status,
+      payload: undefined,
+      digest: '',
+      truncated: true,
+      malformed: true,
+      reason: error.message,
+    };
   }
   return requestFailed('fetch', error, epoch);
 }

@@ -30,6 +30,8 @@ export interface BridgeClientOptions {
   readonly env?: Readonly<Record<string, string>>;
   /** Receives the bridge's stderr (ignored when absent). */
   readonly onStderr?: (text: string) => void;
+  /** How long the host waits for the bridge's `initialize` answer (default 60 s). */
+  readonly connectTimeoutMs?: number;
 }
 
 /** Spawns `terminus bridge` over stdio and connects an SDK 2.4 client (default 2025-11-25 handshake). */
@@ -65,7 +67,7 @@ export async function connectBridge(options: BridgeClientOptions): Promise<Bridg
   });
   const { onStderr } = options;
   if (onStderr !== undefined) transport.stderr?.on('data', (chunk: Buffer) => onStderr(chunk.toString('utf8')));
-  await client.connect(transport, { timeout: 60_000 });
+  await client.connect(transport, { timeout: options.connectTimeoutMs ?? 60_000 });
   return {
     client,
     pid: transport.pid!,
@@ -85,6 +87,7 @@ export interface OperationFacts {
   readonly id: string;
   readonly state: string;
   readonly attached?: boolean;
+  readonly plain?: boolean;
   readonly outcome?: string;
   readonly input?: { key: string; message: string }[];
 }
@@ -95,12 +98,14 @@ export function operationOf(result: CallToolResult): OperationFacts {
   return operation;
 }
 
-/** Waits through `terminus_wait` until the result comes (bounded: `rounds` calls). */
+/** Waits through `terminus_wait` until the result, or an end without one (UNKNOWN...), comes (bounded: `rounds` calls). */
 export async function waitResult(client: Client, id: string, rounds = 60): Promise<CallToolResult> {
   for (let i = 0; i < rounds; i++) {
     const result = await hostCall(client, 'terminus_wait', { operation: id });
-    if ((result.structuredContent as { operation?: unknown } | undefined)?.operation === undefined) return result;
+    const structured = result.structuredContent as { operation?: unknown; next?: unknown } | undefined;
+    if (structured?.operation === undefined) return result;
     if (operationOf(result).outcome !== undefined) return result;
+    if (structured.next === 'operator' || structured.next === 'none') return result;
   }
   throw new Error(`operation ${id} still running after ${rounds} terminus_wait calls`);
 }

@@ -20,6 +20,8 @@ beforeAll(async () => {
     ledger: ledgerIn(dir.path, 'death'),
     upstreams: [`sdk=stdio:${stdioCommand(SDK132)}`],
   });
+  // The upstream starts with the first listing, not inside the first call's 5 s.
+  await bridge.client.listTools();
 }, SLOW);
 afterAll(async () => {
   await bridge?.close();

@@ -25,14 +25,15 @@ import {
 } from './executor-helpers.js';
 
 let server: TestServer;
+let legacy: TestServer;
 let dir: string;
 
 beforeAll(async () => {
-  server = await startServer();
+  [server, legacy] = await Promise.all([startServer(), startServer({ wires: 'legacy' })]);
   dir = await mkdtemp(join(tmpdir(), 'terminus-plain-call-'));
 });
 afterAll(async () => {
-  await server.close();
+  await Promise.all([server.close(), legacy.close()]);
   await rm(dir, { recursive: true, force: true });
 });
 
@@ -141,6 +142,40 @@ describe('C12: the answer to a plain call is lost', () => {
       } finally {
         await second.close();
         await again.close();
+      }
+    } finally {
+      await proxy.close();
+    }
+  }, 60_000);
+
+  it('2025-11-25: a tool that makes no task is called plainly; its lost answer ends UNKNOWN, never looked up nor resubmitted', async () => {
+    // T-09: `greet` is `forbidden`, so the call goes without `params.task`: no task, nothing a key finds.
+    const plain2025 = (r: ProxyRequest): boolean => r.method === 'tools/call' && r.params.task === undefined;
+    const proxy = await startProxy(legacy.url, (request) =>
+      plain2025(request) ? { kind: 'drop_response' } : { kind: 'forward' },
+    );
+    const path = join(dir, 'legacy.db');
+    const node = 'n-plain-2025';
+    try {
+      const ledger = openSqliteLedger({ path });
+      const { executor } = await openExecutor(proxy.url, { ledger, wire: 'mcp-2025-11-25' });
+      try {
+        const handle = await executor.submit({ callNodeId: node, server: 's', tool: 'greet', args: { name: 'z' } });
+        handle.result().catch(() => {});
+        await waitFor(async () => {
+          const r = await ledger.loadByCallNode(node);
+          const calls = proxy.seen.filter(plain2025).length;
+          return r !== null && (r.state === 'UNKNOWN' || r.state === 'NEVER_CREATED' || calls > 1);
+        }, 'the lost plain call to be settled');
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        const record = (await ledger.loadByCallNode(node))!;
+        expect(proxy.seen.filter(plain2025), JSON.stringify(record.history)).toHaveLength(1);
+        expect(record.state).toBe('UNKNOWN');
+        expect(record.evidence.map((e) => e.kind)).toEqual(['plain_call_sent', 'plain_call_lost']);
+        expect(proxy.seen.filter((r) => r.method === 'terminus/tasks/lookup')).toHaveLength(0);
+      } finally {
+        await executor.close();
+        await ledger.close();
       }
     } finally {
       await proxy.close();

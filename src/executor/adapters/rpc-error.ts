@@ -70,3 +70,26 @@ export function unauthorized(status: number, body: string): WireFailure {
   const detail = typeof said === 'string' && said !== '' ? `: ${said}` : '';
   return new WireFailure('unauthorized', `HTTP ${status}${detail}`, { httpStatus: status });
 }
+
+/**
+ * A failed plain call (a tool called without a task, so no submission key can find it): a definitive
+ * refusal stays one (nothing ran); any other failure is marked `unkeyed`, since a lookup of the
+ * executor's key proves nothing about a call the key never named (C12).
+ */
+export function unkeyed(failure: unknown): unknown {
+  if (
+    failure instanceof WireFailure &&
+    (failure.kind === 'rejected' || failure.kind === 'not_found' || failure.kind === 'unauthorized')
+  )
+    return failure;
+  const kind = failure instanceof WireFailure ? failure.kind : 'lost';
+  const message = failure instanceof Error ? failure.message : String(failure);
+  return new WireFailure(kind, message, {
+    cause: failure,
+    unkeyed: true,
+    ...(failure instanceof WireFailure && failure.retryAfterMs !== undefined
+      ? { retryAfterMs: failure.retryAfterMs }
+      : {}),
+    ...(failure instanceof WireFailure && failure.httpStatus !== undefined ? { httpStatus: failure.httpStatus } : {}),
+  });
+}

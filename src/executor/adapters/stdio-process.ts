@@ -8,8 +8,10 @@
  * child itself is signalled.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { getDefaultEnvironment, type StdioServerParameters } from '@modelcontextprotocol/client/stdio';
 import type { Clock } from '../../core/ports.js';
+import { guardedCommand, parseGuardReport } from './stdio-guard.js';
 
 export interface StdioProcessOptions {
   readonly command: string;
@@ -20,6 +22,12 @@ export interface StdioProcessOptions {
   readonly clock: Clock;
   /** Each step of the shutdown waits this long for the exit (ms); default 2 000, as the SDK. */
   readonly graceMs?: number;
+  /**
+   * The server's process group ends when this process ends, even by SIGKILL (POSIX): the server is
+   * started under a small guard that watches a pipe only this process holds (`stdio-guard.ts`).
+   * Costs one more `node` process per server. Default false.
+   */
+  readonly endWithParent?: boolean;
 }
 
 export interface StdioProcess {
@@ -40,17 +48,25 @@ const MAX_BUFFER = 64 * 1024 * 1024;
 /** Spawns the server; resolves once it runs, rejects if it cannot be started (ENOENT, say). */
 export function startStdioProcess(options: StdioProcessOptions): Promise<StdioProcess> {
   const grace = options.graceMs ?? DEFAULT_GRACE_MS;
-  const child: ChildProcess = spawn(options.command, [...(options.args ?? [])], {
+  const guarded = options.endWithParent === true && process.platform !== 'win32';
+  const argv = guarded
+    ? guardedCommand(options.command, options.args ?? [], grace)
+    : { command: options.command, args: [...(options.args ?? [])] };
+  const child: ChildProcess = spawn(argv.command, argv.args, {
     env: { ...getDefaultEnvironment(), ...options.env },
-    stdio: ['pipe', 'pipe', options.stderr ?? 'inherit'],
+    stdio: ['pipe', 'pipe', options.stderr ?? 'inherit', ...(guarded ? (['pipe'] as const) : [])],
     shell: false,
     detached: process.platform !== 'win32',
     windowsHide: true,
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
   });
-  let buffer = '';
+  /** The pieces of a line not ended yet. */
+  let partial: string[] = [];
+  let partialLength = 0;
   let exited = false;
+  let closing = false;
   const exit = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lifeline = guarded ? (child.stdio[3] as Socket | null) : null;
 
   const handle: StdioProcess = {
     pid: child.pid,
@@ -68,6 +84,7 @@ export function startStdioProcess(options: StdioProcessOptions): Promise<StdioPr
         } else stdin.once('drain', () => resolve());
       }),
     async close() {
+      closing = true;
       if (!exited) {
         child.stdin?.end();
         if (!(await exitedWithin(exit, grace, options.clock))) {
@@ -83,47 +100,84 @@ export function startStdioProcess(options: StdioProcessOptions): Promise<StdioPr
       // A descendant that survived (it ignored every signal) must not hold our pipes open.
       child.stdout?.destroy();
       child.stdin?.destroy();
+      lifeline?.destroy();
     },
   };
 
   child.stdout?.setEncoding('utf8');
-  child.stdout?.on('data', (chunk: string) => {
-    buffer += chunk;
-    if (buffer.length > MAX_BUFFER) {
-      buffer = '';
-      void handle.close();
-      return;
+  const deliver = (raw: string): void => {
+    const line = raw.replace(/\r$/, '');
+    if (line.trim() === '') return;
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      message = undefined;
     }
-    let newline = buffer.indexOf('\n');
+    if (message !== undefined) handle.onmessage?.(message);
+  };
+  // Only each new chunk is searched for the end of a line, and a long line's pieces are joined once:
+  // searching the whole buffer again at every chunk cost 290 ms of event loop for one 5 MB line.
+  child.stdout?.on('data', (chunk: string) => {
+    let start = 0;
+    let newline = chunk.indexOf('\n');
     while (newline >= 0) {
-      const line = buffer.slice(0, newline).replace(/\r$/, '');
-      buffer = buffer.slice(newline + 1);
-      if (line.trim() !== '') {
-        let message: unknown;
-        try {
-          message = JSON.parse(line);
-        } catch {
-          message = undefined;
-        }
-        if (message !== undefined) handle.onmessage?.(message);
+      const line =
+        partial.length === 0 ? chunk.slice(start, newline) : [...partial, chunk.slice(start, newline)].join('');
+      partial = [];
+      partialLength = 0;
+      deliver(line);
+      start = newline + 1;
+      newline = chunk.indexOf('\n', start);
+    }
+    if (start < chunk.length) {
+      partial.push(chunk.slice(start));
+      partialLength += chunk.length - start;
+      if (partialLength > MAX_BUFFER) {
+        partial = [];
+        partialLength = 0;
+        void handle.close();
       }
-      newline = buffer.indexOf('\n');
     }
   });
   // Write errors after the child died (EPIPE) surface as `lost` requests, not as crashes.
   child.stdin?.on('error', () => undefined);
   child.stdout?.on('error', () => undefined);
+  lifeline?.on('error', () => undefined);
   child.once('exit', (code, sig) => {
     exited = true;
+    if (!closing) {
+      // Ended by itself: whatever it started (a launcher's server, a guard's) goes with it, and no
+      // descendant keeps our pipes, so nothing outlives the connection.
+      signal(child, 'SIGTERM');
+      child.stdin?.destroy();
+      lifeline?.destroy();
+    }
     handle.onclose?.(sig !== null ? `server process ended by ${sig}` : `server process exited (code ${String(code)})`);
   });
 
   return new Promise((resolve, reject) => {
-    child.once('spawn', () => resolve(handle));
     child.once('error', (error) => {
       exited = true;
       reject(error);
     });
+    if (lifeline === null) {
+      child.once('spawn', () => resolve(handle));
+      return;
+    }
+    // Under the guard, the server runs once the guard says so (or could not be started: ENOENT).
+    let line = '';
+    const onData = (chunk: Buffer): void => {
+      line += chunk.toString('utf8');
+      const newline = line.indexOf('\n');
+      if (newline < 0) return;
+      lifeline.off('data', onData);
+      const report = parseGuardReport(line.slice(0, newline));
+      if (report !== null && 'spawned' in report) resolve(handle);
+      else reject(new Error(report === null ? 'the stdio guard did not start the server' : report.error));
+    };
+    lifeline.on('data', onData);
+    void exit.then(() => reject(new Error('the server process exited before it started')));
   });
 }
 

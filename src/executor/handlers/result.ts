@@ -30,13 +30,14 @@ export function onResultFetched(d: Draft, ev: EventOf<'result_fetched'>): StepRe
       lastFailure: {
         request: 'fetch',
         code: 'unverifiable',
-        reason: 'result truncated, malformed or not matching its digest',
+        reason: ev.reason ?? 'result truncated, malformed or not matching its digest',
         attempt: unverifiedResults,
         at: d.now,
       },
     });
     if (unverifiedResults >= r.policy.maxFetchAttempts) {
-      return toUnknown(d, 'result_unverifiable', `${unverifiedResults} unverifiable results`, false);
+      const last = ev.reason === undefined ? '' : `, the last: ${ev.reason}`;
+      return toUnknown(d, 'result_unverifiable', `${unverifiedResults} unverifiable results${last}`, false);
     }
     return d.wake(nextRetry(d.record, d.now, d.random, unverifiedResults)).done();
   }

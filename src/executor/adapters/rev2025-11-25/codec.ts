@@ -5,6 +5,7 @@
  * related-task `_meta` (T-41).
  */
 import type { ResultAnswer, SubmitAnswer, TaskSnapshot } from '../../wire-port.js';
+import { callToolResult } from '../call-tool-result.js';
 import { RELATED_TASK_META } from '../envelope.js';
 import { isRecord, malformed, type RpcErrorFailure } from '../rpc-error.js';
 import { decodeSnapshot, LEGACY_FIELDS } from '../snapshot.js';
@@ -12,7 +13,7 @@ import { decodeSnapshot, LEGACY_FIELDS } from '../snapshot.js';
 export function decodeCreate(result: Record<string, unknown>): SubmitAnswer {
   if (result.task !== undefined) return { kind: 'task', ...decodeSnapshot(result.task, LEGACY_FIELDS) };
   if (!Array.isArray(result.content)) throw malformed('tools/call answer is neither a task nor a CallToolResult');
-  return { kind: 'immediate', result: withoutRelatedTask(result) };
+  return { kind: 'immediate', result: callToolResult(withoutRelatedTask(result), 'tools/call answer') };
 }
 
 export function decodeStatus(result: Record<string, unknown>, taskId: string): TaskSnapshot {
@@ -28,15 +29,14 @@ export function decodeStatus(result: Record<string, unknown>, taskId: string): T
 export function decodeResult(result: Record<string, unknown>): ResultAnswer {
   const related = isRecord(result._meta) ? result._meta[RELATED_TASK_META] : undefined;
   if (related !== undefined && !isRecord(related)) throw malformed('related-task _meta is not an object');
-  if (!Array.isArray(result.content)) throw malformed('tasks/result answer is not a CallToolResult');
-  const callToolResult = withoutRelatedTask(result);
+  const answer = callToolResult(withoutRelatedTask(result), 'tasks/result answer');
   if (result.isError === true) {
     return {
       status: 'failed',
-      error: { code: -32603, message: toolErrorText(callToolResult), data: { callToolResult } },
+      error: { code: -32603, message: toolErrorText(answer), data: { callToolResult: answer } },
     };
   }
-  return { status: 'completed', result: callToolResult };
+  return { status: 'completed', result: answer };
 }
 
 /** A JSON-RPC error from `tasks/result` of a task known to exist: the underlying request's error (T-40). */

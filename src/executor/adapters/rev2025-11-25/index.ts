@@ -36,7 +36,7 @@ import { requestHookOf, type NotificationListener, type ServerRequestHook } from
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../envelope.js';
 import { rpcEvents } from '../events.js';
 import { LOGS_NOTIFICATION, rpcLogs } from '../logs.js';
-import { isRpcError, RPC_CODES, type RpcErrorFailure } from '../rpc-error.js';
+import { isRpcError, RPC_CODES, unkeyed, type RpcErrorFailure } from '../rpc-error.js';
 import { decodeLookup } from '../tasks-ext/codec.js';
 import { decodeSnapshot, isWireStatus, LEGACY_FIELDS } from '../snapshot.js';
 import { decodeCreate, decodeResult, decodeResultError, decodeStatus } from './codec.js';
@@ -223,10 +223,20 @@ export function createRev20251125Wire(options: Rev20251125WireOptions): ClientWi
 
     async submit(request, signal) {
       const ttl = request.ttlMs ?? options.defaultTtlMs;
+      if (!offersTask(options, request.tool)) {
+        // T-08, T-09: a plain call makes no task, so no key lookup can find it: the executor records
+        // that before it leaves, and a lost answer is a call that may have run (C12), never looked up.
+        await request.beforeUnkeyed?.();
+        try {
+          return decodeCreate(await channel('tools/call', { name: request.tool, arguments: request.args }, { signal }));
+        } catch (failure) {
+          throw unkeyed(failure);
+        }
+      }
       const params = {
         name: request.tool,
         arguments: request.args,
-        ...(offersTask(options, request.tool) ? { task: ttl === undefined ? {} : { ttl } } : {}),
+        task: ttl === undefined ? {} : { ttl },
         // Ignored by servers that do not know it; kept so a lookup-capable server can deduplicate.
         _meta: { [SUBMISSION_KEY_META]: request.submissionKey },
       };

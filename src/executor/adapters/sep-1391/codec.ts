@@ -9,7 +9,9 @@
  * draft recommends, so the call gets a failed receipt instead of being polled forever.
  */
 import type { ResultAnswer, SubmitAnswer, TaskSnapshot, WireStatusAnswer } from '../../wire-port.js';
+import { callToolResult } from '../call-tool-result.js';
 import { isRecord, malformed, type RpcErrorFailure } from '../rpc-error.js';
+import { decodeTaskId } from '../snapshot.js';
 
 /** `data.reason` values of our server's SEP-1391 errors (`src/server/wire/sep-1391/constants.ts`). */
 export const SEP_REASONS = {
@@ -64,11 +66,12 @@ export function decodeAccepted(result: Record<string, unknown>): SubmitAnswer {
   const operation = result.operation;
   if (operation === undefined) {
     if (!Array.isArray(result.content)) throw malformed('tools/call answer is neither an operation nor a result');
-    return { kind: 'immediate', result: { ...result } };
+    return { kind: 'immediate', result: callToolResult({ ...result }, 'tools/call answer') };
   }
   if (!isRecord(operation) || typeof operation.token !== 'string' || operation.token === '') {
     throw malformed('operation without a token');
   }
+  decodeTaskId(operation.token, 'operation.token');
   const poll = operation.pollFrequency;
   return {
     kind: 'task',
@@ -89,7 +92,7 @@ export function decodeStatus(result: Record<string, unknown>, token: string): Ta
 export function decodeResult(result: Record<string, unknown>): ResultAnswer {
   const inner = result.result;
   if (!isRecord(inner) || !Array.isArray(inner.content)) throw malformed('tools/async/result without a CallToolResult');
-  return { status: 'completed', result: { ...inner } };
+  return { status: 'completed', result: callToolResult({ ...inner }, 'tools/async/result') };
 }
 
 /** A terminal status read where a result was asked for: the answer it stands for, else null. */

@@ -4,6 +4,7 @@
  * answer, and the empty acks.
  */
 import type { KeyLookupAnswer, ResultAnswer, SubmitAnswer, TaskSnapshot } from '../../wire-port.js';
+import { callToolResult } from '../call-tool-result.js';
 import { isRecord, malformed } from '../rpc-error.js';
 import { decodeSnapshot, MODERN_FIELDS } from '../snapshot.js';
 
@@ -25,7 +26,7 @@ export function decodeCreate(result: Record<string, unknown>): SubmitAnswer {
   }
   if (result.resultType === undefined || result.resultType === 'complete') {
     if (!Array.isArray(result.content)) throw malformed('synchronous tools/call result without content');
-    return { kind: 'immediate', result: stripResultType(result) };
+    return { kind: 'immediate', result: callToolResult(stripResultType(result), 'tools/call answer') };
   }
   throw malformed(`unknown resultType ${JSON.stringify(result.resultType)}`);
 }
@@ -52,7 +53,7 @@ export function decodeOutcome(result: Record<string, unknown>, taskId: string): 
       if (!isRecord(inlined) || !Array.isArray(inlined.content)) {
         throw malformed('completed task without a CallToolResult');
       }
-      return { status: 'completed', result: stripResultType(inlined) };
+      return { status: 'completed', result: callToolResult(stripResultType(inlined), "the completed task's result") };
     }
     case 'failed': {
       const error = result.error;

@@ -15,7 +15,7 @@ import { decodeSnapshot, MODERN_FIELDS } from '../snapshot.js';
 import type { TaskListener } from '../task-listener.js';
 import { rpcEvents } from '../events.js';
 import { LOGS_NOTIFICATION, rpcLogs } from '../logs.js';
-import { isRpcError, RPC_CODES } from '../rpc-error.js';
+import { isRpcError, RPC_CODES, unkeyed } from '../rpc-error.js';
 import { decodeCreate, decodeLookup, decodeOutcome, decodeStatus } from './codec.js';
 
 export const TASKS_EXT_ADAPTER_VERSION = 'tasks-ext-client/1';
@@ -71,28 +71,6 @@ async function onTask<T>(call: () => Promise<T>): Promise<T> {
     }
     throw error;
   }
-}
-
-/**
- * A failed plain call (no submission key): a definitive refusal stays one (nothing ran); any other
- * failure is marked `unkeyed`, since the key the executor would look up was never sent with it (C12).
- */
-function unkeyed(failure: unknown): unknown {
-  if (
-    failure instanceof WireFailure &&
-    (failure.kind === 'rejected' || failure.kind === 'not_found' || failure.kind === 'unauthorized')
-  )
-    return failure;
-  const kind = failure instanceof WireFailure ? failure.kind : 'lost';
-  const message = failure instanceof Error ? failure.message : String(failure);
-  return new WireFailure(kind, message, {
-    cause: failure,
-    unkeyed: true,
-    ...(failure instanceof WireFailure && failure.retryAfterMs !== undefined
-      ? { retryAfterMs: failure.retryAfterMs }
-      : {}),
-    ...(failure instanceof WireFailure && failure.httpStatus !== undefined ? { httpStatus: failure.httpStatus } : {}),
-  });
 }
 
 /** @example const wire = createTasksExtWire({ channel: connection.request }); */
