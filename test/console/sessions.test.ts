@@ -127,7 +127,9 @@ describe('console session forms', () => {
     const base = await start();
     const engine = opened!.engine;
     const { task } = await engine.submit({ owner: 'token:alice', tool: 'ask', args: {}, wire: 'aip-151' });
-    await until(async () => ((await engine.get('token:alice', task.id)).status === 'input_required' ? true : undefined));
+    await until(async () =>
+      (await engine.get('token:alice', task.id)).status === 'input_required' ? true : undefined,
+    );
     const { cookie } = await signIn(base);
     const pageHtml = await (await fetch(`${base}/console/tasks/${task.id}`, { headers: { cookie } })).text();
     const key = /name="key" value="([^"]+)"/.exec(pageHtml)![1]!;
