@@ -29,17 +29,7 @@ export { createTerminusServer } from './server/terminus-server.js';
 export type { TerminusServer, TerminusServerOptions, ServeStdioOptions } from './server/terminus-server.js';
 export type { HttpServerHandle, ServeHttpOptions } from './server/http/serve.js';
 export type { ServerLimits } from './server/limits.js';
-export type {
-  Preflight,
-  PreflightAnswer,
-  PreflightCall,
-  PreflightCapabilities,
-  PreflightForm,
-  PreflightOutcome,
-  PreflightQuestion,
-  PreflightRoots,
-  PreflightSampling,
-} from './server/preflight.js';
+export type { Preflight, PreflightCall, PreflightOutcome, PreflightQuestion } from './server/preflight.js';
 export { createEngine } from './runner/engine.js';
 export type { EngineOptions } from './runner/engine.js';
 export type { TaskEngine } from './runner/engine-port.js';
@@ -67,13 +57,6 @@ export { stderrLogger } from './server/stderr-logger.js';
 export type { LogLevel } from './server/stderr-logger.js';
 export { route } from './server/http/routes.js';
 export type { HttpRoute, HttpHandler, HttpRequestInfo } from './server/http/routes.js';
-export {
-  adoptLegacyOwners,
-  createBearerAuth,
-  createJwtAuth,
-  firstOf,
-  readJwks,
-  readTokensFile,
-} from './server/auth/index.js';
-export type { Authenticate, BearerAuthOptions, JwtAuthOptions, LegacyOwnerReport } from './server/auth/index.js';
-export { jwtPrincipal, principalOf, PRINCIPAL_KEY, tokenPrincipal } from './server/owner.js';
+export { createBearerAuth, createJwtAuth, firstOf, readJwks, readTokensFile } from './server/auth/index.js';
+export type { Authenticate, BearerAuthOptions, JwtAuthOptions } from './server/auth/index.js';
+export { principalOf } from './server/owner.js';

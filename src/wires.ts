@@ -50,5 +50,17 @@ export type {
 export type { CreateOutcome, CancelOutcome, KeyLookup, ListQuery, TaskPage } from './store/port.js';
 export { LOG_STREAMS } from './core/log.js';
 export type { LogLine, LogStream } from './core/log.js';
-export { ANONYMOUS_OWNER, STDIO_OWNER, ownerOf } from './server/owner.js';
+export { ANONYMOUS_OWNER, STDIO_OWNER, ownerOf, jwtPrincipal, tokenPrincipal, PRINCIPAL_KEY } from './server/owner.js';
 export type { OwnerFacts, TransportKind } from './server/owner.js';
+// Owner names that predate their auth source (`auth:<id>`), handed to the source that made them.
+export { adoptLegacyOwners } from './server/auth/index.js';
+export type { LegacyOwnerReport } from './server/auth/index.js';
+
+// The parts of a preflight's call and answer (the `Preflight` type itself is in the root).
+export type {
+  PreflightAnswer,
+  PreflightCapabilities,
+  PreflightForm,
+  PreflightRoots,
+  PreflightSampling,
+} from './server/preflight.js';
