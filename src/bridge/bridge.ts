@@ -133,7 +133,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   const questions = new Questions();
   let operations: BridgeOperations | null = null;
   const metrics = options.metrics;
-  const connect: Connector = async (server, wire) => {
+  const connect: Connector = async (server, wire, session) => {
     const upstream = upstreams.get(server);
     if (upstream === undefined) {
       // An operation of an upstream this bridge was not started with: it waits for a bridge that has it.
@@ -142,7 +142,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
         `no upstream named ${server}: start the bridge with --upstream ${server}=...`,
       );
     }
-    const connected = await upstream.wire(wire);
+    const connected = await upstream.wire(wire, session);
     return operations === null ? connected : operations.observe(connected);
   };
   const executor: Executor = await createExecutor({
@@ -152,6 +152,9 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     ids: options.ids ?? systemIds,
     logger,
     approvalGate: questions.gate,
+    // Each operation keeps a fingerprint of its upstream's credential: a bridge started later with
+    // another one is refused before it asks (the upstream would answer another principal "not found").
+    credentialOf: (server) => upstreams.get(server)?.credential() ?? null,
     ...(options.qps === undefined ? {} : { qps: options.qps }),
     connect: metrics === undefined ? connect : metrics.connect(connect),
   });

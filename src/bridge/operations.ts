@@ -17,6 +17,7 @@ import type { Catalog, CatalogEntry } from './catalog.js';
 import { askByResult, questionKey, Questions, type Question } from './questions.js';
 import {
   fromReceipt,
+  otherCredential,
   stillRunning,
   toolError,
   unknownOperation,
@@ -24,6 +25,10 @@ import {
   type OperationView,
   type ToolAnswer,
 } from './render.js';
+
+/** The executor refused an operation submitted under another upstream credential than the bridge's now. */
+const isOtherCredential = (error: unknown): boolean =>
+  error instanceof ExecutorError && error.code === 'identity_mismatch';
 
 /** Who is calling, and what its host can do while the bridge waits. */
 export interface Caller {
@@ -55,6 +60,11 @@ export interface OperationsDeps {
   readonly inlineWaitMs: number;
   readonly maxWaitMs: number;
 }
+
+/** A host's call as an operation: its handle (`attached` when it joined one in flight), or why not. */
+export type Started =
+  | { readonly kind: 'started'; readonly handle: OperationHandle; readonly attached: boolean }
+  | { readonly kind: 'refused'; readonly answer: ToolAnswer };
 
 type Outcome =
   | { readonly kind: 'receipt'; readonly receipt: Receipt }
@@ -117,14 +127,36 @@ export class BridgeOperations {
    * operation handle instead of waiting until its own timeout.
    */
   async call(entry: CatalogEntry, args: Record<string, unknown>, caller: Caller): Promise<Record<string, unknown>> {
+    const started = await this.start(entry, args, caller.owner);
+    if (started.kind === 'refused') return started.answer;
+    const { handle, attached } = started;
+    const answer = await this.follow(handle, caller, this.deps.inlineWaitMs, attached);
+    if (entry.tool.durable) return answer;
+    return synchronousAnswer(this.deps.ledger, this.rejections, entry, handle.operationId, answer);
+  }
+
+  /**
+   * The operation of a host's call: the caller's own one in flight for the same upstream, tool and
+   * canonical arguments (attached, whichever front started it), else a new one. Never two (C5).
+   */
+  async start(entry: CatalogEntry, args: Record<string, unknown>, owner: string): Promise<Started> {
     const { executor, ids } = this.deps;
     const key = this.book.keyOf(entry.upstream.name, entry.tool.name, args);
-    const { handle, attached } = await this.exclusive(`${caller.owner}\u0000${key}`, async () => {
-      const open = await this.book.open(caller.owner, key);
-      const live = open === null ? null : await this.handleOf(open);
-      if (live !== null) return { handle: live, attached: true };
+    const started = await this.exclusive(`${owner}\u0000${key}`, async (): Promise<Started> => {
+      const open = await this.book.open(owner, key);
+      let live: OperationHandle | null = null;
+      try {
+        live = open === null ? null : await this.handleOf(open);
+      } catch (error) {
+        // The same call in flight under another upstream credential: never a second one (C5).
+        if (open !== null && isOtherCredential(error)) {
+          return { kind: 'refused', answer: otherCredential(open, entry.exposed) };
+        }
+        throw error;
+      }
+      if (live !== null) return { kind: 'started', handle: live, attached: true };
       const submitted = await executor.submit({
-        callNodeId: this.book.newCallNode(caller.owner, key, ids),
+        callNodeId: this.book.newCallNode(owner, key, ids),
         server: entry.upstream.name,
         tool: entry.tool.name,
         args,
@@ -132,12 +164,10 @@ export class BridgeOperations {
         // inline budget, and a restart takes the operation up again from the ledger (C9, C11).
         budgetMs: null,
       });
-      return { handle: submitted, attached: false };
+      return { kind: 'started', handle: submitted, attached: false };
     });
-    this.watch(handle);
-    const answer = await this.follow(handle, caller, this.deps.inlineWaitMs, attached);
-    if (entry.tool.durable) return answer;
-    return synchronousAnswer(this.deps.ledger, this.rejections, entry, handle.operationId, answer);
+    if (started.kind === 'started') this.watch(started.handle);
+    return started;
   }
 
   /** Whether the operation's upstream keeps task logs; asked once per upstream (unknown: false). */
@@ -210,6 +240,7 @@ export class BridgeOperations {
       }
       return outcome.handle;
     } catch (error) {
+      if (isOtherCredential(error)) return otherCredential(op, (await this.view(op, null)).tool);
       return unreachable(String(error));
     } finally {
       stop.abort();

@@ -210,6 +210,19 @@ export function textAnswer(text: string, structured: Record<string, unknown>): T
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
 
+/**
+ * An operation submitted under another credential toward its upstream than the bridge holds now
+ * (its upstream's headers changed since): nothing is sent, since the upstream would answer another
+ * principal's task as not found (S8) and that answer would prove nothing.
+ */
+export function otherCredential(op: ToolOperation, tool: string): ToolAnswer {
+  return toolError(
+    `Operation ${op.id} (${tool}) was started under another credential toward its upstream ${op.server ?? '?'} ` +
+      `than this bridge has now, so the bridge does not ask the upstream about it: nothing was sent and the ` +
+      `operation is unchanged (${op.state}). Restart the bridge with the credential it was started with to follow it.`,
+  );
+}
+
 /** Unknown, malformed and another caller's ids get the same answer: nothing about them leaks. */
 export function unknownOperation(operationId: string): ToolAnswer {
   return toolError(

@@ -23,9 +23,10 @@ export class Snapshots {
       this.byTask.set(snapshot.taskId, snapshot);
       for (const listener of this.listeners) listener(snapshot);
     };
+    // Every member passes through (the HTTP session the executor keeps with each operation, the
+    // 2025 side channel's terminal reports, event reads, pushes): only the two reads are watched.
     return {
-      wire: wire.wire,
-      version: wire.version,
+      ...wire,
       submit: async (request, signal) => {
         const answer = await wire.submit(request, signal);
         if (answer.kind === 'task') seen(answer);
@@ -36,19 +37,6 @@ export class Snapshots {
         seen(snapshot);
         return snapshot;
       },
-      lookupKey: (key, signal) => wire.lookupKey(key, signal),
-      fetchResult: (taskId, signal) => wire.fetchResult(taskId, signal),
-      cancel: (taskId, signal) => wire.cancel(taskId, signal),
-      sendInput: (taskId, responses, signal) => wire.sendInput(taskId, responses, signal),
-      ...(wire.onStatusHint === undefined ? {} : { onStatusHint: wire.onStatusHint.bind(wire) }),
-      // The executor listens for the tasks it waits on (one stream per connection).
-      ...(wire.watchTask === undefined ? {} : { watchTask: wire.watchTask.bind(wire) }),
-      // Task logs (issue 18): read by `terminus_logs`, never by the executor's machine.
-      ...(wire.logs === undefined ? {} : { logs: wire.logs.bind(wire) }),
-      ...(wire.onLogsHint === undefined ? {} : { onLogsHint: wire.onLogsHint.bind(wire) }),
-      // The executor reconnects when the connection ends by itself (a stdio upstream that died).
-      ...(wire.onClose === undefined ? {} : { onClose: wire.onClose.bind(wire) }),
-      close: () => wire.close(),
     };
   }
 }

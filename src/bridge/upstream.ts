@@ -8,12 +8,15 @@ import type { Clock } from '../core/ports.js';
 import type { WireName } from '../core/task.js';
 import type { RpcConnection } from '../executor/adapters/connection.js';
 import {
+  connectServer,
   createHttpConnection,
   createStdioConnection,
   negotiate,
   WireUnavailableError,
   type ServerTarget,
 } from '../executor/adapters/index.js';
+import { credentialOf } from '../executor/identity.js';
+import type { SessionBinding } from '../executor/operation.js';
 import { WireFailure, type ClientWire } from '../executor/wire-port.js';
 
 /** A tool as the upstream lists it, with how the bridge calls it. */
@@ -46,6 +49,8 @@ export class Upstream {
   private readonly target: ServerTarget;
   private readonly options: UpstreamOptions;
   private opened: Promise<{ connection: RpcConnection; wire: ClientWire | null }> | null = null;
+  /** Connections that continue the HTTP sessions of resumed operations, by session id. */
+  private readonly kept = new Map<string, Promise<ClientWire>>();
   private closed = false;
 
   constructor(name: string, target: ServerTarget, options: UpstreamOptions) {
@@ -74,12 +79,25 @@ export class Upstream {
     return this.opened;
   }
 
-  private async connect(): Promise<{ connection: RpcConnection; wire: ClientWire | null }> {
-    const common = {
+  /**
+   * The credential this bridge's requests to the upstream carry (its credential headers), null for
+   * none (a stdio upstream, an HTTP one without them): the executor fingerprints it with each
+   * operation and refuses to drive one submitted under another.
+   */
+  credential(): string | null {
+    return 'url' in this.target ? credentialOf(this.target.headers ?? {}) : null;
+  }
+
+  private common() {
+    return {
       clock: this.options.clock,
       ...(this.options.timeoutMs === undefined ? {} : { timeoutMs: this.options.timeoutMs }),
       clientInfo: { name: 'terminus-bridge', version: '0.1.0' },
     };
+  }
+
+  private async connect(): Promise<{ connection: RpcConnection; wire: ClientWire | null }> {
+    const common = this.common();
     const target = this.target;
     const connection =
       'connection' in target
@@ -100,8 +118,17 @@ export class Upstream {
     }
   }
 
-  /** The wire the executor drives operations over. `wanted` (a resumed operation's) must match. */
-  async wire(wanted?: WireName): Promise<ClientWire> {
+  /**
+   * The wire the executor drives operations over. `wanted` (a resumed operation's) must match.
+   * `session` (a resumed operation's HTTP session, 2025-11-25 or SEP-1391) is continued: on the
+   * shared connection while it is that session, else on a connection of its own, since a server
+   * that binds tasks to their session knows the task nowhere else.
+   */
+  async wire(wanted?: WireName, session?: SessionBinding): Promise<ClientWire> {
+    if (session !== undefined && wanted !== undefined && 'url' in this.target) {
+      const shared = await this.opened?.catch(() => null);
+      if (shared?.wire?.session?.()?.id !== session.id) return this.continued(wanted, session);
+    }
     const { wire } = await this.open();
     if (wire === null) throw new WireUnavailableError(`upstream ${this.name} offers no task wire`);
     if (wanted !== undefined && wanted !== wire.wire) {
@@ -110,6 +137,20 @@ export class Upstream {
       );
     }
     return wire;
+  }
+
+  /** One connection per kept session, opened on first use; a failed attempt is retried by the next caller. */
+  private continued(wanted: WireName, session: SessionBinding): Promise<ClientWire> {
+    let pending = this.kept.get(session.id);
+    if (pending === undefined) {
+      pending = connectServer(this.target, { ...this.common(), wire: wanted, session });
+      const mine = pending;
+      this.kept.set(session.id, mine);
+      mine.catch(() => {
+        if (this.kept.get(session.id) === mine) this.kept.delete(session.id);
+      });
+    }
+    return pending;
   }
 
   /**
@@ -150,9 +191,12 @@ export class Upstream {
   }
 
   async close(): Promise<void> {
-    if (this.closed || this.opened === null) return;
+    if (this.closed) return;
     this.closed = true;
-    const opened = await this.opened.catch(() => null);
+    const kept = [...this.kept.values()];
+    this.kept.clear();
+    await Promise.allSettled(kept.map(async (wire) => (await wire).close()));
+    const opened = await this.opened?.catch(() => null);
     await (opened?.wire ?? opened?.connection)?.close().catch(() => undefined);
   }
 }

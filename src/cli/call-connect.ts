@@ -89,7 +89,9 @@ export function targetOf(descriptor: string, options: TargetOptions = {}): Serve
     const env = Object.fromEntries(
       Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined),
     );
-    return { command, args, env, stderr: options.stderr ?? 'ignore' };
+    // A command killed with SIGKILL must not leave the server it started running (a guard process
+    // ends the server's whole group when this process is gone), as the bridge does.
+    return { command, args, env, stderr: options.stderr ?? 'ignore', endWithParent: true };
   }
   const headers = options.headers ?? {};
   return Object.keys(headers).length === 0

@@ -35,3 +35,33 @@ export function checkIdentity(
   if (credential === null) return { ok: false, why: 'missing' };
   return identityFingerprint(record.id, credential) === stored ? { ok: true } : { ok: false, why: 'other' };
 }
+
+/** Header names that carry a credential; any other header (a trace id, say) is not the caller's identity. */
+const CREDENTIAL_HEADER = /^(authorization|proxy-authorization|cookie)$|api-?key|token|auth|secret/;
+
+/**
+ * The credential in `headers` (names in any case), or null when there is none. A bearer JWT stands for its issuer and subject, not its bytes: a refreshed token of the same
+ * principal is the same credential. Other credentials stand for themselves.
+ */
+export function credentialOf(headers: Readonly<Record<string, string>>): string | null {
+  const parts = Object.entries(headers)
+    .map(([name, value]): [string, string] => [name.toLowerCase(), value])
+    .filter(([name]) => CREDENTIAL_HEADER.test(name))
+    .map(([name, value]) => `${name}=${name === 'authorization' ? (jwtPrincipal(value) ?? value) : value}`)
+    .sort();
+  return parts.length === 0 ? null : parts.join('\n');
+}
+
+/** `jwt iss sub` of a `Bearer <JWT>` value (the claims read, not verified: the server verifies), else null. */
+function jwtPrincipal(value: string): string | null {
+  const token = /^Bearer\s+(\S+)$/i.exec(value.trim())?.[1];
+  const payload = token?.split('.');
+  if (payload?.length !== 3) return null;
+  try {
+    const claims = JSON.parse(Buffer.from(payload[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+    if (typeof claims.sub !== 'string' || claims.sub === '') return null;
+    return `jwt ${typeof claims.iss === 'string' ? claims.iss : ''} ${claims.sub}`;
+  } catch {
+    return null;
+  }
+}

@@ -136,8 +136,9 @@ export function executorTracing(options: { readonly tracer?: Tracer } = {}): Exe
       });
     },
     connect(inner) {
-      return async (server, wire) => {
-        const client = await inner(server, wire);
+      return async (server, wire, session) => {
+        // The session too: a resumed operation's kept HTTP session reaches the connector.
+        const client = await inner(server, wire, session);
         const inside =
           <A extends unknown[], R>(find: (...args: A) => string | undefined, call: (...args: A) => Promise<R>) =>
           (...args: A): Promise<R> => {

@@ -120,7 +120,8 @@ export function executorMetrics(options: { readonly registry?: Registry } = {}):
       });
     },
     connect(inner) {
-      return async (server, wire) => countRequests(await inner(server, wire), requests);
+      // The session too: a resumed operation's kept HTTP session reaches the connector.
+      return async (server, wire, session) => countRequests(await inner(server, wire, session), requests);
     },
   };
 }

@@ -93,3 +93,24 @@ describe.each(WIRES)('executor metrics and trace context to the server ($wire)',
     }
   });
 });
+
+describe('executor telemetry connectors', () => {
+  it("hand a resumed operation's kept HTTP session to the connector they wrap", async () => {
+    const { executorTracing } = await import('../../src/telemetry/executor-trace.js');
+    const seen: unknown[] = [];
+    const inner = (_server: string, _wire?: string, session?: unknown) => {
+      seen.push(session);
+      const never = () => Promise.reject(new Error('not called'));
+      const methods = ['submit', 'lookupKey', 'getStatus', 'fetchResult', 'cancel', 'sendInput', 'close'];
+      return Promise.resolve({
+        wire: 'mcp-2025-11-25',
+        version: 'x',
+        ...Object.fromEntries(methods.map((m) => [m, never])),
+      } as never);
+    };
+    const session = { id: 'kept-session', protocolVersion: '2025-11-25' };
+    await executorMetrics().connect(inner)('s', 'mcp-2025-11-25', session);
+    await executorTracing({ tracer }).connect(inner)('s', 'mcp-2025-11-25', session);
+    expect(seen).toEqual([session, session]);
+  });
+});
