@@ -143,3 +143,4 @@ export type {
   EventsAnswer,
   EventsRequest,
 } from './executor/wire-port.js';
+export type { ParamHeader } from './core/param-headers.js';

@@ -60,3 +60,4 @@ export type { HttpRoute, HttpHandler, HttpRequestInfo } from './server/http/rout
 export { createBearerAuth, createJwtAuth, firstOf, readJwks, readTokensFile } from './server/auth/index.js';
 export type { Authenticate, BearerAuthOptions, JwtAuthOptions } from './server/auth/index.js';
 export { principalOf } from './server/owner.js';
+export type { WebhookSettings } from './runner/webhooks.js';

@@ -26,3 +26,9 @@ export type {
 } from './store/port.js';
 export type { NewLogLine, LogBound, LogPage } from './core/log.js';
 export type { TaskEvents, TaskEvent, TaskEventKind } from './store/events.js';
+export type { WebhookOutbox } from './store/outbox-port.js';
+export type { WebhookEndpoint } from './core/webhook.js';
+export type { EventQuery, EventRead } from './store/port.js';
+export type { DeliveryRecord, DeliveryClaim, NextDelivery } from './store/outbox-port.js';
+export type { Delivery, DeliveryAttempt, DeliveryState } from './core/webhook.js';
+export type { OrderedEvent, NewOrderedEvent } from './core/task-events.js';

@@ -64,3 +64,8 @@ export type {
   PreflightRoots,
   PreflightSampling,
 } from './server/preflight.js';
+export type { CallWebhook } from './runner/webhooks.js';
+export type { PreflightStateSeal } from './server/preflight-state.js';
+export type { EventReadQuery, TaskEventPage } from './runner/engine-port.js';
+export type { RouteHeaders } from './server/http/routes.js';
+export type { TargetPolicy } from './webhooks/policy.js';
