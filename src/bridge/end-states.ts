@@ -71,6 +71,10 @@ const EVIDENCE: Record<Evidence['kind'], { readonly cause: boolean; readonly wor
   },
   late_completion: { cause: true, words: 'the server reported the work finished after it had confirmed the cancel' },
   submit_rejected: { cause: true, words: 'the server refused the call' },
+  input_asked_again: {
+    cause: true,
+    words: 'the server asked a question again after it was declined (or asked without end): nothing was created',
+  },
   task_id_replaced: { cause: false, words: 'the server named the task by another id' },
   terminal_status_changed: {
     cause: true,

@@ -255,6 +255,7 @@ export function followFailure(
 
 /** Why a submission was refused, from the evidence the machine recorded. */
 export function refusal(record: ToolOperation | null): string {
-  const evidence = record?.evidence.findLast((e) => e.kind === 'submit_rejected');
+  const evidence = record?.evidence.findLast((e) => e.kind === 'submit_rejected' || e.kind === 'input_asked_again');
+  if (evidence?.kind === 'input_asked_again') return `the call ended unanswered: ${evidence.detail}`;
   return evidence === undefined ? 'the server refused the call' : `the server refused the call: ${evidence.detail}`;
 }

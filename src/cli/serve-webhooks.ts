@@ -6,9 +6,16 @@ import type { WebhookSettings } from '../runner/webhooks.js';
 import type { TaskStore } from '../store/port.js';
 import type { Registry } from 'prom-client';
 import { webhookMetrics } from '../telemetry/webhook-metrics.js';
-import { startWebhookDelivery, type WebhookDelivery } from '../webhooks/delivery.js';
+import {
+  DEFAULT_DELIVERY_LEASE_MS,
+  DEFAULT_DELIVERY_RETENTION_MS,
+  DEFAULT_DELIVERY_TIMEOUT_MS,
+  startWebhookDelivery,
+  type WebhookDelivery,
+} from '../webhooks/delivery.js';
 import { checkTarget, parseWebhookUrl } from '../webhooks/policy.js';
-import { parseSchedule } from '../webhooks/schedule.js';
+import { parseDuration, parseSchedule } from '../webhooks/schedule.js';
+import { secretsKey } from '../webhooks/seal.js';
 import { checkSecret } from '../webhooks/sign.js';
 
 /** The `terminus serve` flags of webhooks (issue 32). */
@@ -19,6 +26,10 @@ export interface WebhookFlags {
   readonly webhookEvents: WebhookEventSet;
   readonly webhookAllowHost: string[];
   readonly webhookRetry?: number[];
+  readonly webhookLease: number;
+  readonly webhookKey: string[];
+  /** Null: delivered and dead rows are kept (`--webhook-retention 0`). */
+  readonly webhookRetention: number | null;
 }
 
 const collect = (value: string, previous: string[]): string[] => [...previous, value];
@@ -49,6 +60,35 @@ export function webhookOptions(command: Command): Command {
       [],
     )
     .option(
+      '--webhook-key <key>',
+      'seal stored webhook secrets with this server key, 32+ characters (repeatable: the first seals, each opens; comma-separated in the variable)',
+      (value: string, previous: string[]) => [...previous, ...value.split(',').map((k) => k.trim())].filter(Boolean),
+      [],
+    )
+    .option(
+      '--webhook-lease <duration>',
+      `how long a delivery claimed by a node that died (kill -9) waits before another node or the restarted one sends it again; above the ${DEFAULT_DELIVERY_TIMEOUT_MS / 1000} s attempt timeout`,
+      (value: string) => {
+        const ms = duration(value);
+        if (ms <= DEFAULT_DELIVERY_TIMEOUT_MS) {
+          throw new InvalidArgumentError(
+            `must exceed the ${DEFAULT_DELIVERY_TIMEOUT_MS / 1000} s attempt timeout (a shorter lease sends a delivery again while it is on the wire)`,
+          );
+        }
+        return ms;
+      },
+      DEFAULT_DELIVERY_LEASE_MS,
+    )
+    .option(
+      '--webhook-retention <duration>',
+      'delete delivered and dead deliveries (with their attempts) this long after they finished; 0 keeps them',
+      (value: string) => {
+        const ms = duration(value);
+        return ms === 0 ? null : ms;
+      },
+      DEFAULT_DELIVERY_RETENTION_MS,
+    )
+    .option(
       '--webhook-retry <waits>',
       'waits between delivery attempts, e.g. 5s,5m,30m,2h,5h,10h,10h (the default)',
       (v) => {
@@ -61,16 +101,26 @@ export function webhookOptions(command: Command): Command {
     );
 }
 
+function duration(value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (error) {
+    throw new InvalidArgumentError((error as Error).message);
+  }
+}
+
 /**
  * The engine's webhook settings from the flags, checked before anything starts: a URL that does
  * not parse, another scheme, a target the policy refuses, or a missing or malformed secret is one
  * line on stderr and exit 2.
  */
 export async function webhookSettings(flags: WebhookFlags): Promise<WebhookSettings> {
+  const sealing = flags.webhookKey.length === 0 ? {} : { keys: flags.webhookKey };
   const policy = { allowHosts: flags.webhookAllowHost };
   const operatorUrls = [...flags.webhook, ...flags.webhookFor.map((entry) => entry.slice(entry.indexOf('=') + 1))];
-  if (operatorUrls.length === 0) return { policy };
   try {
+    for (const key of flags.webhookKey) secretsKey(key);
+    if (operatorUrls.length === 0) return { policy, ...sealing };
     if (flags.webhookSecret === undefined) {
       throw new Error(
         '--webhook and --webhook-for need --webhook-secret (or TERMINUS_WEBHOOK_SECRET): "whsec_" + base64',
@@ -88,9 +138,9 @@ export async function webhookSettings(flags: WebhookFlags): Promise<WebhookSetti
       if (at <= 0) throw new Error(`--webhook-for ${entry}: expected OWNER=URL`);
       (byOwner[entry.slice(0, at)] ??= []).push(await endpoint(entry.slice(at + 1)));
     }
-    return { policy, endpoints: await Promise.all(flags.webhook.map(endpoint)), byOwner };
+    return { policy, endpoints: await Promise.all(flags.webhook.map(endpoint)), byOwner, ...sealing };
   } catch (error) {
-    process.stderr.write(`terminus serve: ${(error as Error).message}\n`);
+    process.stderr.write(`terminus serve: ${(error as Error).message.replace('a webhook key', '--webhook-key')}\n`);
     process.exit(2);
   }
 }
@@ -113,6 +163,9 @@ export function startDelivery(
     random: systemRandom,
     logger,
     policy: { allowHosts: flags.webhookAllowHost },
+    leaseMs: flags.webhookLease,
+    keys: flags.webhookKey,
+    retentionMs: flags.webhookRetention,
     ...(flags.webhookRetry === undefined ? {} : { retryScheduleMs: flags.webhookRetry }),
     onAttempt: (report) => metrics.attempt(report),
   });

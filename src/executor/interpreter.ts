@@ -45,6 +45,12 @@ const LISTENED: readonly ToolOperation['state'][] = ['WORKING', 'INPUT_REQUIRED'
 /** Tries of one step against other executors' writes to the record (revision conflicts). */
 const MAX_STEP_ATTEMPTS = 16;
 
+/** Why a NEVER_CREATED operation's waiters are let go: the evidence that settled it, when it says. */
+function neverCreated(r: ToolOperation): string {
+  const why = r.evidence.findLast((e) => e.kind === 'submit_rejected' || e.kind === 'input_asked_again');
+  return `operation ${r.id} was never created on the server${why === undefined ? '' : `: ${why.detail}`}`;
+}
+
 export class OperationDriver {
   record: ToolOperation;
   readonly status: StatusFeed;
@@ -315,10 +321,7 @@ export class OperationDriver {
       }));
     }
     if (r.state === 'NEVER_CREATED') {
-      this.fail(
-        this.credentialsRefused ??
-          new ExecutorError('never_created', `operation ${r.id} was never created on the server`, { state: r.state }),
-      );
+      this.fail(this.credentialsRefused ?? new ExecutorError('never_created', neverCreated(r), { state: r.state }));
     }
     const working = result.effects.some((e) => e.type === 'lookup_key' || e.type === 'schedule_wake');
     if (r.state === 'UNKNOWN' && !working) {

@@ -80,7 +80,10 @@ export interface Evidence {
     // C13: the server reported another terminal status (or `working`) after one was observed.
     | 'terminal_status_changed'
     // C13: a result read again carried another digest than the one first read.
-    | 'result_changed';
+    | 'result_changed'
+    // MRTR: the server asked a pre-task question again after the caller declined or cancelled it
+    // (or asked more rounds than `MAX_PRE_TASK_ROUNDS`): not answered again, the call ends.
+    | 'input_asked_again';
   readonly detail: string;
   /** C13 (and late completions): what the server said first, and what it said later, with when. */
   readonly observed?: ServerReport;
@@ -297,6 +300,12 @@ export interface ToolOperation {
    * the server's MRTR keys, apart from a task's own `input` (independent namespaces). Optional.
    */
   readonly preTaskInput?: PreTaskInput | null;
+  /**
+   * MRTR: digests of the pre-task questions (key and request) the caller declined or cancelled, so
+   * the same question asked again ends the call instead of being asked (and refused) without end.
+   * Optional: records written before it existed have none.
+   */
+  readonly preTaskRefused?: readonly string[];
   /** The last progress the server reported; kept so a restarted executor shows it at once. Optional. */
   readonly progress?: Progress | null;
   /**

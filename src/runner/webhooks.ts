@@ -2,6 +2,7 @@ import { TerminusError } from '../core/errors.js';
 import { isRecord } from '../core/json.js';
 import { WEBHOOK_EVENT_SETS, type WebhookEndpoint, type WebhookEventSet } from '../core/webhook.js';
 import { checkTarget, parseWebhookUrl, type TargetPolicy } from '../webhooks/policy.js';
+import { sealSecret, secretsKey } from '../webhooks/seal.js';
 import { checkSecret } from '../webhooks/sign.js';
 
 /**
@@ -16,6 +17,12 @@ export interface WebhookSettings {
   readonly byOwner?: Readonly<Record<string, readonly Omit<WebhookEndpoint, 'source'>[]>>;
   /** Which targets are allowed; private, loopback and link-local addresses are refused by default. */
   readonly policy?: TargetPolicy;
+  /**
+   * Server keys (`--webhook-key`, at least 32 characters each): the first seals every endpoint's
+   * secret before the task is stored (`webhooks/seal.ts`); the delivery loop MUST be given the same
+   * keys to open them. None: secrets are stored as given, readable by whoever reads the database.
+   */
+  readonly keys?: readonly string[];
 }
 
 /** What a call asks for: `_meta["mcp-terminus.dev/webhook"]` on the Tasks extension. */
@@ -56,7 +63,10 @@ export async function resolveWebhooks(
   }
   for (const e of settings?.byOwner?.[owner] ?? []) endpoints.push({ ...e, source: 'principal' });
   for (const e of settings?.endpoints ?? []) endpoints.push({ ...e, source: 'server' });
-  return endpoints;
+  const sealing = settings?.keys?.[0];
+  if (sealing === undefined) return endpoints;
+  const key = secretsKey(sealing);
+  return endpoints.map((e) => ({ ...e, secret: sealSecret(e.secret, key) }));
 }
 
 function invalid(message: string): TerminusError {

@@ -19,11 +19,16 @@ export function retryDelay(schedule: readonly number[], attempts: number, random
 
 /** Parses `5s,5m,30m,2h` (or plain milliseconds) for `--webhook-retry`. */
 export function parseSchedule(text: string): number[] {
-  const units: Record<string, number> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000 };
-  return text.split(',').map((part) => {
-    const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h)?\s*$/.exec(part);
-    if (match === null)
-      throw new RangeError(`retry schedule entry ${JSON.stringify(part)} is not a duration (5s, 5m, 2h, 250ms)`);
-    return Math.round(Number(match[1]) * (units[match[2] ?? 'ms'] ?? 1));
-  });
+  return text.split(',').map((part) => parseDuration(part, 'retry schedule entry'));
+}
+
+const UNITS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** One duration: `250ms`, `30s`, `5m`, `2h`, `7d` or plain milliseconds; RangeError naming `what` otherwise. */
+export function parseDuration(text: string, what = 'duration'): number {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/.exec(text);
+  if (match === null) {
+    throw new RangeError(`${what} ${JSON.stringify(text)} is not a duration (250ms, 30s, 5m, 2h, 7d)`);
+  }
+  return Math.round(Number(match[1]) * (UNITS[match[2] ?? 'ms'] ?? 1));
 }

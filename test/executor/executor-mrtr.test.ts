@@ -5,7 +5,7 @@
  * and the task it then creates completes. Against our server's `test_tool_with_task` over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ApprovalRequest } from '../../src/executor/executor-types.js';
+import { ExecutorError, type ApprovalRequest } from '../../src/executor/executor-types.js';
 import { openExecutor, startProxy, startServer, type TestServer } from './executor-helpers.js';
 
 let server: TestServer;
@@ -50,4 +50,47 @@ describe('MRTR before the task exists', () => {
       await proxy.close();
     }
   });
+
+  // The conformance run found it: `test_tool_with_task` asks for the name again after a decline, and
+  // the executor answered each round (383 rounds in 30 s with piped stdin). A question refused once
+  // and asked again unchanged ends the call, NEVER_CREATED, with the evidence.
+  for (const action of ['decline', 'cancel'] as const) {
+    it(`a pre-task question asked again after a ${action} ends the call instead of being answered again`, async () => {
+      const proxy = await startProxy(server.url, () => ({ kind: 'forward' }));
+      const asked: ApprovalRequest[] = [];
+      const tasksBefore = (await server.tasks()).length;
+      const { executor, ledger } = await openExecutor(proxy.url, {
+        approvalGate: async (request) => {
+          asked.push(request);
+          return { action };
+        },
+      });
+      try {
+        const op = await executor.submit({
+          callNodeId: `mrtr-${action}`,
+          server: 's',
+          tool: 'test_tool_with_task',
+          args: {},
+          budgetMs: 5_000,
+        });
+        const error = await op.result().then(
+          () => null,
+          (e: unknown) => e,
+        );
+        expect(error).toBeInstanceOf(ExecutorError);
+        expect((error as ExecutorError).code).toBe('never_created');
+        expect((error as ExecutorError).message).toContain('asked "user_name" ("What is your name?") again');
+        // Asked once; the call went out twice (the first, the retry with the refusal), never a third time.
+        expect(asked).toHaveLength(1);
+        expect(proxy.seen.filter((r) => r.method === 'tools/call')).toHaveLength(2);
+        const record = await ledger.loadByCallNode(`mrtr-${action}`);
+        expect(record?.state).toBe('NEVER_CREATED');
+        expect(record?.evidence.map((e) => e.kind)).toContain('input_asked_again');
+        expect(await server.tasks()).toHaveLength(tasksBefore);
+      } finally {
+        await executor.close();
+        await proxy.close();
+      }
+    });
+  }
 });

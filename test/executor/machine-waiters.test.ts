@@ -4,6 +4,7 @@
  * record (defect 6).
  */
 import { describe, expect, it } from 'vitest';
+import { MAX_PRE_TASK_ROUNDS } from '../../src/executor/handlers/submission.js';
 import { toStatus } from '../../src/executor/interpreter-status.js';
 import { effectsOf, ev, fresh, RESULT, run, step, T0, workingRecord } from './fixtures.js';
 
@@ -192,5 +193,43 @@ describe('MRTR: input asked for before the task exists', () => {
     // The retried call's answer is the usual one: a task.
     const again = run(last.record, [ev.sent, ev.acked]).record;
     expect(again.state).toBe('WORKING');
+  });
+
+  it('a server asking new questions without end is answered MAX_PRE_TASK_ROUNDS times, then the call ends', () => {
+    let record = run(fresh(), [ev.sent]).record;
+    for (let round = 1; round <= MAX_PRE_TASK_ROUNDS; round++) {
+      const request = { method: 'elicitation/create', params: { message: `question ${round}` } };
+      const asked = step(record, { type: 'submit_input_required', epoch: 0, requests: { q: request } });
+      expect(asked.record.state).toBe('SUBMITTING');
+      const answered = step(asked.record, { type: 'input_answered', epoch: 0, round, key: 'q', reply: 'yes' });
+      expect(effectsOf(answered.effects, 'send_submit')).toHaveLength(1);
+      record = run(answered.record, [ev.sent]).record;
+    }
+    const endless = step(record, { type: 'submit_input_required', epoch: 0, requests: { q: { method: 'x' } } });
+    expect(endless.record.state).toBe('NEVER_CREATED');
+    expect(effectsOf(endless.effects, 'ask_approval')).toEqual([]);
+    expect(endless.record.evidence.at(-1)).toMatchObject({ kind: 'input_asked_again' });
+  });
+
+  it('a question declined and asked again with other words is asked; unchanged, it ends the call', () => {
+    const sent = run(fresh(), [ev.sent]).record;
+    const question = { method: 'elicitation/create', params: { message: 'Name?' } };
+    const asked = step(sent, { type: 'submit_input_required', epoch: 0, requests: { name: question } });
+    const declined = step(asked.record, {
+      type: 'input_answered',
+      epoch: 0,
+      round: 1,
+      key: 'name',
+      reply: { action: 'decline' },
+    });
+    expect(declined.record.preTaskRefused).toHaveLength(1);
+    const retried = run(declined.record, [ev.sent]).record;
+    const reworded = { method: 'elicitation/create', params: { message: 'Your name, please?' } };
+    const other = step(retried, { type: 'submit_input_required', epoch: 0, requests: { name: reworded } });
+    expect(other.record.state).toBe('SUBMITTING');
+    expect(effectsOf(other.effects, 'ask_approval')).toHaveLength(1);
+    const same = step(retried, { type: 'submit_input_required', epoch: 0, requests: { name: question } });
+    expect(same.record.state).toBe('NEVER_CREATED');
+    expect(same.record.evidence.at(-1)?.detail).toContain('asked "name" ("Name?") again after the caller declined or cancelled it');
   });
 });

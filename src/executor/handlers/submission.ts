@@ -58,6 +58,15 @@ export function onSubmitInputRequired(d: Draft, ev: EventOf<'submit_input_requir
   if (r.state !== 'SUBMITTING') return lateAnswer(d);
   const round = Math.max(r.input.round, r.preTaskInput?.round ?? 0) + 1;
   const requests = { ...ev.requests };
+  const again = askedAgain(r.preTaskRefused ?? [], requests);
+  if (again !== null || round > MAX_PRE_TASK_ROUNDS) {
+    const detail =
+      again !== null
+        ? `the server asked ${describeQuestion(again, requests[again])} again after the caller declined or cancelled it: not answered again, and nothing was created`
+        : `the server asked a ${round}th question before creating the task (at most ${MAX_PRE_TASK_ROUNDS} are answered): nothing was created`;
+    d.addEvidence('input_asked_again', detail);
+    return d.set({ preTaskInput: null }).resetFailures().clearWake().moveTo('NEVER_CREATED').done();
+  }
   d.set({
     input: { ...r.input, round },
     preTaskInput: {
@@ -88,6 +97,13 @@ export function onPreTaskAnswered(d: Draft, ev: EventOf<'input_answered'>): Step
 
 function retryWithReplies(d: Draft): StepResult {
   const pre = d.record.preTaskInput!;
+  const refused = Object.keys(pre.replies)
+    .filter((key) => isRefusal(pre.replies[key]))
+    .map((key) => questionDigest(key, pre.requests[key]));
+  if (refused.length > 0) {
+    const kept = [...(d.record.preTaskRefused ?? []), ...refused];
+    d.set({ preTaskRefused: kept.slice(-MAX_PRE_TASK_ROUNDS) });
+  }
   d.set({ preTaskInput: null }).clearWake();
   return d
     .emit({
@@ -97,6 +113,37 @@ function retryWithReplies(d: Draft): StepResult {
       ...(pre.requestState === undefined ? {} : { requestState: pre.requestState }),
     })
     .done();
+}
+
+/**
+ * Pre-task rounds answered before a call ends NEVER_CREATED: a server that asks without end (a new
+ * question each round) is not answered without end. Far above any form a person fills in.
+ */
+export const MAX_PRE_TASK_ROUNDS = 32;
+
+/** A reply that says no: an elicitation declined or cancelled (the CLI cancels at the end of its input). */
+function isRefusal(reply: unknown): boolean {
+  if (reply === null || typeof reply !== 'object') return false;
+  const action = (reply as { action?: unknown }).action;
+  return action === 'decline' || action === 'cancel';
+}
+
+function questionDigest(key: string, request: unknown): string {
+  return digestOf({ key, request: request ?? null });
+}
+
+/** The key of a question of this round the caller already refused, unchanged; null when none is. */
+function askedAgain(refused: readonly string[], requests: Readonly<Record<string, unknown>>): string | null {
+  if (refused.length === 0) return null;
+  return Object.keys(requests).find((key) => refused.includes(questionDigest(key, requests[key]))) ?? null;
+}
+
+/** `"user_name" ("What is your name?")`: the key and, when the request has one, its message. */
+function describeQuestion(key: string, request: unknown): string {
+  const params = (request as { params?: { message?: unknown } } | null)?.params;
+  const message = params?.message ?? (request as { message?: unknown } | null)?.message;
+  const shown = typeof message === 'string' ? ` (${JSON.stringify(message.slice(0, 80))})` : '';
+  return `${JSON.stringify(key)}${shown}`;
 }
 
 export function onSubmitLost(d: Draft, ev: EventOf<'submit_lost'>): StepResult {
