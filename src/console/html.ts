@@ -1,3 +1,5 @@
+import { ANONYMOUS_OWNER } from '../server/owner.js';
+
 /** HTML text with its special characters escaped. */
 export function escape(value: unknown): string {
   return String(value)
@@ -71,11 +73,14 @@ export interface PageViewer {
   readonly csrf?: string | null;
 }
 
-/** The page frame: title, navigation and the caller the page was made for (null: nobody signed in). */
+/**
+ * The page frame: title, navigation and the caller the page was made for (null or the anonymous
+ * owner: nobody signed in).
+ */
 export function page(title: string, caller: string | null, body: Html, viewer: PageViewer | string = {}): string {
   const { home = '/console', csrf = null } = typeof viewer === 'string' ? { home: viewer } : viewer;
   const who =
-    caller === null
+    caller === null || caller === ANONYMOUS_OWNER
       ? html`<small>not signed in</small>`
       : html`<small>signed in as <code>${caller}</code></small
           >${

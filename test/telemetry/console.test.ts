@@ -209,6 +209,9 @@ describe('console: the operator role', () => {
     expect(taskIds(list)).toEqual([]);
     expect(list).toContain('data-unlisted');
     expect(list).toContain('action="/console/open"');
+    // The header agrees with the notice below it: nobody signed in, not "signed in as anonymous".
+    expect(list).toContain('<small>not signed in</small>');
+    expect(list).not.toContain('signed in as');
     // Filters change nothing: there is no anonymous namespace to filter.
     expect(taskIds(await (await fetch(`${base}/console?status=working&status=input_required`)).text())).toEqual([]);
 
