@@ -3,7 +3,7 @@ import type { TaskRecord } from '../../core/task.js';
 import type { CancelOutcome } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { getTask } from './read.js';
-import { json, LIVE, toRecord, type TaskRow } from './row.js';
+import { json, LIVE, ROWS, TASK_COLUMNS, toRecord, type TaskValues } from './row.js';
 
 /**
  * Conditional on a live status, so a cancel never overwrites a terminal task (S2) and, of a cancel
@@ -15,10 +15,10 @@ UPDATE ${t.tasks}
 SET status = 'cancelled', status_message = 'Cancelled by request', cancel_requested = true,
     input_requests = '{}', terminal_at = $3, updated_at = $3
 WHERE id = $1 AND owner = $2 AND status IN ${LIVE}
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 export async function cancelTask(db: Db, owner: string, id: string, now: number): Promise<CancelOutcome> {
-  const row = (await db.query<TaskRow>('cancel', CANCEL, [id, owner, now])).rows[0];
+  const row = (await db.query<TaskValues>('cancel', CANCEL, [id, owner, now], ROWS)).rows[0];
   if (row !== undefined) return { outcome: 'cancelled', task: toRecord(row) };
   // Zero rows: unknown, foreign, or terminal (a terminal status never becomes live again).
   const task = await getTask(db, owner, id, now);
@@ -27,7 +27,7 @@ export async function cancelTask(db: Db, owner: string, id: string, now: number)
 }
 
 const SELECT_FOR_RESPOND: Sql = (t) => `
-SELECT * FROM ${t.tasks}
+SELECT ${TASK_COLUMNS} FROM ${t.tasks}
 WHERE id = $1 AND owner = $2 AND (expires_at IS NULL OR expires_at > $3)
 FOR UPDATE`;
 
@@ -35,7 +35,7 @@ const RESPOND: Sql = (t) => `
 UPDATE ${t.tasks}
 SET input_requests = $2::jsonb, input_responses = $3::jsonb, status = $4, updated_at = $5
 WHERE id = $1
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 /**
  * Only outstanding keys are answered (X-34); back to `working` once none is left. The row is locked
@@ -49,7 +49,7 @@ export function respondTask(
   now: number,
 ): Promise<TaskRecord> {
   return db.transaction('respond', async (tx) => {
-    const row = (await tx.query<TaskRow>(SELECT_FOR_RESPOND, [id, owner, now])).rows[0];
+    const row = (await tx.query<TaskValues>(SELECT_FOR_RESPOND, [id, owner, now], ROWS)).rows[0];
     if (row === undefined) throw taskNotFound();
     const task = toRecord(row);
     const answered = Object.keys(responses).filter((key) => Object.hasOwn(task.inputRequests, key));
@@ -62,7 +62,8 @@ export function respondTask(
     }
     const stillWaiting = Object.keys(inputRequests).length > 0;
     const status = task.status === 'input_required' && !stillWaiting ? 'working' : task.status;
-    const updated = await tx.query<TaskRow>(RESPOND, [id, json(inputRequests), json(inputResponses), status, now]);
-    return toRecord(updated.rows[0] as TaskRow);
+    const params = [id, json(inputRequests), json(inputResponses), status, now];
+    const updated = await tx.query<TaskValues>(RESPOND, params, ROWS);
+    return toRecord(updated.rows[0] as TaskValues);
   });
 }

@@ -2,15 +2,15 @@ import type { TaskRecord } from '../../core/task.js';
 import { clampLimit, decodeCursor, encodeCursor } from '../cursor.js';
 import type { ListQuery, TaskCount, TaskPage } from '../port.js';
 import type { Db, Sql } from './db.js';
-import { toRecord, type TaskRow } from './row.js';
+import { ROWS, TASK_COLUMNS, toRecord, type TaskValues } from './row.js';
 
 // `expires_at > now` is `!isExpired(task, now)`: expired tasks answer as unknown ones (S7, S8).
 const GET: Sql = (t) => `
-SELECT * FROM ${t.tasks}
+SELECT ${TASK_COLUMNS} FROM ${t.tasks}
 WHERE id = $1 AND owner = $2 AND (expires_at IS NULL OR expires_at > $3)`;
 
 export async function getTask(db: Db, owner: string, id: string, now: number): Promise<TaskRecord | null> {
-  const row = (await db.query<TaskRow>('get', GET, [id, owner, now])).rows[0];
+  const row = (await db.query<TaskValues>('get', GET, [id, owner, now], ROWS)).rows[0];
   return row === undefined ? null : toRecord(row);
 }
 
@@ -21,7 +21,7 @@ export async function getTask(db: Db, owner: string, id: string, now: number): P
 const listSql =
   (ownerTerm: string): Sql =>
   (t) => `
-SELECT * FROM ${t.tasks}
+SELECT ${TASK_COLUMNS} FROM ${t.tasks}
 WHERE ${ownerTerm}
   AND (expires_at IS NULL OR expires_at > $2)
   AND ($3::text[] IS NULL OR status = ANY ($3::text[]))
@@ -37,15 +37,20 @@ export async function listTasks(db: Db, owner: string | null, query: ListQuery, 
   const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
   const limit = clampLimit(query.limit);
   const rows = (
-    await db.query<TaskRow>(owner === null ? 'listAllOwners' : 'list', owner === null ? LIST_ALL_OWNERS : LIST, [
-      owner,
-      now,
-      query.status === undefined ? null : [...query.status],
-      query.wire ?? null,
-      after?.createdAt ?? null,
-      after?.id ?? null,
-      limit + 1,
-    ])
+    await db.query<TaskValues>(
+      owner === null ? 'listAllOwners' : 'list',
+      owner === null ? LIST_ALL_OWNERS : LIST,
+      [
+        owner,
+        now,
+        query.status === undefined ? null : [...query.status],
+        query.wire ?? null,
+        after?.createdAt ?? null,
+        after?.id ?? null,
+        limit + 1,
+      ],
+      ROWS,
+    )
   ).rows;
   const tasks = rows.slice(0, limit).map(toRecord);
   const last = tasks.at(-1);
