@@ -199,10 +199,10 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
             methods: options.fastMethods,
             claim(sessionId, clientId, requestId) {
               const session = sessions.get(sessionId);
-              if (session === undefined || session.principal !== clientId) return false;
-              if (session.inFlight === undefined || session.inFlight.count(requestId) > 0) return false;
+              if (session === undefined || session.principal !== clientId) return undefined;
+              if (session.inFlight === undefined || session.inFlight.count(requestId) > 0) return undefined;
               session.lastSeen = Date.now();
-              return true;
+              return session.server;
             },
           },
         }),

@@ -1,4 +1,6 @@
 import { acceptedContent, inputRequired, type InputRequest, type ServerContext } from '@modelcontextprotocol/server';
+import { isRecord } from '../../../core/json.js';
+import type { FastContext, FastMethod } from '../../http/fast-path.js';
 import { runToolInline } from '../../inline.js';
 import { ownerOf } from '../../owner.js';
 import type { PreflightQuestion } from '../../preflight.js';
@@ -55,17 +57,53 @@ export async function callTool(params: unknown, ctx: ServerContext, deps: WireDe
 
   try {
     if (!asTask) return await runToolInline(deps.engine, tool, args, ctx);
-    const { created, task } = await deps.engine.submit({
-      owner: ownerOf(ctx, deps.transport),
-      tool: tool.name,
-      args,
-      wire: 'mcp-tasks-ext',
-      ...(call.submissionKey === undefined ? {} : { submissionKey: call.submissionKey }),
-    });
-    return encodeCreateTaskResult(task, created);
+    return await createTask(deps, ctx, tool.name, args, call.submissionKey);
   } catch (error) {
     throw toProtocolError(error);
   }
+}
+
+/** The task branch of `tools/call`, the same for the SDK and the fast path. */
+async function createTask(
+  deps: WireDeps,
+  ctx: FastContext | ServerContext,
+  tool: string,
+  args: Record<string, unknown>,
+  submissionKey: string | undefined,
+): Promise<Record<string, unknown>> {
+  const { created, task } = await deps.engine.submit({
+    owner: ownerOf(ctx, deps.transport),
+    tool,
+    args,
+    wire: 'mcp-tasks-ext',
+    ...(submissionKey === undefined ? {} : { submissionKey }),
+  });
+  return encodeCreateTaskResult(task, created);
+}
+
+/**
+ * `tools/call` for the fast path (`WireAdapter.fastMethods`): it takes only the calls `callTool`
+ * turns into a task straight away (a task tool of the engine, the extension declared on the
+ * request, no preflight, `arguments` an object or absent) and runs them through the same
+ * decode -> `createTask` -> encode; every other call (inline, a preflight to ask, an unknown tool,
+ * a shape the SDK's schema would refuse) is left to the SDK.
+ */
+export function fastToolCall(deps: WireDeps): FastMethod {
+  const run = async (params: Record<string, unknown>, ctx: FastContext): Promise<Record<string, unknown>> => {
+    const call = decodeToolCall(params);
+    try {
+      return await createTask(deps, ctx, call.tool, call.args, call.submissionKey);
+    } catch (error) {
+      throw toProtocolError(error);
+    }
+  };
+  const takes = (params: Record<string, unknown>, ctx: FastContext): boolean => {
+    const tool = typeof params.name === 'string' ? deps.engine.tools.get(params.name) : undefined;
+    if (tool === undefined || (tool.taskSupport ?? 'optional') === 'forbidden') return false;
+    if (params.arguments !== undefined && !isRecord(params.arguments)) return false;
+    return declaresTasks(ctx) && !deps.preflights.has(tool.name);
+  };
+  return Object.assign(run, { takes });
 }
 
 type ElicitSchema = Parameters<typeof inputRequired.elicit>[0]['requestedSchema'];
