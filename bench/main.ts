@@ -15,6 +15,7 @@ import type { FigureContext, FigureResult } from './figures/context.js';
 import { runAcceptanceHttp } from './figures/acceptance-http.js';
 import { runAcceptance } from './figures/acceptance.js';
 import { runClaim } from './figures/claim.js';
+import { runCluster } from './figures/cluster.js';
 import { runCommits } from './figures/commits.js';
 import { runGetLatency } from './figures/get-latency.js';
 import { runHandlerThreads } from './figures/handler-threads.js';
@@ -48,6 +49,7 @@ const RUNNERS: readonly {
   { figures: [10], run: runHandlerThreads },
   { figures: [11], run: runCommits },
   { figures: [12], run: runQueues },
+  { figures: [13], run: runCluster },
 ];
 
 export async function runBench(config: BenchConfig, log: (line: string) => void): Promise<BenchReport> {

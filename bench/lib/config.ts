@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12] as const;
+export const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] as const;
 export type FigureId = (typeof FIGURES)[number];
 
 export interface BenchConfig {
@@ -60,6 +60,9 @@ export interface BenchConfig {
   readonly queueProducers: readonly number[];
   readonly queueJobs: readonly number[];
   readonly queueWarmup: number;
+  /** Figure 13: tasks of each throughput run (1 and 4 nodes), and the lease of its nodes (the kill -9 run waits for it). */
+  readonly clusterTasks: number;
+  readonly clusterLeaseMs: number;
   /** The command line, for the report. */
   readonly command: string;
 }
@@ -95,6 +98,8 @@ const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'com
   queueProducers: [1, 16],
   queueJobs: [300, 2000],
   queueWarmup: 100,
+  clusterTasks: 2000,
+  clusterLeaseMs: 10_000,
 };
 
 const QUICK: typeof FULL = {
@@ -128,6 +133,8 @@ const QUICK: typeof FULL = {
   queueProducers: [1, 16],
   queueJobs: [20, 80],
   queueWarmup: 10,
+  clusterTasks: 200,
+  clusterLeaseMs: 3000,
 };
 
 const list = (value: string): number[] => value.split(',').map((v) => Number(v.trim()));
@@ -165,6 +172,8 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       'queue-producers': { type: 'string' },
       'queue-jobs': { type: 'string' },
       'queue-warmup': { type: 'string' },
+      'cluster-tasks': { type: 'string' },
+      'cluster-lease-ms': { type: 'string' },
     },
   });
   const base = values.quick === true ? QUICK : FULL;
@@ -210,6 +219,8 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     queueProducers: values['queue-producers'] === undefined ? base.queueProducers : list(values['queue-producers']),
     queueJobs: values['queue-jobs'] === undefined ? base.queueJobs : list(values['queue-jobs']),
     queueWarmup: num(values['queue-warmup'], base.queueWarmup),
+    clusterTasks: num(values['cluster-tasks'], base.clusterTasks),
+    clusterLeaseMs: num(values['cluster-lease-ms'], base.clusterLeaseMs),
     command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
   };
 }

@@ -16,6 +16,7 @@ const ENTRIES = [
   'bench/servers/floor.ts',
   'bench/figures/memory-probe.ts',
   'bench/queues/run.ts',
+  'bench/cluster/node.ts',
 ] as const;
 
 const OUT = join(ROOT, 'node_modules/.cache/terminus-bench');

@@ -116,6 +116,7 @@ export const FIGURE_TITLES: Record<number, string> = {
   10: "Another caller's tasks/get while 16 CPU-bound handlers run (issue 14)",
   11: 'Commits per task: created claimed (two) vs claimed by the loop (three) (issue 14)',
   12: 'PostgreSQL against pg-boss and graphile-worker: jobs/s and add-to-start (issue 31)',
+  13: 'Several nodes on one PostgreSQL: throughput, double claims, re-claim after kill -9 (issue 31)',
 };
 
 /** Three significant digits, no exponent for the sizes we print. */
