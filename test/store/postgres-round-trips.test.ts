@@ -5,6 +5,9 @@
  * whatever the machine's speed. S1 and S3 stay with the conformance suite (postgres.test.ts).
  */
 import pg from 'pg';
+import { z } from 'zod';
+import { createEngine } from '../../src/runner/engine.js';
+import { defineTaskTool } from '../../src/runner/tool.js';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { newTask, OWNER, rejectsWith, T0 } from '../../src/testing/fixtures.js';
 import type { Fence, TaskStore } from '../../src/store/port.js';
@@ -67,6 +70,20 @@ if (PG_URL === '') {
       expect((await statements(() => store.create(newTask({ lease: { workerId: 'w', leaseMs: 1000 } })))).count).toBe(
         1,
       );
+    });
+
+    it("an engine's submit is one statement, the per-caller cap on live tasks counted in it (T-79)", async () => {
+      const tool = defineTaskTool({
+        name: 'report',
+        description: 'x',
+        inputSchema: z.object({}),
+        handler: async () => ({ content: [] }),
+      });
+      const engine = createEngine({ store, tools: [tool], maxLiveTasksPerOwner: 3 });
+      const submit = () => engine.submit({ owner: OWNER, tool: 'report', args: {}, wire: 'mcp-tasks-ext' });
+      for (let i = 0; i < 3; i += 1) expect((await statements(submit)).count).toBe(1);
+      const refused = await statements(() => rejectsWith(submit(), 'resource_exhausted'));
+      expect(refused.count).toBe(1);
     });
 
     it('a finish is one statement, recorded or late after a cancel (S2, S4)', async () => {

@@ -1,7 +1,9 @@
 import { taskNotFound, TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
+import { tooManyLive } from '../live-cap.js';
 import type { CreateOutcome, KeyLookup, NewTask } from '../port.js';
 import { copy, keyOf, put, type MemoryState } from './state.js';
+import { countLive } from './worker.js';
 
 /** The record a fresh task starts as; the SQLite column defaults say the same. */
 export function initialRecord(input: NewTask): TaskRecord {
@@ -47,6 +49,10 @@ export function create(state: MemoryState, input: NewTask): CreateOutcome {
   }
   if (state.tasks.has(input.id)) {
     throw new TerminusError('invalid_argument', `task id ${input.id} already exists`);
+  }
+  if (input.maxLive !== undefined) {
+    const live = countLive(state, input.owner);
+    if (live >= input.maxLive) throw tooManyLive(input.maxLive, live);
   }
   const task = put(state, initialRecord(input));
   if (input.submissionKey !== null) state.keys.set(keyOf(input.owner, input.submissionKey), input.id);

@@ -3,30 +3,43 @@ import { isExpired, type TaskRecord } from '../../core/task.js';
 import type { BatchOutcome } from '../../sql/pg-batch.js';
 import type { CreateOutcome, KeyLookup, NewTask } from '../port.js';
 import type { Db, Sql, Tx } from './db.js';
-import { json, ROWS, TASK_COLUMN_COUNT, TASK_COLUMNS, taskColumnsOf, toRecord, type TaskValues } from './row.js';
+import { tooManyLive } from '../live-cap.js';
+import { json, LIVE, ROWS, TASK_COLUMN_COUNT, TASK_COLUMNS, taskColumnsOf, toRecord, type TaskValues } from './row.js';
 
 /**
  * Creates a batch of tasks in ONE statement (one round trip, one commit: `createBatcher` gathers
  * the creates of one event-loop turn). Per row:
- * - no submission key: the task is inserted;
- * - a key no one used: the key row (`claimed`) and the task are inserted together, atomically;
+ * - the owner's live tasks are counted first when the row carries a cap (`NewTask.maxLive`, T-79;
+ *   on the partial index of migration 004, stopping at the cap), in the statement's snapshot;
+ * - no submission key: the task is inserted, unless the cap refuses it;
+ * - a key no one used: the key row (`claimed`) and the task are inserted together, atomically,
+ *   unless the cap refuses it (then neither is);
  * - a key already used or burned before this statement began: nothing is written, and the key's
- *   task (or its absence) comes back, for the checks of `existingForKey` (S5, S6).
+ *   task (or its absence) comes back, for the checks of `existingForKey` (S5, S6), whatever the cap.
  * A key that a concurrent create committed while this statement waited on its row lock is not in
- * this statement's snapshot: that row comes back with neither, and `createTasks` runs it again
- * alone (`createAlone`, two statements in one transaction), as it does for two rows of one batch
- * that share a key. A task created leased is the first claim, in the same commit (NewTask.lease):
- * epoch 1.
+ * this statement's snapshot: that row comes back with none of the three, and `createTasks` runs it
+ * again alone (`createAlone`, in one transaction), as it does for two rows of one batch that share
+ * a key. A task created leased is the first claim, in the same commit (NewTask.lease): epoch 1.
  */
 const CREATE_BATCH: Sql = (t) => `
 WITH input AS (
   SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(
     ord int, id text, owner text, tool text, args jsonb, request_digest text, submission_key text,
     wire text, status_message text, now bigint, ttl_ms bigint, poll_interval_ms bigint,
-    keep_alive_ms bigint, lease_owner text, lease_expires_at bigint, epoch int)
+    keep_alive_ms bigint, lease_owner text, lease_expires_at bigint, epoch int, max_live int)
+), counted AS (
+  SELECT input.*, (
+    SELECT count(*) FROM (
+      SELECT 1 FROM ${t.tasks} AS live
+      WHERE live.owner = input.owner AND live.status IN ${LIVE}
+      LIMIT COALESCE(input.max_live, 0)
+    ) AS capped) AS live
+  FROM input
+), checked AS (
+  SELECT counted.*, (counted.max_live IS NULL OR counted.live < counted.max_live) AS allowed FROM counted
 ), claimed AS (
   INSERT INTO ${t.keys} (owner, submission_key, task_id, created_at)
-  SELECT owner, submission_key, id, now FROM input WHERE submission_key IS NOT NULL
+  SELECT owner, submission_key, id, now FROM checked WHERE submission_key IS NOT NULL AND allowed
   ON CONFLICT (owner, submission_key) DO NOTHING
   RETURNING task_id
 ), inserted AS (
@@ -35,22 +48,33 @@ WITH input AS (
                           lease_owner, lease_expires_at, epoch)
   SELECT id, owner, tool, args, request_digest, submission_key, wire, 'working', status_message,
          now, now, ttl_ms, poll_interval_ms, keep_alive_ms, lease_owner, lease_expires_at, epoch
-  FROM input
-  WHERE submission_key IS NULL OR id IN (SELECT task_id FROM claimed)
+  FROM checked
+  WHERE allowed AND (submission_key IS NULL OR id IN (SELECT task_id FROM claimed))
   RETURNING ${TASK_COLUMNS}
 )
-SELECT ${taskColumnsOf('inserted')}, input.ord, true AS created, NULL::text AS key_task_id
-FROM inserted JOIN input ON input.id = inserted.id
+SELECT ${taskColumnsOf('inserted')}, checked.ord, 'created' AS kind, NULL::text AS key_task_id, NULL::bigint AS live
+FROM inserted JOIN checked ON checked.id = inserted.id
 UNION ALL
-SELECT ${taskColumnsOf('task')}, input.ord, false, used.task_id
-FROM input
-JOIN ${t.keys} AS used ON used.owner = input.owner AND used.submission_key = input.submission_key
+SELECT ${taskColumnsOf('task')}, checked.ord, 'key', used.task_id, NULL
+FROM checked
+JOIN ${t.keys} AS used ON used.owner = checked.owner AND used.submission_key = checked.submission_key
 LEFT JOIN ${t.tasks} AS task ON task.id = used.task_id
-WHERE input.submission_key IS NOT NULL AND input.id NOT IN (SELECT task_id FROM claimed)`;
+WHERE checked.submission_key IS NOT NULL AND checked.id NOT IN (SELECT task_id FROM claimed)
+UNION ALL
+SELECT ${TASK_COLUMNS_NULL}, checked.ord, 'capped', NULL, checked.live
+FROM checked
+WHERE NOT checked.allowed AND NOT EXISTS (
+  SELECT 1 FROM ${t.keys} AS used WHERE used.owner = checked.owner AND used.submission_key = checked.submission_key)`;
+
+/** As many NULLs as a task has columns: the task part of a row that created nothing. */
+const TASK_COLUMNS_NULL = TASK_COLUMNS.split(', ')
+  .map(() => 'NULL')
+  .join(', ');
 
 const ORD = TASK_COLUMN_COUNT;
-const CREATED = TASK_COLUMN_COUNT + 1;
+const KIND = TASK_COLUMN_COUNT + 1;
 const KEY_TASK = TASK_COLUMN_COUNT + 2;
+const LIVE_COUNT = TASK_COLUMN_COUNT + 3;
 
 function row(input: NewTask, ord: number): Record<string, unknown> {
   return {
@@ -70,6 +94,7 @@ function row(input: NewTask, ord: number): Record<string, unknown> {
     lease_owner: input.lease?.workerId ?? null,
     lease_expires_at: input.lease === undefined ? null : input.now + input.lease.leaseMs,
     epoch: input.lease === undefined ? 0 : 1,
+    max_live: input.maxLive ?? null,
   };
 }
 
@@ -83,7 +108,8 @@ export async function createTasks(db: Db, inputs: readonly NewTask[]): Promise<B
       const found = byOrd.get(ord);
       try {
         if (found === undefined) return { ok: true, value: await createAlone(db, input) };
-        if (found[CREATED] === true) return { ok: true, value: { created: true, task: toRecord(found) } };
+        if (found[KIND] === 'created') return { ok: true, value: { created: true, task: toRecord(found) } };
+        if (found[KIND] === 'capped') throw tooManyLive(input.maxLive ?? 0, Number(found[LIVE_COUNT]));
         const keyTask = found[KEY_TASK] as string | null;
         const task = found[0] === null ? null : toRecord(found);
         return { ok: true, value: { created: false, task: existingForKey(keyTask, task, input) } };
@@ -109,6 +135,10 @@ const SELECT_KEY: Sql = (t) => `SELECT task_id FROM ${t.keys} WHERE owner = $1 A
 
 const SELECT_TASK: Sql = (t) => `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1`;
 
+/** The owner's live tasks, counted up to the cap (T-79). */
+const COUNT_LIVE_CAPPED: Sql = (t) => `
+SELECT count(*) AS live FROM (SELECT 1 FROM ${t.tasks} WHERE owner = $1 AND status IN ${LIVE} LIMIT $2) AS capped`;
+
 const INSERT_TASK: Sql = (t) => `
 INSERT INTO ${t.tasks} (id, owner, tool, args, request_digest, submission_key, wire, status, status_message,
                         created_at, updated_at, ttl_ms, poll_interval_ms, keep_alive_ms,
@@ -131,6 +161,12 @@ export function createAlone(db: Db, input: NewTask): Promise<CreateOutcome> {
         const taskId = used.rows[0]?.task_id ?? null;
         return { created: false, task: existingForKey(taskId, await taskOf(tx, taskId), input) };
       }
+    }
+    if (input.maxLive !== undefined) {
+      const counted = await tx.query<{ live: string }>(COUNT_LIVE_CAPPED, [input.owner, input.maxLive]);
+      const live = Number(counted.rows[0]?.live ?? 0);
+      // Thrown inside the transaction: the key claimed above rolls back with it.
+      if (live >= input.maxLive) throw tooManyLive(input.maxLive, live);
     }
     const inserted = await tx.query<TaskValues>(
       INSERT_TASK,
