@@ -111,6 +111,62 @@ if (PG_URL === '') {
       expect(lost.count).toBe(1);
     });
 
+    it('a create and a finish with webhooks are one statement each, their events and outbox rows in it (S1, S2)', async () => {
+      const webhooks = [
+        { url: 'http://127.0.0.1:9/all', secret: 'whsec_a', events: 'all', source: 'call' },
+        { url: 'http://127.0.0.1:9/end', secret: 'whsec_b', events: 'terminal', source: 'server' },
+      ] as const;
+      const made = await statements(() =>
+        store.create(newTask({ webhooks, lease: { workerId: 'w1', leaseMs: 30_000 } })),
+      );
+      expect(made.count).toBe(1);
+      expect(made.value.task.eventSeq).toBe(1);
+      const fence = { taskId: made.value.task.id, workerId: 'w1', epoch: made.value.task.epoch };
+      const done = await statements(() =>
+        store.finish(fence, { status: 'completed', result: RESULT, resultDigest: 'd' }, T0 + 1),
+      );
+      expect(done.count).toBe(1);
+      expect(done.value.task.eventSeq).toBe(2);
+      const read = await store.readEvents(OWNER, fence.taskId, { after: 0, limit: 100 }, T0 + 2);
+      expect(read?.events.map((e) => [e.seq, e.kind, 'status' in e ? e.status : null])).toEqual([
+        [1, 'status', 'working'],
+        [2, 'status', 'completed'],
+      ]);
+      const deliveries = await store.webhooks!.readDeliveries(OWNER, fence.taskId);
+      expect(deliveries.map((d) => [d.seq, d.url, d.status]).sort()).toEqual([
+        [1, 'http://127.0.0.1:9/all', 'working'],
+        [2, 'http://127.0.0.1:9/all', 'completed'],
+        [2, 'http://127.0.0.1:9/end', 'completed'],
+      ]);
+    });
+
+    it('the creates and the finishes of one turn are one statement each, every task with its own events', async () => {
+      const creates = await statements(() =>
+        Promise.all(
+          [1, 2, 3].map((i) => store.create(newTask({ id: `t-${i}`, lease: { workerId: 'w1', leaseMs: 30_000 } }))),
+        ),
+      );
+      expect(creates.count).toBe(1);
+      expect(creates.value.map((c) => c.task.eventSeq)).toEqual([1, 1, 1]);
+      const finishes = await statements(() =>
+        Promise.all(
+          creates.value.map(({ task }) =>
+            store.finish(
+              { taskId: task.id, workerId: 'w1', epoch: task.epoch },
+              { status: 'completed', result: RESULT, resultDigest: 'd' },
+              T0 + 1,
+            ),
+          ),
+        ),
+      );
+      expect(finishes.count).toBe(1);
+      for (const { task } of creates.value) {
+        const read = await store.readEvents(OWNER, task.id, { after: 0, limit: 100 }, T0 + 2);
+        expect(read?.lastSeq).toBe(2);
+        expect(read?.events.map((e) => e.seq)).toEqual([1, 2]);
+      }
+    });
+
     it('a get is one statement; the gets of one turn are one statement, each with its own owner and now (S7, S8)', async () => {
       const { task } = await store.create(newTask());
       expect((await statements(() => store.get(OWNER, task.id, T0))).count).toBe(1);
