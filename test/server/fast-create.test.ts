@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock, systemIds } from '../../src/core/system.js';
@@ -7,6 +8,8 @@ import { createTerminusServer } from '../../src/server/terminus-server.js';
 import { createWireRegistry } from '../../src/server/wire/registry.js';
 import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import { conformancePreflights, conformanceTools } from '../../src/tools/conformance/index.js';
+import { defineTaskTool } from '../../src/runner/tool.js';
+import { z } from 'zod';
 import { EXT, PROTOCOL } from './helpers.js';
 
 // Issue 31 item 3: a `tools/call` that creates a task is answered ahead of the SDK over HTTP (the
@@ -17,6 +20,16 @@ import { EXT, PROTOCOL } from './helpers.js';
 // whether the fast side answered without the SDK (no web `Request` built) or handed it over.
 
 const SUBMISSION_KEY = 'mcp-terminus.dev/submissionKey';
+const WEBHOOK = 'mcp-terminus.dev/webhook';
+const SECRET = `whsec_${randomBytes(32).toString('base64')}`;
+
+/** A task tool whose `region` argument is mirrored in an `Mcp-Param-Region` header (SEP-2243). */
+const regionalJob = defineTaskTool({
+  name: 'regional_job',
+  description: 'A task whose region travels in a header too.',
+  inputSchema: z.object({ region: z.string().meta({ 'x-mcp-header': 'Region' }) }),
+  handler: async () => ({ content: [] }),
+});
 const LEGACY = '2025-11-25';
 const ACCEPT = 'application/json, text/event-stream';
 
@@ -51,7 +64,14 @@ async function side(fastPath: boolean): Promise<Side> {
 
 beforeAll(async () => {
   store = createMemoryTaskStore();
-  engine = createEngine({ store, tools: conformanceTools, clock: systemClock, ids: systemIds, claimIntervalMs: 20 });
+  engine = createEngine({
+    store,
+    tools: [...conformanceTools, regionalJob],
+    clock: systemClock,
+    ids: systemIds,
+    claimIntervalMs: 20,
+    webhooks: { policy: { allowHosts: ['127.0.0.1'] } },
+  });
   engine.start();
   [fast, slow] = await Promise.all([side(true), side(false)]);
 });
@@ -196,6 +216,38 @@ describe('2026-07-28 tools/call creating a task: fast path = SDK path (issue 31 
       () => call({ name: 'slow_compute', arguments: { seconds: 1 } }, { meta: { [SUBMISSION_KEY]: 'weak' } }),
       'fast',
     );
+  });
+
+  it('a webhook in _meta is stored with a task created on the fast path; a bad one is the same -32602', async () => {
+    const hook = { url: 'http://127.0.0.1:9/hook', secret: SECRET, events: 'all' };
+    const withHook = (meta: unknown) => () =>
+      call({ name: 'slow_compute', arguments: { seconds: 3600 } }, { meta: { [WEBHOOK]: meta } });
+    await same(withHook(hook), 'fast');
+    const created = await send(fast.url, withHook(hook)());
+    expect(created.sdk).toBe(false);
+    const taskId = (JSON.parse(created.answer.body) as { result: { taskId: string } }).result.taskId;
+    // Every status goes to it: the task's first status (working) is already in the outbox.
+    const deliveries = await store.webhooks!.readDeliveries(null, taskId);
+    expect(deliveries.map((d) => [d.seq, d.url, d.status])).toEqual([[1, hook.url, 'working']]);
+    // (Not a bad secret: its message carries a random example secret, so the two sides' bytes differ.)
+    for (const bad of [{ ...hook, url: 'not a url' }, { ...hook, url: 'http://10.0.0.1/' }, 'hook']) {
+      const refused = await same(withHook(bad), 'fast');
+      expect(JSON.parse(refused.body)).toMatchObject({ error: { code: -32602 } });
+    }
+  });
+
+  it('a task tool with x-mcp-header arguments: the Mcp-Param-* header is checked before either path (SEP-2243)', async () => {
+    const args = { name: 'regional_job', arguments: { region: 'eu' } };
+    const missing = await send(fast.url, call(args));
+    expect(missing.answer.status).toBe(400);
+    expect(JSON.parse(missing.answer.body)).toMatchObject({ error: { code: -32020 } });
+    expect(scrub(missing.answer)).toEqual(scrub((await send(slow.url, call(args))).answer));
+    const matching = () => {
+      const raw = call(args);
+      return { ...raw, headers: { ...raw.headers, 'mcp-param-region': 'eu' } };
+    };
+    const created = await same(matching, 'fast');
+    expect(JSON.parse(created.body)).toMatchObject({ result: { resultType: 'task', status: 'working' } });
   });
 
   it('arguments the tool refuses: the same -32602, nothing created', async () => {

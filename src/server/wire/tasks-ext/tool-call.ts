@@ -99,10 +99,10 @@ async function createTask(
 /**
  * `tools/call` for the fast path (`WireAdapter.fastMethods`): it takes only the calls `callTool`
  * turns into a task straight away (a task tool of the engine, the extension declared on the
- * request, no preflight, `arguments` an object or absent, and over HTTP no `Mcp-Param-*` header to
- * check: the fast path does not see the request's headers) and runs them through the same
+ * request, no preflight, `arguments` an object or absent) and runs them through the same
  * decode -> `createTask` -> encode; every other call (inline, a preflight to ask, an unknown tool,
- * a shape the SDK's schema would refuse) is left to the SDK.
+ * a shape the SDK's schema would refuse) is left to the SDK. Over HTTP the `Mcp-Param-*` headers
+ * were checked before the fast path (`paramHeaderPrecheck`), as before the SDK.
  */
 export function fastToolCall(deps: WireDeps): FastMethod {
   const run = async (params: Record<string, unknown>, ctx: FastContext): Promise<Record<string, unknown>> => {
@@ -117,7 +117,6 @@ export function fastToolCall(deps: WireDeps): FastMethod {
     const tool = typeof params.name === 'string' ? deps.engine.tools.get(params.name) : undefined;
     if (tool === undefined || (tool.taskSupport ?? 'optional') === 'forbidden') return false;
     if (params.arguments !== undefined && !isRecord(params.arguments)) return false;
-    if (deps.transport === 'http' && paramHeadersOf(inputSchemaOf(tool)).length > 0) return false;
     return declaresTasks(ctx) && !deps.preflights.has(tool.name);
   };
   return Object.assign(run, { takes });
