@@ -230,6 +230,8 @@ describe('MRTR: input asked for before the task exists', () => {
     expect(effectsOf(other.effects, 'ask_approval')).toHaveLength(1);
     const same = step(retried, { type: 'submit_input_required', epoch: 0, requests: { name: question } });
     expect(same.record.state).toBe('NEVER_CREATED');
-    expect(same.record.evidence.at(-1)?.detail).toContain('asked "name" ("Name?") again after the caller declined or cancelled it');
+    expect(same.record.evidence.at(-1)?.detail).toContain(
+      'asked "name" ("Name?") again after the caller declined or cancelled it',
+    );
   });
 });
