@@ -9,35 +9,47 @@ import { parseConfig, type BenchConfig, type FigureId } from './lib/config.js';
 import { prepareEntries } from './lib/entries.js';
 import { describeMachine, fsyncRate } from './lib/machine.js';
 import { renderMarkdown, type BenchReport, type Row, type Target } from './lib/report.js';
+import { detectPinning, withPinnedLoad } from './lib/pin.js';
 import { FLOOR_FIGURES, openBenchEnv } from './lib/variants.js';
 import type { FigureContext, FigureResult } from './figures/context.js';
 import { runAcceptanceHttp } from './figures/acceptance-http.js';
 import { runAcceptance } from './figures/acceptance.js';
 import { runClaim } from './figures/claim.js';
+import { runCluster } from './figures/cluster.js';
 import { runCommits } from './figures/commits.js';
 import { runGetLatency } from './figures/get-latency.js';
 import { runHandlerThreads } from './figures/handler-threads.js';
 import { runMemory } from './figures/memory.js';
 import { runPolls } from './figures/polls.js';
+import { runQueues } from './figures/queues.js';
 import { runRecovery } from './figures/recovery.js';
 import { runSubmissions } from './figures/submissions.js';
 import { runTaskGets } from './figures/task-get.js';
 
 type FigureRunner = (ctx: FigureContext) => Promise<FigureResult>;
 
-/** Figures 1 and 5 share their server processes. */
-const RUNNERS: readonly { readonly figures: readonly FigureId[]; readonly run: FigureRunner }[] = [
-  { figures: [1, 5], run: runSubmissions },
+/**
+ * Figures 1 and 5 share their server processes. `pinned`: the figure drives a server with a load
+ * from this process, so with pinning the two get separate cores (`bench/lib/pin.ts`).
+ */
+const RUNNERS: readonly {
+  readonly figures: readonly FigureId[];
+  readonly run: FigureRunner;
+  readonly pinned?: true;
+}[] = [
+  { figures: [1, 5], run: runSubmissions, pinned: true },
   { figures: [2], run: runGetLatency },
   { figures: [3], run: runAcceptance },
   { figures: [3], run: runAcceptanceHttp },
   { figures: [4], run: runPolls },
   { figures: [6], run: runMemory },
   { figures: [7], run: runRecovery },
-  { figures: [8], run: runTaskGets },
+  { figures: [8], run: runTaskGets, pinned: true },
   { figures: [9], run: runClaim },
   { figures: [10], run: runHandlerThreads },
   { figures: [11], run: runCommits },
+  { figures: [12], run: runQueues },
+  { figures: [13], run: runCluster },
 ];
 
 export async function runBench(config: BenchConfig, log: (line: string) => void): Promise<BenchReport> {
@@ -47,8 +59,9 @@ export async function runBench(config: BenchConfig, log: (line: string) => void)
   const env = await openBenchEnv({ noPostgres: config.noPostgres, log });
   try {
     const rates = fsyncRate(env.dir, config.quick ? 100 : 1000, config.quick ? 1 : 3);
-    const machine = { ...describeMachine(rates), processes: runner };
-    const ctx: FigureContext = { config, env, fsyncPerSecond: machine.fsyncPerSecond.median, log };
+    const pinning = detectPinning();
+    const machine = { ...describeMachine(rates), processes: runner, load: pinning.description };
+    const ctx: FigureContext = { config, env, fsyncPerSecond: machine.fsyncPerSecond.median, pinning, log };
     const rows: Row[] = [];
     const targets: Target[] = [];
     const figureSeconds: { figures: string; seconds: number }[] = [];
@@ -57,7 +70,10 @@ export async function runBench(config: BenchConfig, log: (line: string) => void)
       const floored = runner.figures.every((f) => FLOOR_FIGURES.includes(f));
       const variants = floored ? env.variants : env.variants.filter((v) => v.id !== 'floor');
       const figureStart = performance.now();
-      const result = await runner.run({ ...ctx, env: { ...env, variants } });
+      const figureCtx = { ...ctx, env: { ...env, variants } };
+      const result = await (runner.pinned === true
+        ? withPinnedLoad(pinning, () => runner.run(figureCtx))
+        : runner.run(figureCtx));
       const seconds = (performance.now() - figureStart) / 1000;
       figureSeconds.push({ figures: runner.figures.join('+'), seconds });
       ctx.log(`figure ${runner.figures.join('+')} took ${seconds.toFixed(0)} s`);

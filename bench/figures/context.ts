@@ -1,4 +1,5 @@
 import type { BenchConfig } from '../lib/config.js';
+import type { Pinning } from '../lib/pin.js';
 import type { Row, Target } from '../lib/report.js';
 import type { BenchEnv } from '../lib/variants.js';
 
@@ -8,6 +9,8 @@ export interface FigureContext {
   readonly env: BenchEnv;
   /** Median fsyncs per second of the databases' disk, measured at the start of the run. */
   readonly fsyncPerSecond: number;
+  /** Where servers under load and the load generator run (taskset), or that they share the cores. */
+  readonly pinning: Pinning;
   log(line: string): void;
 }
 

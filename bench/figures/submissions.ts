@@ -136,6 +136,20 @@ export async function runSubmissions(ctx: FigureContext): Promise<FigureResult> 
             }),
           );
         }
+        // Issue 31: the same create on SQLite, with creates on the fast path, >= 1.5x B0.
+        if (variant.id === 'sqlite' && transport === 'http' && concurrency === width) {
+          targets.push(
+            ratioTarget({
+              issue: 31,
+              name: `durable tools/call creating a task, HTTP, ${concurrency} clients (SQLite, creates on the fast path) vs B0`,
+              measured: value.median / b0.median,
+              bound: 1.5,
+              atLeast: true,
+              unit: 'x B0',
+              detail: `${fmt(value.median)} vs ${fmt(b0.median)}/s`,
+            }),
+          );
+        }
         if (variant.id === 'sqlite' && transport === 'stdio') {
           const ratio = value.median / b0.median;
           targets.push({

@@ -6,7 +6,7 @@
  */
 import { parseArgs } from 'node:util';
 
-export const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11] as const;
+export const FIGURES = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13] as const;
 export type FigureId = (typeof FIGURES)[number];
 
 export interface BenchConfig {
@@ -56,6 +56,13 @@ export interface BenchConfig {
   readonly threadPhaseMs: number;
   /** Figure 11: sequential 0 ms tasks, submit to terminal, per measurement. */
   readonly commitTasks: number;
+  /** Figure 12: producers of each measurement, the jobs each measures (paired), and unmeasured warm-up jobs. */
+  readonly queueProducers: readonly number[];
+  readonly queueJobs: readonly number[];
+  readonly queueWarmup: number;
+  /** Figure 13: tasks of each throughput run (1 and 4 nodes), and the lease of its nodes (the kill -9 run waits for it). */
+  readonly clusterTasks: number;
+  readonly clusterLeaseMs: number;
   /** The command line, for the report. */
   readonly command: string;
 }
@@ -88,6 +95,11 @@ const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'com
   threadReads: 300,
   threadPhaseMs: 10_000,
   commitTasks: 100,
+  queueProducers: [1, 16],
+  queueJobs: [300, 2000],
+  queueWarmup: 100,
+  clusterTasks: 2000,
+  clusterLeaseMs: 10_000,
 };
 
 const QUICK: typeof FULL = {
@@ -118,6 +130,11 @@ const QUICK: typeof FULL = {
   threadReads: 20,
   threadPhaseMs: 5000,
   commitTasks: 10,
+  queueProducers: [1, 16],
+  queueJobs: [20, 80],
+  queueWarmup: 10,
+  clusterTasks: 200,
+  clusterLeaseMs: 3000,
 };
 
 const list = (value: string): number[] => value.split(',').map((v) => Number(v.trim()));
@@ -152,6 +169,11 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       'thread-reads': { type: 'string' },
       'thread-phase-ms': { type: 'string' },
       'commit-tasks': { type: 'string' },
+      'queue-producers': { type: 'string' },
+      'queue-jobs': { type: 'string' },
+      'queue-warmup': { type: 'string' },
+      'cluster-tasks': { type: 'string' },
+      'cluster-lease-ms': { type: 'string' },
     },
   });
   const base = values.quick === true ? QUICK : FULL;
@@ -163,7 +185,8 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
   };
   const figures = values.figures === undefined ? [...FIGURES] : list(values.figures);
   for (const f of figures) {
-    if (!(FIGURES as readonly number[]).includes(f)) throw new RangeError(`no figure ${f}; figures are 1..11`);
+    if (!(FIGURES as readonly number[]).includes(f))
+      throw new RangeError(`no figure ${f}; figures are 1..${FIGURES.length}`);
   }
   return {
     ...base,
@@ -193,6 +216,11 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     threadReads: num(values['thread-reads'], base.threadReads),
     threadPhaseMs: num(values['thread-phase-ms'], base.threadPhaseMs),
     commitTasks: num(values['commit-tasks'], base.commitTasks),
+    queueProducers: values['queue-producers'] === undefined ? base.queueProducers : list(values['queue-producers']),
+    queueJobs: values['queue-jobs'] === undefined ? base.queueJobs : list(values['queue-jobs']),
+    queueWarmup: num(values['queue-warmup'], base.queueWarmup),
+    clusterTasks: num(values['cluster-tasks'], base.clusterTasks),
+    clusterLeaseMs: num(values['cluster-lease-ms'], base.clusterLeaseMs),
     command: ['npm run bench', ...(argv.length > 0 ? ['--', ...argv] : [])].join(' '),
   };
 }

@@ -15,6 +15,8 @@ const ENTRIES = [
   'bench/baselines/sdk132-server.ts',
   'bench/servers/floor.ts',
   'bench/figures/memory-probe.ts',
+  'bench/queues/run.ts',
+  'bench/cluster/node.ts',
 ] as const;
 
 const OUT = join(ROOT, 'node_modules/.cache/terminus-bench');

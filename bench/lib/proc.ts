@@ -7,6 +7,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { entryArgs } from './entries.js';
+import { currentServerCpus, onCpus } from './pin.js';
 import { ROOT } from './root.js';
 import { httpClient, initialize, stdioClient, type RpcClient } from '../client/rpc.js';
 
@@ -21,6 +22,8 @@ export interface ServerSpec {
   readonly env?: Readonly<Record<string, string>>;
   /** Extra node flags (`--expose-gc`). */
   readonly nodeFlags?: readonly string[];
+  /** CPU list to run on (`taskset -c`); default: the server CPUs inside `withPinnedLoad`, else any. */
+  readonly cpus?: string;
 }
 
 export interface RunningServer {
@@ -46,11 +49,19 @@ export const BENCH_TOKEN = 'bench';
 export const BENCH_HEADERS = { authorization: `Bearer ${BENCH_TOKEN}` } as const;
 
 export async function startServer(spec: ServerSpec, transport: Transport): Promise<RunningServer> {
-  const child = spawn(
-    process.execPath,
-    [...(spec.nodeFlags ?? []), ...entryArgs(spec.entry), '--transport', transport, ...spec.args],
-    { cwd: ROOT, env: { ...process.env, ...spec.env }, stdio: ['pipe', 'pipe', 'pipe'] },
-  );
+  // taskset execs node in place, so the pid (and kill -9) is the server's own.
+  const [command, args] = onCpus(spec.cpus ?? currentServerCpus(), process.execPath, [
+    ...(spec.nodeFlags ?? []),
+    ...entryArgs(spec.entry),
+    '--transport',
+    transport,
+    ...spec.args,
+  ]);
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...process.env, ...spec.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   live.add(child);
   const exited = once(child, 'exit').then(() => live.delete(child));
   let stderr = '';

@@ -87,6 +87,8 @@ export interface Machine {
   readonly loadAverage?: { readonly start: number; readonly end: number };
   /** How server processes ran: bundled with esbuild, or under tsx. */
   readonly processes?: 'esbuild' | 'tsx';
+  /** Where servers under load and the load generator ran (`bench/lib/pin.ts`). */
+  readonly load?: string;
 }
 
 export interface BenchReport {
@@ -113,6 +115,8 @@ export const FIGURE_TITLES: Record<number, string> = {
   9: "The runner's claim against the backlog (issue 14)",
   10: "Another caller's tasks/get while 16 CPU-bound handlers run (issue 14)",
   11: 'Commits per task: created claimed (two) vs claimed by the loop (three) (issue 14)',
+  12: 'PostgreSQL against pg-boss and graphile-worker: jobs/s and add-to-start (issue 31)',
+  13: 'Several nodes on one PostgreSQL: throughput, double claims, re-claim after kill -9 (issue 31)',
 };
 
 /** Three significant digits, no exponent for the sizes we print. */
@@ -140,6 +144,7 @@ export function renderMarkdown(report: BenchReport): string {
       `- load average (1 min) ${m.loadAverage.start.toFixed(1)} at the start, ${m.loadAverage.end.toFixed(1)} at the end (other work on the machine); server processes ${m.processes === 'tsx' ? 'under tsx' : 'bundled with esbuild, run by plain node'}`,
     );
   }
+  if (m.load !== undefined) lines.push(`- load: ${m.load}`);
   lines.push(
     `- fsync rate (4 KiB write+fsync, databases' directory): median ${fmt(m.fsyncPerSecond.median)}/s (range ${fmt(m.fsyncPerSecond.min)}-${fmt(m.fsyncPerSecond.max)})`,
   );

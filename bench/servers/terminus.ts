@@ -7,6 +7,8 @@
  *
  * - `bench_sleep {ms}` (taskSupport optional): waits `ms` (aborted on cancel), returns a text block.
  *   Run as a task when the call asks for one, inline otherwise (our B1 counterpart).
+ * - `bench_stamp {key}`: answers at once with the instant it started (wall-clock ms, as text): the
+ *   job of figure 12, whose client reads the start back from the result.
  * - HTTP binds 127.0.0.1 on a free port and prints `listening <url>`; callers send
  *   `Authorization: Bearer bench` so tasks belong to one principal across sessions and restarts.
  * - `--commit-log FILE` appends `{"id","t"}` when a terminal write has committed (`finish` resolved),
@@ -75,13 +77,22 @@ const benchSleep = defineTaskTool({
   },
 });
 
+const benchStamp = defineTaskTool({
+  name: 'bench_stamp',
+  description: 'Answers at once with the instant it started.',
+  inputSchema: z.object({ key: z.string() }),
+  taskSupport: 'optional',
+  pollIntervalMs,
+  handler: async () => ({ content: [{ type: 'text', text: String(wallMs()) }] }),
+});
+
 // The bench measures the engine and the wires, not the per-caller limits: every bench client is one
 // principal, so the default limits (100 creates/s, 10,000 open tasks) would cap the figures.
 const NO_RATE_LIMITS = { createsPerMinute: 0, pollsPerMinute: 0 } as const;
 const registry = createWireRegistry({ limits: NO_RATE_LIMITS });
 const engine = createEngine({
   store,
-  tools: [benchSleep],
+  tools: [benchSleep, benchStamp],
   clock: systemClock,
   ids: systemIds,
   random: systemRandom,

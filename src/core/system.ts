@@ -1,5 +1,4 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock, Ids, Random } from './ports.js';
 
 /**
@@ -11,9 +10,26 @@ import type { Clock, Ids, Random } from './ports.js';
  */
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: async (ms, signal) => {
-    await delay(ms, undefined, signal === undefined ? undefined : { signal });
-  },
+  // Rejects with the signal's own reason, as the port says (node's timers/promises would build an
+  // AbortError with a stack per aborted sleep: every run's heartbeat loop ends with one).
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted === true) {
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the port: the signal's own reason
+        reject(signal.reason);
+        return;
+      }
+      const onAbort = (): void => {
+        clearTimeout(timer);
+        // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the port: the signal's own reason
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
 };
 
 /**

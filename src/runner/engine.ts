@@ -57,7 +57,8 @@ export function createEngine(options: EngineOptions): TaskEngine {
       if (leased) slot.launch(outcome.task);
       else slot?.release();
       if (outcome.created) {
-        events.publish({ taskId: outcome.task.id, kind: 'created' });
+        // Created leased: run here, so no other node has a claim to make for it.
+        events.publish({ taskId: outcome.task.id, kind: 'created', ...(leased ? { local: true } : {}) });
         const { id: taskId, tool, wire, owner, args, createdAt: at } = outcome.task;
         observer.observe({ kind: 'created', at, taskId, tool, wire, owner, args });
         if (!leased) runner.wake();

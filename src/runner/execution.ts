@@ -15,6 +15,9 @@ import { withinRun, type LifecycleEvent, type RunOutcome } from './observer.js';
 import { handled, TaskLogWriter } from './task-log.js';
 import type { TaskContext, TaskToolDefinition } from './tool.js';
 
+/** Why a run's heartbeat loop stops: its handler settled (read by nobody; one object for every run). */
+const RUN_OVER = Object.freeze({ reason: 'the run is over' });
+
 /** A retryable store error on the terminal write is retried this often, one heartbeat apart. */
 const FINISH_ATTEMPTS = 5;
 
@@ -122,7 +125,8 @@ export class Execution {
     // Lines the handler wrote before it returned are stored before its outcome (a terminal task's
     // log is final), under the lease the heartbeat still holds.
     await this.#log.drain();
-    beating.abort();
+    // A reason of our own: abort() without one builds a DOMException (and its stack) per run.
+    beating.abort(RUN_OVER);
     await heartbeat;
     try {
       if (settled === null) {

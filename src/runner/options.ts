@@ -58,7 +58,8 @@ export interface EngineOptions {
   readonly maxArgumentBytes?: number;
   /**
    * Non-terminal tasks one owner may have; one more submit is `resource_exhausted` (T-79). Counted
-   * before the create, so concurrent submits may pass it by the number in flight. 10,000; 0: none.
+   * by the store in the create's own write (`NewTask.maxLive`), so concurrent submits may pass it by
+   * the number in flight. 10,000; 0: none.
    */
   readonly maxLiveTasksPerOwner?: number;
   /**

@@ -29,7 +29,7 @@ export async function submitTask(
   const ttlMs = effectiveTtl(settings, tool, command.ttlMs);
   const keepAliveMs = command.keepAliveMs === undefined ? null : effectiveKeepAlive(settings, command.keepAliveMs);
   const webhooks = await resolveWebhooks(settings.webhooks, command.owner, command.webhook);
-  await checkLiveTasks(settings, command.owner);
+  const maxLive = settings.maxLiveTasksPerOwner;
   return settings.store.create({
     id: settings.ids.taskId(),
     owner: command.owner,
@@ -50,6 +50,8 @@ export async function submitTask(
     now: settings.clock.now(),
     ...(lease === undefined ? {} : { lease }),
     ...(webhooks.length === 0 ? {} : { webhooks }),
+    // T-79, counted by the store in the create's own write (0: no cap).
+    ...(maxLive === 0 ? {} : { maxLive }),
   });
 }
 
@@ -85,22 +87,4 @@ function duration(name: string, value: number): void {
       details: { field: name },
     });
   }
-}
-
-/** Seconds a caller at its task cap is told to wait: long enough for some of its tasks to end. */
-const LIVE_CAP_RETRY_MS = 10_000;
-
-async function checkLiveTasks(
-  settings: Pick<EngineSettings, 'store' | 'maxLiveTasksPerOwner'>,
-  owner: string,
-): Promise<void> {
-  const limit = settings.maxLiveTasksPerOwner;
-  if (limit === 0) return;
-  const live = await settings.store.countLive(owner);
-  if (live < limit) return;
-  throw new TerminusError(
-    'resource_exhausted',
-    `This caller has ${live} unfinished tasks (limit ${limit}, maxLiveTasksPerOwner); wait for some to end or cancel them`,
-    { details: { reason: 'too_many_active_tasks', limit, retryAfterMs: LIVE_CAP_RETRY_MS } },
-  );
 }

@@ -61,7 +61,7 @@ function hookConnect(
     intercept(transport, (message, classified) => {
       // Only the opening message comes with the SDK's classification; leave it to the SDK.
       if (classified) return undefined;
-      return fastRpcAnswer(message, byName, era, serverInfo);
+      return fastRpcAnswer(message, byName, era, serverInfo, server);
     });
   };
 }

@@ -8,6 +8,7 @@ import { installTerminus } from './install.js';
 import { checkedInput } from './input-checks.js';
 import { resolveLimits, type ServerLimits } from './limits.js';
 import { CallerRates } from './rate-limit.js';
+import type { FastMethod } from './http/fast-path.js';
 import type { TransportKind } from './owner.js';
 import type { Preflight } from './preflight.js';
 import { defaultPreflightStateSeal, preflightStateSeal } from './preflight-state.js';
@@ -119,8 +120,14 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
 
   const httpDeps: WireDeps = { engine, transport: 'http', preflights, preflightState, logger };
   const stdioDeps: WireDeps = { engine, transport: 'stdio', preflights, preflightState, logger };
-  const stdioFast = (inner: McpServerFactory): McpServerFactory =>
-    withStdioFastPath(inner, stdioFastMethods(wires, stdioDeps), { name, version });
+  // With `setup`, an author's McpServer may own tools: the SDK then routes every modern `tools/call`
+  // through the combined fallback (install.ts), whose answers the fast path does not mirror.
+  const modernFast = (methods: ReadonlyMap<string, FastMethod>): ReadonlyMap<string, FastMethod> =>
+    options.setup === undefined ? methods : new Map([...methods].filter(([method]) => method !== 'tools/call'));
+  const stdioFast = (inner: McpServerFactory): McpServerFactory => {
+    const methods = stdioFastMethods(wires, stdioDeps);
+    return withStdioFastPath(inner, { ...methods, modern: modernFast(methods.modern) }, { name, version });
+  };
   return {
     engine: options.engine,
     factory,
@@ -136,7 +143,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
           logger,
           ...legacyLeg(wires, factory('http'), httpDeps),
           fast: {
-            methods: new Map(wires.flatMap((w) => [...(w.fastMethods?.(httpDeps) ?? [])])),
+            methods: modernFast(new Map(wires.flatMap((w) => [...(w.fastMethods?.(httpDeps) ?? [])]))),
             serverInfo: { name, version },
           },
         },

@@ -1,4 +1,5 @@
-import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
+import { createHash } from 'node:crypto';
+import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { TerminusError } from '../core/errors.js';
 import { isRetryableConflict, mapError } from './pg-errors.js';
 
@@ -14,15 +15,30 @@ export interface SchemaTables {
 /** A SQL literal written against a table set, so one store can live in any schema. */
 export type Sql<T extends SchemaTables> = (t: T) => string;
 
+/** How a statement's rows come back: objects keyed by column (default), or arrays in select order. */
+export interface QueryOptions {
+  /** `'array'`: each row is its values in select order (no object built per row; see `store/postgres/row.ts`). */
+  readonly rowMode?: 'array';
+}
+
 export interface Tx<T extends SchemaTables> {
-  query<R extends QueryResultRow>(sql: Sql<T>, params: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R extends QueryResultRow>(
+    sql: Sql<T>,
+    params: readonly unknown[],
+    options?: QueryOptions,
+  ): Promise<QueryResult<R>>;
 }
 
 export interface Db<T extends SchemaTables> {
   readonly pool: Pool;
   readonly tables: T;
   /** One statement, autocommit. Errors come out as `TerminusError` (see `mapError`). */
-  query<R extends QueryResultRow>(where: string, sql: Sql<T>, params: readonly unknown[]): Promise<QueryResult<R>>;
+  query<R extends QueryResultRow>(
+    where: string,
+    sql: Sql<T>,
+    params: readonly unknown[],
+    options?: QueryOptions,
+  ): Promise<QueryResult<R>>;
   /**
    * Runs `fn` in one transaction on one pooled client. Serialization failures and deadlocks are
    * retried (up to 5 runs); a `TerminusError` thrown by `fn` rolls back and passes through.
@@ -36,15 +52,43 @@ export function quoteIdent(name: string): string {
 
 const MAX_RUNS = 5;
 
-export function createDb<T extends SchemaTables>(pool: Pool, tables: T, isClosed: () => boolean): Db<T> {
-  const texts = new Map<Sql<T>, string>();
-  const text = (sql: Sql<T>): string => {
+export interface DbOptions {
+  /**
+   * Statements with parameters are prepared once per connection under a name derived from their
+   * text (node-postgres named statements), so PostgreSQL parses and plans each text once per
+   * connection instead of on every call. Only for statement sets that never read `*`: a column a
+   * newer node's migration adds would change a prepared `SELECT *`'s result type, which PostgreSQL
+   * refuses ("cached plan must not change result type"). Parameterless statements (migrations,
+   * several commands in one text) are never prepared.
+   */
+  readonly prepared?: boolean;
+}
+
+interface Text {
+  readonly text: string;
+  readonly name: string;
+}
+
+export function createDb<T extends SchemaTables>(
+  pool: Pool,
+  tables: T,
+  isClosed: () => boolean,
+  options: DbOptions = {},
+): Db<T> {
+  const texts = new Map<Sql<T>, Text>();
+  const config = (sql: Sql<T>, params: readonly unknown[], query: QueryOptions | undefined): QueryConfig => {
     let t = texts.get(sql);
     if (t === undefined) {
-      t = sql(tables);
+      const text = sql(tables);
+      t = { text, name: `tm_${createHash('sha1').update(text).digest('hex').slice(0, 24)}` };
       texts.set(sql, t);
     }
-    return t;
+    return {
+      text: t.text,
+      values: params as unknown[],
+      ...(options.prepared === true && params.length > 0 ? { name: t.name } : {}),
+      ...(query?.rowMode === undefined ? {} : { rowMode: query.rowMode }),
+    };
   };
   const open = (): void => {
     if (isClosed()) throw new TerminusError('unavailable', 'task store is closed');
@@ -53,10 +97,10 @@ export function createDb<T extends SchemaTables>(pool: Pool, tables: T, isClosed
   return {
     pool,
     tables,
-    async query(where, sql, params) {
+    async query(where, sql, params, query) {
       open();
       try {
-        return await pool.query(text(sql), params as unknown[]);
+        return await pool.query(config(sql, params, query));
       } catch (error) {
         throw mapError(error, where);
       }
@@ -69,7 +113,7 @@ export function createDb<T extends SchemaTables>(pool: Pool, tables: T, isClosed
           client = await pool.connect();
           const c = client;
           await c.query(isolation === 'serializable' ? 'BEGIN ISOLATION LEVEL SERIALIZABLE' : 'BEGIN');
-          const result = await fn({ query: (sql, params) => c.query(text(sql), params as unknown[]) });
+          const result = await fn({ query: (sql, params, query) => c.query(config(sql, params, query)) });
           await c.query('COMMIT');
           c.release();
           return result;

@@ -39,3 +39,9 @@ export const TASK_LOG_COLUMNS = ['log_seq', 'log_lines', 'log_bytes', 'log_dropp
 
 /** Each task's ordered-event counter (migration 005), after `TASK_LOG_COLUMNS` in the table. */
 export const TASK_EVENT_COLUMNS = ['event_seq'] as const;
+
+/**
+ * What a task read selects, in this order (`toRecord` of either store maps the values by position):
+ * the task's columns, then its event counter. The log counters are read by the log's own queries.
+ */
+export const TASK_READ_COLUMNS = [...TASK_ROW_COLUMNS, ...TASK_EVENT_COLUMNS] as const;

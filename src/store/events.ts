@@ -16,6 +16,12 @@ export type TaskEventKind =
 export interface TaskEvent {
   readonly taskId: string;
   readonly kind: TaskEventKind;
+  /**
+   * Only this process needs it: a task created already claimed by this node has no claim to make
+   * elsewhere, and no reader anywhere knows its id yet. Delivered here as any event; a cross-node
+   * transport (PostgreSQL NOTIFY) does not send it.
+   */
+  readonly local?: boolean;
 }
 
 export interface TaskEvents {

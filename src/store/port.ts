@@ -222,6 +222,15 @@ export interface NewTask {
    * status change adds its outbox rows (one per endpoint whose event set takes it) in its own commit.
    */
   readonly webhooks?: readonly WebhookEndpoint[];
+  /**
+   * The owner's cap on unfinished tasks (T-79). When given, a create that would give the owner more
+   * than `maxLive` non-terminal tasks is refused with `resource_exhausted` (`details.reason`
+   * `too_many_active_tasks`, see `tooManyLive`), counted in the same write as the insert, so the
+   * check costs no round trip of its own. Creates in flight together may each see the count before
+   * the others, so the cap can be passed by their number. A task returned for its submission key
+   * is returned whatever the count (S5).
+   */
+  readonly maxLive?: number;
 }
 
 /** The lease a task is created with (see `NewTask.lease`). */

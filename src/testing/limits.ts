@@ -38,4 +38,28 @@ export function limitsCases({ store, test }: SuiteContext): void {
     expect(await store().countLive(STRANGER)).toBe(1);
     expect(await store().countLive('nobody')).toBe(0);
   });
+
+  test('T-79: a create with maxLive is refused once the owner has that many live tasks, in the create itself', async () => {
+    const first = await created(store(), { id: 'cap-1', maxLive: 2 });
+    await created(store(), { id: 'cap-2', submissionKey: 'cap-key', args: { k: 1 }, maxLive: 2 });
+    await created(store(), { id: 'other-owner', owner: STRANGER, maxLive: 2 });
+    const refused = await rejectsWith(store().create(newTask({ id: 'cap-3', maxLive: 2 })), 'resource_exhausted');
+    expect(refused.retryable).toBe(true);
+    expect(refused.details).toMatchObject({ reason: 'too_many_active_tasks', limit: 2 });
+    expect(await store().get(OWNER, 'cap-3', T0)).toBeNull();
+    // A refused keyed create claims nothing: the key stays unused, not burned.
+    await rejectsWith(
+      store().create(newTask({ id: 'cap-4', submissionKey: 'fresh', maxLive: 2 })),
+      'resource_exhausted',
+    );
+    expect(await store().lookupKey(OWNER, 'fresh', T0)).toEqual({ kind: 'never_created' });
+    // A retry of an accepted create (same key, same request) gets its task whatever the count (S5).
+    const again = await store().create(newTask({ id: 'cap-5', submissionKey: 'cap-key', args: { k: 1 }, maxLive: 2 }));
+    expect(again).toMatchObject({ created: false, task: { id: 'cap-2' } });
+    // Without maxLive there is no cap; a finished task frees its place.
+    await created(store(), { id: 'no-cap' });
+    await store().cancel(OWNER, first.id, T0 + 1);
+    await store().cancel(OWNER, 'no-cap', T0 + 1);
+    await created(store(), { id: 'cap-6', maxLive: 2, now: T0 + 2 });
+  });
 }

@@ -382,3 +382,65 @@ describe('stdio, 2025-11-25 connection: tasks/get and tasks/cancel fast = SDK, b
     expect(JSON.parse(onFast)).toMatchObject({ result: { status: 'cancelled' } });
   });
 });
+
+// Issue 31 item 3: a `tools/call` that creates a task, answered ahead of the SDK on both eras. Each
+// side creates its own task, so the lines are compared with the task id and its times written as
+// placeholders (every other byte, key order included, as written).
+function scrubCreated(text: string): string {
+  let out = text;
+  for (const match of text.matchAll(/"taskId":"([^"]+)"/g)) out = out.replaceAll(match[1] as string, '<task>');
+  return out.replace(/"(createdAt|lastUpdatedAt)":"[^"]+"/g, '"$1":"<time>"');
+}
+
+async function sameCreated(pair: Pair, request: { text: string; id: unknown }, expected: Expect): Promise<string> {
+  const before = pair.fast.dispatches().length;
+  const [onFast, onSlow] = [
+    await pair.fast.request(request.text, request.id),
+    await pair.slow.request(request.text, request.id),
+  ];
+  expect(scrubCreated(onFast)).toBe(scrubCreated(onSlow));
+  const ping = line('ping', undefined);
+  await pair.fast.request(ping.text, ping.id);
+  await pair.fast.sawDispatch(`sdk-dispatch ping ${JSON.stringify(ping.id)}`);
+  const between = pair.fast.dispatches().slice(before, -1);
+  if (expected === 'fast') expect(between, `fast path must answer ${request.text}`).toEqual([]);
+  else expect(between, `the SDK must answer ${request.text}`).toHaveLength(1);
+  return scrubCreated(onFast);
+}
+
+describe('stdio: tools/call creating a task, fast = SDK on both eras (issue 31 item 3)', () => {
+  it('2026-07-28: a task tool with the extension declared is created without the SDK; the rest go to it', async () => {
+    const created = await sameCreated(
+      modern,
+      modernLine('tools/call', { name: 'slow_compute', arguments: { seconds: 3600 } }),
+      'fast',
+    );
+    expect(JSON.parse(created)).toMatchObject({ result: { resultType: 'task', taskId: '<task>', content: [] } });
+    await sameCreated(modern, modernLine('tools/call', { name: 'failing_job' }), 'fast');
+    await sameCreated(modern, modernLine('tools/call', { name: 'slow_compute', arguments: { seconds: 'x' } }), 'fast');
+    await sameCreated(modern, modernLine('tools/call', { name: 'greet', arguments: { name: 'x' } }), 'sdk');
+    await sameCreated(
+      modern,
+      modernLine('tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }, { declare: false }),
+      'sdk',
+    );
+    await sameCreated(modern, modernLine('tools/call', { name: 'test_tool_with_task', arguments: {} }), 'sdk');
+    await sameCreated(modern, modernLine('tools/call', { name: 'nope' }), 'sdk');
+  });
+
+  it('2025-11-25: a task-augmented call is created without the SDK; a plain call, a forbidden tool go to it (T-10, T-15)', async () => {
+    const created = await sameCreated(
+      legacy,
+      line('tools/call', { name: 'slow_compute', arguments: { seconds: 3600 }, task: { ttl: 60_000 } }),
+      'fast',
+    );
+    expect(JSON.parse(created)).toMatchObject({ result: { task: { taskId: '<task>', status: 'working' } } });
+    await sameCreated(
+      legacy,
+      line('tools/call', { name: 'slow_compute', arguments: { seconds: 1 }, task: { ttl: -1 } }),
+      'fast',
+    );
+    await sameCreated(legacy, line('tools/call', { name: 'slow_compute', arguments: { seconds: 0 } }), 'sdk');
+    await sameCreated(legacy, line('tools/call', { name: 'greet', arguments: { name: 'x' }, task: {} }), 'sdk');
+  });
+});

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import pg from 'pg';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { TaskEvent } from '../../src/store/events.js';
 import { createPostgresEvents, type PostgresTaskEvents } from '../../src/store/postgres/index.js';
@@ -130,6 +131,52 @@ if (PG_URL === '') {
       ]);
       expect(listeners.rows.length).toBe(1);
       await expect(receiver.ready()).rejects.toThrow(/closed/);
+    });
+
+    it('the events of one turn leave in one NOTIFY statement, and every one arrives', async () => {
+      const ch = channel();
+      const pool = new pg.Pool({ connectionString: PG_URL, max: 3 });
+      const notifies: string[] = [];
+      pool.on('connect', (client) => {
+        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+        (client as unknown as { query: (...args: unknown[]) => unknown }).query = (...args: unknown[]) => {
+          const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { text?: string }).text ?? '');
+          if (text.includes('pg_notify')) notifies.push(text);
+          return query(...args);
+        };
+      });
+      try {
+        const sender = createPostgresEvents({ pool, channel: ch });
+        open.push(sender);
+        const receiver = events(ch);
+        await Promise.all([sender.ready(), receiver.ready()]);
+        const heard: string[] = [];
+        receiver.subscribe((e) => heard.push(e.taskId));
+        for (let i = 0; i < 16; i += 1) sender.publish({ taskId: `t${i}`, kind: 'terminal' });
+        await eventually('16 events on the other node', () => heard.length >= 16);
+        expect(notifies).toHaveLength(1);
+        expect([...heard].sort()).toEqual(Array.from({ length: 16 }, (_, i) => `t${i}`).sort());
+      } finally {
+        await Promise.all(open.splice(0).map((e) => e.close()));
+        await pool.end();
+      }
+    });
+
+    it('a local event (a task created already claimed here) is delivered here and not sent to other nodes', async () => {
+      const ch = channel();
+      const nodeA = events(ch);
+      const nodeB = events(ch);
+      await Promise.all([nodeA.ready(), nodeB.ready()]);
+      const onA: string[] = [];
+      const onB: string[] = [];
+      nodeA.subscribe((e) => onA.push(e.taskId));
+      nodeB.subscribe((e) => onB.push(e.taskId));
+      nodeA.publish({ taskId: 'leased', kind: 'created', local: true });
+      nodeA.publish({ taskId: 'unleased', kind: 'created' });
+      await eventually('the unleased task on the other node', () => onB.includes('unleased'));
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(onA).toEqual(['leased', 'unleased']);
+      expect(onB).toEqual(['unleased']);
     });
   });
 }

@@ -80,11 +80,12 @@ if (PG_URL === '') {
           { component: 'tasks', id: 1 },
           { component: 'tasks', id: 2 },
           { component: 'tasks', id: 3 },
+          { component: 'tasks', id: 4 },
           { component: 'tasks', id: 5 },
         ]);
         await (await openStore(fresh)).close();
         expect((await admin.query(`SELECT count(*)::int AS n FROM "${fresh}".schema_migrations`)).rows).toEqual([
-          { n: 4 },
+          { n: 5 },
         ]);
       } finally {
         await dropSchema(admin, fresh);

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { SEP1391_CAPABILITY } from '../../src/server/wire/sep-1391/index.js';
+import { createMemoryTaskStore } from '../../src/store/memory/index.js';
+import type { TaskStore } from '../../src/store/port.js';
 import { ALICE, LegacySession, eventually, startWireServer, type Json, type WireServer } from './helpers.js';
 
 /** Pushes on the session's GET stream: 2025 status notifications and progress, SEP-1391 progress. */
@@ -70,6 +72,61 @@ describe('session notifications', () => {
       expect(stream.messages.filter((m) => m.method === 'notifications/tasks/status')).toEqual([]);
     } finally {
       stream.stop();
+    }
+  });
+});
+
+describe('session notifications cost nothing without a listener (issue 31)', () => {
+  test('a session without its GET stream: its tasks are created and end with no read made for pushes', async () => {
+    const base = createMemoryTaskStore();
+    let reads = 0;
+    const store: TaskStore = {
+      ...base,
+      readLog: (...args) => {
+        reads += 1;
+        return base.readLog(...args);
+      },
+    };
+    const quiet = await startWireServer({ store });
+    try {
+      const session = await LegacySession.open(quiet.url, ALICE);
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i += 1) {
+        const created = await session.request('tools/call', { name: 'work', arguments: { mode: 'ok' }, task: {} });
+        ids.push(created.result.task.taskId as string);
+      }
+      for (const taskId of ids) {
+        await eventually(
+          () => session.request('tasks/get', { taskId }),
+          (r) => r.result?.status === 'completed',
+        );
+      }
+      // A push reads the task's new log lines first; with no stream to carry it, none is read.
+      expect(reads).toBe(0);
+
+      // A stream opened later carries what changes after it opened.
+      const blocked = await session.request('tools/call', {
+        name: 'work',
+        arguments: { mode: 'block', key: 'late-listener' },
+        task: {},
+      });
+      const taskId = blocked.result.task.taskId as string;
+      const stream = await session.openStream();
+      try {
+        quiet.gates.release('late-listener');
+        await eventually(
+          () =>
+            Promise.resolve(
+              stream.messages.filter((m) => m.method === 'notifications/tasks/status' && m.params.taskId === taskId),
+            ),
+          (found) => found.some((m) => m.params.status === 'completed'),
+        );
+      } finally {
+        stream.stop();
+      }
+    } finally {
+      await quiet.close();
+      await base.close();
     }
   });
 });

@@ -9,6 +9,7 @@ import {
   SERVER_INFO_META_KEY,
   type AuthInfo,
   type Implementation,
+  type Server,
 } from '@modelcontextprotocol/server';
 import { UNAVAILABLE_RETRY_AFTER_MS, UNAVAILABLE_RPC_CODE } from '../wire/retryable.js';
 import { modernRequestRevision } from './modern-request.js';
@@ -33,15 +34,25 @@ export interface FastContext {
     readonly inputResponses?: Record<string, unknown>;
   };
   readonly http?: { readonly authInfo?: AuthInfo };
-  /** Never set on this stateless wire; here so `ownerOf` reads the context as the SDK builds it. */
+  /** The legacy session's id (2025-11-25 HTTP sessions); never set on the stateless modern wire. */
   readonly sessionId?: string;
+  /**
+   * The SDK `Server` of a connection that outlives the request (a 2025-11-25 HTTP session, a stdio
+   * connection): where a created task is followed for notifications (`sessionOf`).
+   */
+  readonly server?: Server;
 }
 
 /**
- * A wire's handler of one method, the same function the wire registers on the SDK `Server`: it
- * resolves with the result or throws the error (a `ProtocolError` with `code`, `message`, `data`).
+ * A wire's handler of one method, the same function the wire registers on the SDK `Server` (or
+ * the same body): it resolves with the result or throws the error (a `ProtocolError` with `code`,
+ * `message`, `data`). With `takes`, the fast path runs it only for the requests `takes` accepts
+ * (synchronously, before anything is written) and hands every other one to the SDK: `tools/call`
+ * takes only the calls that create a task, the SDK runs the rest (inline calls, preflights).
  */
-export type FastMethod = (params: Record<string, unknown>, ctx: FastContext) => Promise<Record<string, unknown>>;
+export type FastMethod = ((params: Record<string, unknown>, ctx: FastContext) => Promise<Record<string, unknown>>) & {
+  readonly takes?: (params: Record<string, unknown>, ctx: FastContext) => boolean;
+};
 
 /**
  * The sessionful leg as the HTTP fast path sees it: the handlers its sessions' servers run, and the
@@ -51,11 +62,12 @@ export interface LegacyFastLeg {
   /** `tasks/get` and `tasks/cancel`: the very handlers the leg's SDK servers have registered. */
   readonly methods: ReadonlyMap<string, FastMethod>;
   /**
-   * True when session `sessionId` would dispatch request `requestId` now: open, opened by the
-   * principal of `authInfo` (as `handle` compares), and no request with that id in flight on it (the
-   * SDK transport would re-map that id's stream). It is then marked seen, as `handle` does.
+   * The session's SDK `Server` when session `sessionId` would dispatch request `requestId` now:
+   * open, opened by the principal of `authInfo` (as `handle` compares), and no request with that id
+   * in flight on it (the SDK transport would re-map that id's stream); it is then marked seen, as
+   * `handle` does. Undefined otherwise.
    */
-  claim(sessionId: string, authInfo: AuthInfo | undefined, requestId: string | number): boolean;
+  claim(sessionId: string, authInfo: AuthInfo | undefined, requestId: string | number): Server | undefined;
 }
 
 /** An answer ready for the socket: the status, the headers and the body of one write. */
@@ -81,8 +93,13 @@ const ENVELOPE_KEYS = [
   LOG_LEVEL_META_KEY,
 ];
 
-/** Methods whose body names a `params.taskId` that the `Mcp-Name` header must mirror (SEP-2663). */
-const NAMED_BY_TASK_ID = new Set(['tasks/get', 'tasks/update', 'tasks/cancel']);
+/** The `params` member the `Mcp-Name` header must mirror, by method (SDK 2.4 `validateStandardRequestHeaders`). */
+const NAMED_BY: Readonly<Record<string, string>> = {
+  'tasks/get': 'taskId',
+  'tasks/update': 'taskId',
+  'tasks/cancel': 'taskId',
+  'tools/call': 'name',
+};
 
 /**
  * The answer to `message` if the fast path may give it, else `undefined` (send it to the SDK).
@@ -113,17 +130,20 @@ export async function fastAnswer(
   // non-string taskId) is left to the SDK, which decides and answers it.
   if (protocolVersionHeader === undefined || mcpMethodHeader === undefined) return undefined;
   const params = message.params as Record<string, unknown>;
-  if (NAMED_BY_TASK_ID.has(message.method)) {
-    if (typeof params.taskId !== 'string' || mcpNameHeader !== params.taskId) return undefined;
+  const named = NAMED_BY[message.method];
+  if (named !== undefined) {
+    if (typeof params[named] !== 'string' || mcpNameHeader !== params[named]) return undefined;
     if (mcpNameHeader.startsWith('=?')) return undefined;
   }
-  // No task method has a static client-capability requirement (REQUIRED_CLIENT_CAPABILITIES_BY_METHOD
-  // is empty) or a scope challenge (McpServer only resolves them for tools, resources, prompts);
-  // the envelope the classifier validated is the one checkInboundEnvelope reads again.
+  // No method served here has a static client-capability requirement
+  // (REQUIRED_CLIENT_CAPABILITIES_BY_METHOD is empty) or a scope challenge (only McpServer's own
+  // tools have one, and a server built with `setup` offers no fast `tools/call`); the envelope the
+  // classifier validated is the one checkInboundEnvelope reads again.
   const id = message.id as string | number;
   const { handlerParams, context } = lift(params, authInfo);
+  if (method.takes?.(handlerParams, context) === false) return undefined;
   try {
-    const result = await method(handlerParams, context);
+    const result = normalize(message.method, await method(handlerParams, context));
     return json(200, { result: encodeResult(result, serverInfo), jsonrpc: '2.0', id });
   } catch (error) {
     const thrown = error as { code?: unknown; message?: unknown; data?: unknown };
@@ -201,14 +221,18 @@ export async function fastSessionAnswer(
     ...(mcpNameHeader === undefined ? {} : { mcpNameHeader }),
   });
   if (route.kind !== 'legacy' || route.reason !== 'no-claim') return undefined;
-  if (!leg.claim(sessionId, authInfo, id as string | number)) return undefined;
+  const server = leg.claim(sessionId, authInfo, id as string | number);
+  if (server === undefined) return undefined;
+  const context: FastContext = {
+    mcpReq: {},
+    sessionId,
+    server,
+    ...(authInfo === undefined ? {} : { http: { authInfo } }),
+  };
+  if (method.takes?.(params ?? {}, context) === false) return undefined;
   let event: Record<string, unknown>;
   try {
-    const result = await method(params ?? {}, {
-      mcpReq: {},
-      sessionId,
-      ...(authInfo === undefined ? {} : { http: { authInfo } }),
-    });
+    const result = await method(params ?? {}, context);
     event = { result, jsonrpc: '2.0', id };
   } catch (error) {
     event = errorAnswer(id as string | number, error);
@@ -245,6 +269,7 @@ export function fastRpcAnswer(
   methods: ReadonlyMap<string, FastMethod>,
   era: 'modern' | 'legacy',
   serverInfo: Implementation,
+  server?: Server,
 ): Promise<Record<string, unknown>> | undefined {
   if (!isRecord(message) || typeof message.method !== 'string') return undefined;
   const method = methods.get(message.method);
@@ -253,16 +278,24 @@ export function fastRpcAnswer(
   if (typeof id !== 'string' && !Number.isSafeInteger(id)) return undefined;
   if (message.jsonrpc !== '2.0' || Object.keys(message).some((key) => !REQUEST_MEMBERS.has(key))) return undefined;
   const rpcId = id as string | number;
+  const withServer = server === undefined ? {} : { server };
   if (era === 'legacy') {
     if (params !== undefined && !isRecord(params)) return undefined;
-    return rpcCall(method, params ?? {}, { mcpReq: {} }, rpcId, (result) => result);
+    const context: FastContext = { mcpReq: {}, ...withServer };
+    if (method.takes?.(params ?? {}, context) === false) return undefined;
+    return rpcCall(method, params ?? {}, context, rpcId, (result) => result);
   }
   if (!isRecord(params)) return undefined;
   // No headers on stdio: the SDK classifier's decision without them (modern-request.ts).
   const revision = modernRequestRevision(message, undefined, undefined);
   if (revision === undefined || !MODERN_REVISIONS.includes(revision)) return undefined;
-  const { handlerParams, context } = lift(params, undefined);
-  return rpcCall(method, handlerParams, context, rpcId, (result) => encodeResult(result, serverInfo));
+  const lifted = lift(params, undefined);
+  const context: FastContext = { ...lifted.context, ...withServer };
+  if (method.takes?.(lifted.handlerParams, context) === false) return undefined;
+  const name = message.method;
+  return rpcCall(method, lifted.handlerParams, context, rpcId, (result) =>
+    encodeResult(normalize(name, result), serverInfo),
+  );
 }
 
 /** Runs one handler; its result or error as the JSON-RPC response `Protocol._onrequest` sends. */
@@ -339,6 +372,27 @@ function acceptedResponses(value: unknown): Record<string, unknown> {
     accepted[key] = entry;
   }
   return accepted;
+}
+
+/** The members of the 2026 `tools/call` result schema, in its order (SDK 2.4 `dispatchResultSchemas`). */
+const TOOL_RESULT_SHAPE = ['_meta', 'content', 'structuredContent', 'isError'];
+
+/**
+ * What the SDK does to a registered `tools/call` handler's result on the modern era before
+ * encoding it (SDK 2.4 `McpServer._wrapHandler`): `normalizeContentlessToolResult` gives a result
+ * without `content` and without the keys of another result family (`task`, `inputRequests`,
+ * `requestState`) a `content: []` (so the flat 2026 `CreateTaskResult` carries one, as
+ * docs/known-gaps.md says), and the result schema's parse puts its own members first, in the
+ * schema's order, the others after them as they came.
+ */
+function normalize(method: string, result: Record<string, unknown>): Record<string, unknown> {
+  if (method !== 'tools/call') return result;
+  const foreign = 'task' in result || 'inputRequests' in result || 'requestState' in result;
+  const filled = result.content !== undefined || foreign ? result : { ...result, content: [] };
+  const ordered: Record<string, unknown> = {};
+  for (const key of TOOL_RESULT_SHAPE) if (filled[key] !== undefined) ordered[key] = filled[key];
+  for (const [key, value] of Object.entries(filled)) if (!(key in ordered)) ordered[key] = value;
+  return ordered;
 }
 
 /**

@@ -1,8 +1,10 @@
 import { taskNotFound, TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
+import { tooManyLive } from '../live-cap.js';
 import type { CreateOutcome, KeyLookup, NewTask } from '../port.js';
 import { appendEvents } from './events.js';
 import { copy, keyOf, type MemoryState } from './state.js';
+import { countLive } from './worker.js';
 
 /** The record a fresh task starts as; the SQLite column defaults say the same. */
 export function initialRecord(input: NewTask): TaskRecord {
@@ -49,6 +51,10 @@ export function create(state: MemoryState, input: NewTask): CreateOutcome {
   }
   if (state.tasks.has(input.id)) {
     throw new TerminusError('invalid_argument', `task id ${input.id} already exists`);
+  }
+  if (input.maxLive !== undefined) {
+    const live = countLive(state, input.owner);
+    if (live >= input.maxLive) throw tooManyLive(input.maxLive, live);
   }
   const first = initialRecord(input);
   if (input.webhooks !== undefined && input.webhooks.length > 0) state.webhooks.set(input.id, copy(input.webhooks));

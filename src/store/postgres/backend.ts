@@ -20,6 +20,8 @@ export interface PostgresBackendOptions {
   readonly applicationName: string;
   /** Schema of the tables; every node of one deployment MUST use the same. Default `terminus`. */
   readonly schema?: string;
+  /** Size of the store's pool (the listener has its own, of 3). Default 10. */
+  readonly maxConnections?: number;
   readonly logger: Logger;
   /**
    * How long the listener may take to start LISTEN before the open fails `unavailable`; 10 s. It
@@ -44,6 +46,7 @@ export async function openPostgresBackend(options: PostgresBackendOptions): Prom
     applicationName,
     logger,
     ...(options.schema === undefined ? {} : { schema: options.schema }),
+    ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
   });
   const events = createPostgresEvents({ connectionString, applicationName: `${applicationName} events`, logger });
   let timer: NodeJS.Timeout | undefined;

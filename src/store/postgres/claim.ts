@@ -1,6 +1,6 @@
 import type { ClaimedTask, ClaimRequest } from '../port.js';
 import type { Db, Sql } from './db.js';
-import { LIVE, toRecord, type TaskRow } from './row.js';
+import { LIVE, ROWS, TASK_COLUMN_COUNT, taskColumnsOf, toRecord, type TaskValues } from './row.js';
 
 /**
  * One statement: per tool of this node (`unnest` + `LATERAL`), the oldest runnable tasks read in
@@ -36,22 +36,30 @@ UPDATE ${t.tasks} AS task
 SET lease_owner = $1, lease_expires_at = $2, epoch = task.epoch + 1
 FROM picked
 WHERE task.id = picked.id
-RETURNING task.*, picked.previous_lease_owner`;
+RETURNING ${taskColumnsOf('task')}, picked.previous_lease_owner`;
 
 /** Claims up to `request.limit` runnable tasks of `request.tools` for `request.workerId` (see `CLAIM`). */
 export async function claimTasks(db: Db, request: ClaimRequest): Promise<ClaimedTask[]> {
   if (request.limit < 1 || request.tools.length === 0) return [];
   const rows = (
-    await db.query<TaskRow & { previous_lease_owner: string | null }>('claim', CLAIM, [
-      request.workerId,
-      request.now + request.leaseMs,
-      request.now,
-      Math.floor(request.limit),
-      [...new Set(request.tools)],
-    ])
+    await db.query<TaskValues>(
+      'claim',
+      CLAIM,
+      [
+        request.workerId,
+        request.now + request.leaseMs,
+        request.now,
+        Math.floor(request.limit),
+        [...new Set(request.tools)],
+      ],
+      ROWS,
+    )
   ).rows;
   // RETURNING order is unspecified; hand tasks out oldest first, as selected.
   // The locked row's lease owner before this UPDATE (READ COMMITTED re-read it after the lock).
-  const claimed = rows.map((row) => ({ ...toRecord(row), previousLeaseOwner: row.previous_lease_owner }));
+  const claimed = rows.map((row) => ({
+    ...toRecord(row),
+    previousLeaseOwner: row[TASK_COLUMN_COUNT] as string | null,
+  }));
   return claimed.sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
 }

@@ -5,7 +5,7 @@ import type { Db, Sql } from './db.js';
 import { getTask } from './read.js';
 import { statusChange } from '../../core/task-events.js';
 import { withEvents } from './event-append.js';
-import { json, LIVE, toRecord, type TaskRow } from './row.js';
+import { json, LIVE, ROWS, TASK_COLUMNS, toRecord, type TaskValues } from './row.js';
 
 /**
  * Conditional on a live status, so a cancel never overwrites a terminal task (S2) and, of a cancel
@@ -17,12 +17,12 @@ UPDATE ${t.tasks}
 SET status = 'cancelled', status_message = 'Cancelled by request', cancel_requested = true,
     input_requests = '{}', terminal_at = $3, updated_at = $3
 WHERE id = $1 AND owner = $2 AND status IN ${LIVE}
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 /** The cancel and its status event, in one transaction. */
 export async function cancelTask(db: Db, owner: string, id: string, now: number): Promise<CancelOutcome> {
   const won = await db.transaction('cancel', async (tx) => {
-    const row = (await tx.query<TaskRow>(CANCEL, [id, owner, now])).rows[0];
+    const row = (await tx.query<TaskValues>(CANCEL, [id, owner, now], ROWS)).rows[0];
     if (row === undefined) return null;
     const task = toRecord(row);
     return withEvents(tx, task, statusChange('working', task), now);
@@ -35,7 +35,7 @@ export async function cancelTask(db: Db, owner: string, id: string, now: number)
 }
 
 const SELECT_FOR_RESPOND: Sql = (t) => `
-SELECT * FROM ${t.tasks}
+SELECT ${TASK_COLUMNS} FROM ${t.tasks}
 WHERE id = $1 AND owner = $2 AND (expires_at IS NULL OR expires_at > $3)
 FOR UPDATE`;
 
@@ -43,7 +43,7 @@ const RESPOND: Sql = (t) => `
 UPDATE ${t.tasks}
 SET input_requests = $2::jsonb, input_responses = $3::jsonb, status = $4, updated_at = $5
 WHERE id = $1
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 /**
  * Only outstanding keys are answered (X-34); back to `working` once none is left. The row is locked
@@ -57,7 +57,7 @@ export function respondTask(
   now: number,
 ): Promise<TaskRecord> {
   return db.transaction('respond', async (tx) => {
-    const row = (await tx.query<TaskRow>(SELECT_FOR_RESPOND, [id, owner, now])).rows[0];
+    const row = (await tx.query<TaskValues>(SELECT_FOR_RESPOND, [id, owner, now], ROWS)).rows[0];
     if (row === undefined) throw taskNotFound();
     const task = toRecord(row);
     const answered = Object.keys(responses).filter((key) => Object.hasOwn(task.inputRequests, key));
@@ -70,8 +70,9 @@ export function respondTask(
     }
     const stillWaiting = Object.keys(inputRequests).length > 0;
     const status = task.status === 'input_required' && !stillWaiting ? 'working' : task.status;
-    const updated = await tx.query<TaskRow>(RESPOND, [id, json(inputRequests), json(inputResponses), status, now]);
-    const stored = toRecord(updated.rows[0] as TaskRow);
+    const params = [id, json(inputRequests), json(inputResponses), status, now];
+    const updated = await tx.query<TaskValues>(RESPOND, params, ROWS);
+    const stored = toRecord(updated.rows[0] as TaskValues);
     const events = [{ kind: 'input_answered', keys: answered } as const, ...statusChange(task.status, stored)];
     return withEvents(tx, stored, events, now);
   });

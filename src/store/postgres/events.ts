@@ -32,14 +32,15 @@ const KINDS: ReadonlySet<TaskEventKind> = new Set([
   'log',
 ]);
 
-const NOTIFY = `SELECT pg_notify($1, $2)`;
+/** Every NOTIFY of one event-loop turn in one statement: one round trip, one commit of the queue. */
+const NOTIFY = `SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload`;
 
 /**
  * `TaskEvents` across nodes with LISTEN/NOTIFY: `publish` delivers to this process's listeners at
- * once and sends `pg_notify(channel, '{"taskId","kind","origin"}')`; a dedicated connection LISTENs
- * and hands other nodes' events to the listeners (its own echoes are dropped by `origin`). The
- * listener reconnects after any error, with backoff from `reconnectMinMs` doubling to
- * `reconnectMaxMs`.
+ * once and sends `pg_notify(channel, '{"taskId","kind","origin"}')`, the events of one event-loop
+ * turn in one statement (a `local` event is not sent); a dedicated connection LISTENs and hands
+ * other nodes' events to the listeners (its own echoes are dropped by `origin`). The listener
+ * reconnects after any error, with backoff from `reconnectMinMs` doubling to `reconnectMaxMs`.
  *
  * Events are wake-ups only. NOTIFY is not durable: an event sent while a listener is disconnected
  * is lost, and nothing replays it. What bounds the delay then is the polling every reader does
@@ -77,6 +78,24 @@ export function createPostgresEvents(source: Pool | string | PostgresEventsOptio
   let backoffMs = minMs;
   let timer: NodeJS.Timeout | null = null;
   let readyWaiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  let outgoing: { readonly taskId: string; readonly payload: string }[] = [];
+
+  const send = (): void => {
+    const batch = outgoing;
+    outgoing = [];
+    if (batch.length === 0 || closed) return;
+    const sent = connection.pool
+      .query(NOTIFY, [channel, batch.map((e) => e.payload)])
+      .catch((error: unknown) => {
+        // Lossy by design: readers poll within the bounds documented above.
+        logger?.warn('postgres events: NOTIFY failed', {
+          taskIds: batch.map((e) => e.taskId).slice(0, 10),
+          error: describe(error),
+        });
+      })
+      .finally(() => inFlight.delete(sent));
+    inFlight.add(sent);
+  };
 
   const deliver = (event: TaskEvent): void => {
     for (const l of [...listeners]) {
@@ -156,16 +175,12 @@ export function createPostgresEvents(source: Pool | string | PostgresEventsOptio
   return {
     publish(event) {
       deliver(event);
-      if (closed) return;
-      const payload = JSON.stringify({ taskId: event.taskId, kind: event.kind, origin });
-      const sent = connection.pool
-        .query(NOTIFY, [channel, payload])
-        .catch((error: unknown) => {
-          // Lossy by design: readers poll within the bounds documented above.
-          logger?.warn('postgres events: NOTIFY failed', { taskId: event.taskId, error: describe(error) });
-        })
-        .finally(() => inFlight.delete(sent));
-      inFlight.add(sent);
+      if (closed || event.local === true) return;
+      if (outgoing.length === 0) setImmediate(send);
+      outgoing.push({
+        taskId: event.taskId,
+        payload: JSON.stringify({ taskId: event.taskId, kind: event.kind, origin }),
+      });
     },
     subscribe(l) {
       listeners.add(l);
@@ -178,6 +193,8 @@ export function createPostgresEvents(source: Pool | string | PostgresEventsOptio
     },
     async close() {
       if (closed) return;
+      // What was published before the close still goes out (awaited below, with the rest in flight).
+      send();
       closed = true;
       if (timer !== null) clearTimeout(timer);
       timer = null;

@@ -5,7 +5,7 @@ import { clampLimit } from '../cursor.js';
 import type { Fence, LogQuery, LogRead } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { appendEvents } from './event-append.js';
-import { json, toRecord, type TaskRow } from './row.js';
+import { json, ROWS, TASK_COLUMN_COUNT, TASK_COLUMNS, toRecord, type TaskValues } from './row.js';
 
 // Counters are bigint columns; cast to float8 so pg hands back numbers (all stay far below 2^53).
 const HEAD_COLUMNS = `log_seq::float8 AS log_seq, log_lines::float8 AS log_lines, log_bytes::float8 AS log_bytes,
@@ -92,7 +92,7 @@ export function appendLog(
 }
 
 const VISIBLE: Sql = (t) => `
-SELECT *, ${HEAD_COLUMNS} FROM ${t.tasks}
+SELECT ${TASK_COLUMNS}, log_seq::float8, log_dropped::float8 FROM ${t.tasks}
 WHERE id = $1 AND owner = $2 AND (expires_at IS NULL OR expires_at > $3)`;
 
 const LINES: Sql = (t) => `
@@ -121,11 +121,13 @@ export async function readLog(
   query: LogQuery,
   now: number,
 ): Promise<LogRead | null> {
-  const row = (await db.query<TaskRow & LogHead>('readLog', VISIBLE, [id, owner, now])).rows[0];
+  const row = (await db.query<TaskValues>('readLog', VISIBLE, [id, owner, now], ROWS)).rows[0];
   if (row === undefined) return null;
-  const params = [id, query.after, row.log_seq, clampLimit(query.limit)];
+  const lastSeq = row[TASK_COLUMN_COUNT] as number;
+  const dropped = row[TASK_COLUMN_COUNT + 1] as number;
+  const params = [id, query.after, lastSeq, clampLimit(query.limit)];
   const rows = (await db.query<LogRow>('readLog', LINES, params)).rows;
-  return { task: toRecord(row), lines: rows.map(toLine), lastSeq: row.log_seq, dropped: row.log_dropped };
+  return { task: toRecord(row), lines: rows.map(toLine), lastSeq, dropped };
 }
 
 function toLine(row: LogRow): LogLine {

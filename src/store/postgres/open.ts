@@ -1,20 +1,23 @@
 import type { Clock, Logger } from '../../core/ports.js';
 import { systemClock } from '../../core/system.js';
+import { createBatcher } from '../../sql/pg-batch.js';
 import { createDb } from '../../sql/pg-db.js';
+import { mapError } from '../../sql/pg-errors.js';
 import { migrate } from '../../sql/pg-migrate.js';
 import { checkServer, poolFor, type ConnectOptions } from '../../sql/pg-pool.js';
-import type { TaskStore } from '../port.js';
+import type { TaskRecord } from '../../core/task.js';
+import type { CreateOutcome, FinishOutcome, NewTask, TaskStore } from '../port.js';
 import { claimTasks } from './claim.js';
 import { cancelTask, respondTask } from './client-writes.js';
-import { createTask, lookupKey } from './create.js';
+import { createAlone, createTasks, lookupKey } from './create.js';
 import { tablesOf } from './db.js';
-import { finish } from './finish.js';
+import { finishTasks, type FinishItem, type FinishQuery } from './finish.js';
 import { readEvents } from './event-read.js';
 import { postgresOutbox } from './outbox.js';
 import { appendLog, readLog } from './log.js';
 import { MIGRATIONS } from './migrations/index.js';
 import { countOwners, renameOwners } from './owners.js';
-import { countByStatus, getTask, listTasks } from './read.js';
+import { countByStatus, getTask, getTasks, listTasks, type GetItem } from './read.js';
 import { checkSchema } from './schema-check.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
@@ -25,7 +28,22 @@ export interface PostgresTaskStoreOptions extends ConnectOptions {
   /** Only stamps `schema_migrations.applied_at`; every task time comes from the caller's `now`. */
   readonly clock?: Clock;
   readonly logger?: Logger;
+  /**
+   * Prepare each statement once per connection (default true). Turn it off behind a pooler that
+   * does not keep prepared statements (PgBouncer in transaction mode before 1.21).
+   */
+  readonly preparedStatements?: boolean;
 }
+
+/**
+ * Creates and terminal writes of one event-loop turn go as one statement (`createBatcher`). Up to
+ * 256 rows a statement; two statements of a kind in flight at once, so a batch committing does not
+ * hold up the next one's round trip (see docs/postgres.md, "What a create and a finish cost").
+ */
+const MAX_BATCH = 256;
+const BATCHES_IN_FLIGHT = 2;
+/** Reads commit nothing: more of them may overlap, each on its own connection. */
+const READS_IN_FLIGHT = 4;
 
 /**
  * Opens a PostgreSQL `TaskStore` shared by any number of server nodes: checks the server (reachable,
@@ -49,7 +67,9 @@ export interface PostgresTaskStoreOptions extends ConnectOptions {
 export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): Promise<TaskStore> {
   const connection = poolFor(options, 'mcp-terminus');
   let closed = false;
-  const db = createDb(connection.pool, tablesOf(options.schema ?? 'terminus'), () => closed);
+  const db = createDb(connection.pool, tablesOf(options.schema ?? 'terminus'), () => closed, {
+    prepared: options.preparedStatements ?? true,
+  });
   try {
     const { version } = await checkServer(connection);
     const applied = await migrate(db, 'tasks', MIGRATIONS, (options.clock ?? systemClock).now());
@@ -59,9 +79,36 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     if (connection.owned) await connection.pool.end().catch(() => undefined);
     throw error;
   }
+  const creates = createBatcher<NewTask, CreateOutcome>({
+    maxBatch: MAX_BATCH,
+    maxInFlight: BATCHES_IN_FLIGHT,
+    batch: (items) => createTasks(db, items),
+    single: (item) => createAlone(db, item),
+    mapError: (error) => mapError(error, 'create'),
+  });
+  const autocommit: FinishQuery = { query: (sql, params, query) => db.query('finish', sql, params, query) };
+  const finishes = createBatcher<FinishItem, FinishOutcome>({
+    maxBatch: MAX_BATCH,
+    maxInFlight: BATCHES_IN_FLIGHT,
+    batch: (items) => finishTasks(autocommit, items),
+    single: async (item) => {
+      const [outcome] = await finishTasks(autocommit, [item]);
+      if (outcome?.ok !== true) throw outcome?.error;
+      return outcome.value;
+    },
+    mapError: (error) => mapError(error, 'finish'),
+  });
+  // Reads batch too: a turn's gets (16 clients polling) are one statement, not 16 round trips.
+  const gets = createBatcher<GetItem, TaskRecord | null>({
+    maxBatch: MAX_BATCH,
+    maxInFlight: READS_IN_FLIGHT,
+    batch: (items) => getTasks(db, items),
+    single: (item) => getTask(db, item.owner, item.id, item.now),
+    mapError: (error) => mapError(error, 'get'),
+  });
   return {
-    create: (input) => createTask(db, input),
-    get: (owner, id, now) => getTask(db, owner, id, now),
+    create: (input) => creates.run(input),
+    get: (owner, id, now) => gets.run({ owner, id, now }),
     lookupKey: (owner, key, now) => lookupKey(db, owner, key, now),
     list: (owner, query, now) => listTasks(db, owner, query, now),
     listAllOwners: (query, now) => listTasks(db, null, query, now),
@@ -73,7 +120,7 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     progress: (fence, value, now) => progress(db, fence, value, now),
     checkpoint: (fence, data, now) => checkpoint(db, fence, data, now),
     requestInput: (fence, key, request, now) => requestInput(db, fence, key, request, now),
-    finish: (fence, outcome, now) => finish(db, fence, outcome, now),
+    finish: (fence, outcome, now) => finishes.run({ fence, outcome, now }),
     appendLog: (fence, lines, bound, now, skipped) => appendLog(db, fence, lines, bound, now, skipped),
     readLog: (owner, id, query, now) => readLog(db, owner, id, query, now),
     readEvents: (owner, id, query, now) => readEvents(db, owner, id, query, now),
@@ -86,6 +133,7 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     webhooks: postgresOutbox(db),
     close: async () => {
       if (closed) return;
+      await Promise.all([creates.drain(), finishes.drain(), gets.drain()]);
       closed = true;
       if (connection.owned) await connection.pool.end();
     },

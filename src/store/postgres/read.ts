@@ -1,17 +1,42 @@
 import type { TaskRecord } from '../../core/task.js';
+import type { BatchOutcome } from '../../sql/pg-batch.js';
 import { clampLimit, decodeCursor, encodeCursor } from '../cursor.js';
 import type { ListQuery, TaskCount, TaskPage } from '../port.js';
 import type { Db, Sql } from './db.js';
-import { toRecord, type TaskRow } from './row.js';
+import { ROWS, TASK_COLUMN_COUNT, TASK_COLUMNS, taskColumnsOf, toRecord, type TaskValues } from './row.js';
 
-// `expires_at > now` is `!isExpired(task, now)`: expired tasks answer as unknown ones (S7, S8).
-const GET: Sql = (t) => `
-SELECT * FROM ${t.tasks}
-WHERE id = $1 AND owner = $2 AND (expires_at IS NULL OR expires_at > $3)`;
+/** One `get` as `getTasks` takes it. */
+export interface GetItem {
+  readonly owner: string;
+  readonly id: string;
+  readonly now: number;
+}
 
+/**
+ * The `get`s of one event-loop turn in one statement (`createBatcher`): each item finds its task
+ * only if the owner matches and it has not expired at the item's own `now` (`expires_at > now` is
+ * `!isExpired(task, now)`), so an expired, foreign or unknown task answers null alike (S7, S8).
+ */
+const GET_BATCH: Sql = (t) => `
+SELECT ${taskColumnsOf('task')}, wanted.ord
+FROM unnest($1::text[], $2::text[], $3::bigint[]) WITH ORDINALITY AS wanted(id, owner, now, ord)
+JOIN ${t.tasks} AS task ON task.id = wanted.id AND task.owner = wanted.owner
+WHERE task.expires_at IS NULL OR task.expires_at > wanted.now`;
+
+export async function getTasks(db: Db, items: readonly GetItem[]): Promise<BatchOutcome<TaskRecord | null>[]> {
+  const params = [items.map((i) => i.id), items.map((i) => i.owner), items.map((i) => i.now)];
+  const rows = (await db.query<TaskValues>('get', GET_BATCH, params, ROWS)).rows;
+  const found = new Map(rows.map((row) => [Number(row[TASK_COLUMN_COUNT]) - 1, row]));
+  return items.map((_item, i) => {
+    const row = found.get(i);
+    return { ok: true, value: row === undefined ? null : toRecord(row) };
+  });
+}
+
+/** One `get` alone (the batch of one). */
 export async function getTask(db: Db, owner: string, id: string, now: number): Promise<TaskRecord | null> {
-  const row = (await db.query<TaskRow>('get', GET, [id, owner, now])).rows[0];
-  return row === undefined ? null : toRecord(row);
+  const [outcome] = await getTasks(db, [{ owner, id, now }]);
+  return outcome?.ok === true ? outcome.value : null;
 }
 
 // Newest first by (created_at, id), the order of the memory store (`id` is COLLATE "C", so it
@@ -21,7 +46,7 @@ export async function getTask(db: Db, owner: string, id: string, now: number): P
 const listSql =
   (ownerTerm: string): Sql =>
   (t) => `
-SELECT * FROM ${t.tasks}
+SELECT ${TASK_COLUMNS} FROM ${t.tasks}
 WHERE ${ownerTerm}
   AND (expires_at IS NULL OR expires_at > $2)
   AND ($3::text[] IS NULL OR status = ANY ($3::text[]))
@@ -37,15 +62,20 @@ export async function listTasks(db: Db, owner: string | null, query: ListQuery, 
   const after = query.cursor === undefined ? null : decodeCursor(query.cursor);
   const limit = clampLimit(query.limit);
   const rows = (
-    await db.query<TaskRow>(owner === null ? 'listAllOwners' : 'list', owner === null ? LIST_ALL_OWNERS : LIST, [
-      owner,
-      now,
-      query.status === undefined ? null : [...query.status],
-      query.wire ?? null,
-      after?.createdAt ?? null,
-      after?.id ?? null,
-      limit + 1,
-    ])
+    await db.query<TaskValues>(
+      owner === null ? 'listAllOwners' : 'list',
+      owner === null ? LIST_ALL_OWNERS : LIST,
+      [
+        owner,
+        now,
+        query.status === undefined ? null : [...query.status],
+        query.wire ?? null,
+        after?.createdAt ?? null,
+        after?.id ?? null,
+        limit + 1,
+      ],
+      ROWS,
+    )
   ).rows;
   const tasks = rows.slice(0, limit).map(toRecord);
   const last = tasks.at(-1);

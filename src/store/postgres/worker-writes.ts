@@ -4,7 +4,7 @@ import type { Fence } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { statusChange } from '../../core/task-events.js';
 import { appendEvents, withEvents } from './event-append.js';
-import { json, LIVE, toRecord, type TaskRow } from './row.js';
+import { json, LIVE, ROWS, TASK_COLUMNS, toRecord, type TaskValues } from './row.js';
 
 // Every statement here is fenced: `WHERE id = $1 AND lease_owner = $2 AND epoch = $3` (S3).
 // Zero rows means the fence no longer holds, or (for the writes that also need a live status) the
@@ -25,11 +25,11 @@ async function whyZero(db: Db, where: string, fence: Fence): Promise<TerminusErr
 const HEARTBEAT: Sql = (t) => `
 UPDATE ${t.tasks} SET lease_expires_at = $4
 WHERE id = $1 AND lease_owner = $2 AND epoch = $3
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
 export async function heartbeat(db: Db, fence: Fence, leaseMs: number, now: number): Promise<TaskRecord> {
   const params = [fence.taskId, fence.workerId, fence.epoch, now + leaseMs];
-  const row = (await db.query<TaskRow>('heartbeat', HEARTBEAT, params)).rows[0];
+  const row = (await db.query<TaskValues>('heartbeat', HEARTBEAT, params, ROWS)).rows[0];
   if (row === undefined) throw leaseLost(fence.taskId, fence.epoch);
   return toRecord(row);
 }
@@ -71,9 +71,10 @@ SET input_requests = input_requests || jsonb_build_object($4::text, $5::jsonb),
     status = 'input_required', updated_at = $6
 WHERE id = $1 AND lease_owner = $2 AND epoch = $3 AND status IN ${LIVE}
   AND NOT (input_requests ? $4::text) AND NOT (input_responses ? $4::text)
-RETURNING *`;
+RETURNING ${TASK_COLUMNS}`;
 
-const FENCED_TASK: Sql = (t) => `SELECT * FROM ${t.tasks} WHERE id = $1 AND lease_owner = $2 AND epoch = $3`;
+const FENCED_TASK: Sql = (t) =>
+  `SELECT ${TASK_COLUMNS} FROM ${t.tasks} WHERE id = $1 AND lease_owner = $2 AND epoch = $3`;
 
 /** The status before the request, locked, so the round's status event says what changed. */
 const LOCK_STATUS: Sql = (t) => `SELECT status FROM ${t.tasks} WHERE id = $1 FOR UPDATE`;
@@ -88,13 +89,13 @@ export async function requestInput(
   const params = [fence.taskId, fence.workerId, fence.epoch, key, json(request), now];
   const asked = await db.transaction('requestInput', async (tx) => {
     const before = (await tx.query<{ status: TaskRecord['status'] }>(LOCK_STATUS, [fence.taskId])).rows[0];
-    const row = (await tx.query<TaskRow>(REQUEST_INPUT, params)).rows[0];
+    const row = (await tx.query<TaskValues>(REQUEST_INPUT, params, ROWS)).rows[0];
     if (before === undefined || row === undefined) return null;
     const task = toRecord(row);
     return withEvents(tx, task, [{ kind: 'input_requested', key, request }, ...statusChange(before.status, task)], now);
   });
   if (asked !== null) return asked;
-  const current = (await db.query<TaskRow>('requestInput', FENCED_TASK, params.slice(0, 3))).rows[0];
+  const current = (await db.query<TaskValues>('requestInput', FENCED_TASK, params.slice(0, 3), ROWS)).rows[0];
   if (current === undefined) throw leaseLost(fence.taskId, fence.epoch);
   const task = toRecord(current);
   if (isTerminal(task.status)) {

@@ -2,10 +2,12 @@ import type { Database } from 'better-sqlite3';
 import { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
 import { isExpired, type TaskRecord } from '../../core/task.js';
+import { tooManyLive } from '../live-cap.js';
 import type { CreateOutcome, NewTask } from '../port.js';
 import { json, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
 import { withEvents } from './event-append.js';
 import { insertKey, selectKey, selectTask } from './keys.js';
+import { countLive } from './sweep.js';
 
 const INSERT_TASK = `
 INSERT INTO tasks (id, owner, tool, args, request_digest, submission_key, wire, status, status_message,
@@ -17,7 +19,7 @@ RETURNING ${TASK_COLUMNS}`;
 
 function insertTask(db: Database, input: NewTask): TaskRecord {
   try {
-    const { lease, webhooks, ...fields } = input;
+    const { lease, webhooks, maxLive: _maxLive, ...fields } = input;
     const row = taskStatement(db, INSERT_TASK).get({
       ...fields,
       args: json(input.args) ?? '{}',
@@ -43,6 +45,11 @@ export function createTask(db: Database, input: NewTask): CreateOutcome {
   if (input.submissionKey !== null) {
     const used = selectKey(db, input.owner, input.submissionKey);
     if (used !== undefined) return { created: false, task: existingForKey(db, used.task_id, input) };
+  }
+  // In the batch's transaction: the creates of one group commit count one another (T-79).
+  if (input.maxLive !== undefined) {
+    const live = countLive(db, input.owner);
+    if (live >= input.maxLive) throw tooManyLive(input.maxLive, live);
   }
   const task = insertTask(db, input);
   if (input.submissionKey !== null) insertKey(db, input.owner, input.submissionKey, input.id, input.now);

@@ -1,6 +1,6 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { TaskRecord, TaskStatus, WireName } from '../../core/task.js';
-import { TASK_EVENT_COLUMNS, TASK_ROW_COLUMNS } from '../columns.js';
+import { TASK_READ_COLUMNS } from '../columns.js';
 
 /** The columns of a `tasks` row, typed as better-sqlite3 reads them (`toRecord` reads them by position). */
 export interface TaskRow {
@@ -52,7 +52,7 @@ export function json(value: unknown): string | null {
  * The columns of a task, in `TaskRow`'s order: task statements select them first (`TASK_COLUMNS`)
  * and read each row as an array (`taskStatement`), which `toRecord` maps by position.
  */
-const COLUMNS = [...TASK_ROW_COLUMNS, ...TASK_EVENT_COLUMNS] as const satisfies readonly (keyof TaskRow)[];
+const COLUMNS = TASK_READ_COLUMNS satisfies readonly (keyof TaskRow)[];
 type Column = (typeof COLUMNS)[number];
 const AT = Object.fromEntries(COLUMNS.map((column, i) => [column, i])) as { readonly [C in Column]: number };
 

@@ -16,6 +16,11 @@ export interface LegacyListedTool extends ListedTool {
 export interface LegacyToolExtension {
   /** Rewrites the list for this caller (filtering or annotating entries). */
   projectTools?(tools: readonly LegacyListedTool[], server: Server, ctx: ServerContext): LegacyListedTool[];
+  /**
+   * True when `callTool` never answers a call carrying the 2025 `task` (it leaves those to the
+   * 2025 wire): then the fast path may create such a task without asking this extension first.
+   */
+  readonly leavesTaskCalls?: boolean;
   /** Answers a `tools/call` it owns, or returns undefined to leave it to the 2025 wire. */
   callTool?(
     request: JSONRPCRequest,

@@ -1,9 +1,10 @@
 import { ProtocolError, type Server } from '@modelcontextprotocol/server';
+import type { FastMethod } from '../../http/fast-path.js';
 import type { WireAdapter, WireDeps } from '../adapter.js';
 import type { LegacyToolExtension } from './extension.js';
 import { installTaskMethods, legacyFastMethods } from './methods.js';
 import { createLegacySessionLeg } from './session.js';
-import { callToolLegacy } from './tool-call.js';
+import { callToolLegacy, legacyFastToolCall } from './tool-call.js';
 import { listLegacyTools } from './tools-list.js';
 
 /**
@@ -32,6 +33,13 @@ export interface Rev20251125Options {
  */
 export function createRev20251125Wire(options: Rev20251125Options = {}): WireAdapter {
   const extensions = options.extensions ?? [];
+  // Task-augmented `tools/call` on the fast path only when no extension could claim such a call.
+  const fastToolCalls = extensions.every((extension) => extension.leavesTaskCalls === true);
+  const fastMethods = (deps: WireDeps): ReadonlyMap<string, FastMethod> =>
+    new Map<string, FastMethod>([
+      ...legacyFastMethods(deps),
+      ...(fastToolCalls ? [['tools/call', legacyFastToolCall(deps)] as const] : []),
+    ]);
   return {
     name: 'mcp-2025-11-25',
     eras: ['legacy'],
@@ -64,14 +72,14 @@ export function createRev20251125Wire(options: Rev20251125Options = {}): WireAda
       };
       installTaskMethods(server, deps);
     },
-    legacyFastMethods,
+    legacyFastMethods: fastMethods,
     legacyHttp: (factory, deps) =>
       createLegacySessionLeg({
         factory,
         engine: deps.engine,
         logger: deps.logger,
         canList: (authInfo) => typeof authInfo?.clientId === 'string' && authInfo.clientId.length > 0,
-        fastMethods: legacyFastMethods(deps),
+        fastMethods: fastMethods(deps),
         ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
         ...(options.maxSessions === undefined ? {} : { maxSessions: options.maxSessions }),
         ...(options.maxSessionsPerCaller === undefined ? {} : { maxSessionsPerCaller: options.maxSessionsPerCaller }),

@@ -24,6 +24,10 @@ interface Followed {
 const LOG_PUSH_LINES = 1000;
 
 /**
+ * `listening` says whether the session has a stream for notifications open now (the GET stream):
+ * without one the transport drops every push, so none is read or built (a session whose client
+ * only polls costs no reads per task); a task that ends meanwhile is let go.
+ *
  * Pushes `notifications/tasks/status` (full `Task`, no related-task `_meta`; T-47, T-49) and
  * `notifications/progress` with the call's original `progressToken` (T-54) for the tasks created on
  * one session, until each is terminal (T-55). Sent without a related request, so they travel on the
@@ -37,20 +41,33 @@ export function createStatusNotifier(
   server: Server,
   engine: TaskEngine,
   logger: Logger,
+  listening: () => boolean = () => true,
 ): SessionHooks & { close(): void } {
   const followed = new Map<string, Followed>();
   const schedule = (taskId: string, entry: Followed, logsOnly = false): void => {
     entry.chain = entry.chain
-      .then(() => (logsOnly ? pushLogs(taskId, entry) : push(taskId, entry)))
+      .then(() => (!listening() ? settle(taskId, entry) : logsOnly ? pushLogs(taskId, entry) : push(taskId, entry)))
       .catch((error: unknown) => {
         logger.debug('task notification not sent', { taskId, error: String(error) });
       });
   };
   const unsubscribe = engine.events.subscribe((event) => {
     const entry = followed.get(event.taskId);
+    if (entry === undefined) return;
+    // Nobody listens: a push would be dropped unsent, so nothing is read; an ended task is let go.
+    if (!listening()) {
+      if (event.kind === 'terminal' || event.kind === 'cancelled') followed.delete(event.taskId);
+      return;
+    }
     // A log line changes no status: read only the new lines.
-    if (entry !== undefined) schedule(event.taskId, entry, event.kind === 'log');
+    schedule(event.taskId, entry, event.kind === 'log');
   });
+
+  /** Without a listener: only whether the task has ended already (then it is not followed on). */
+  async function settle(taskId: string, entry: Followed): Promise<void> {
+    const task = await engine.get(entry.owner, taskId);
+    if (isTerminal(task.status)) followed.delete(taskId);
+  }
 
   async function pushLogs(taskId: string, entry: Followed): Promise<void> {
     for (;;) {

@@ -141,7 +141,11 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
     });
     const server = built instanceof Server ? built : built.server;
     if (options.canList(authInfo)) server.registerCapabilities({ tasks: { list: {} } });
-    const notifier = createStatusNotifier(server, options.engine, options.logger);
+    // Built before the transport (below), which the notifier asks for its GET stream.
+    const made: { transport?: WebStandardStreamableHTTPServerTransport } = {};
+    const notifier = createStatusNotifier(server, options.engine, options.logger, () =>
+      made.transport === undefined ? true : hasStandaloneStream(made.transport),
+    );
     const cancels = new CancelByRequestId(options.engine, options.logger);
     attachSession(server, {
       taskCreated: (task, token, follow) => notifier.taskCreated(task, token, follow),
@@ -170,6 +174,7 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
       inFlight: undefined,
       lastSeen: Date.now(),
     };
+    made.transport = session.transport;
     session.transport.onclose = session.close;
     // A refused initialize (400: a malformed request, a bad Accept) never gets a session id; then
     // nothing of it may outlive the request: the notifier's engine listener would otherwise hold
@@ -247,14 +252,27 @@ export function createLegacySessionLeg(options: LegacySessionLegOptions): Legacy
             methods: options.fastMethods,
             claim(sessionId, authInfo, requestId) {
               const session = sessions.get(sessionId);
-              if (session === undefined || session.principal !== principalOf(authInfo)) return false;
-              if (session.inFlight === undefined || session.inFlight.count(requestId) > 0) return false;
+              if (session === undefined || session.principal !== principalOf(authInfo)) return undefined;
+              if (session.inFlight === undefined || session.inFlight.count(requestId) > 0) return undefined;
               session.lastSeen = Date.now();
-              return true;
+              return session.server;
             },
           },
         }),
   };
+}
+
+/**
+ * Whether the session's client has its GET stream open, where notifications not tied to a request
+ * go: SDK 2.4's transport keeps it in `_streamMapping` under `_GET_stream` and drops such a message
+ * when it is absent. Read defensively: a transport without that map (another SDK version) counts
+ * as listening, so notifications are then built as before, never lost to this check.
+ */
+function hasStandaloneStream(transport: WebStandardStreamableHTTPServerTransport): boolean {
+  const streams = (transport as unknown as { _streamMapping?: unknown })._streamMapping;
+  if (!(streams instanceof Map)) return true;
+  const id = (transport as unknown as { _standaloneSseStreamId?: unknown })._standaloneSseStreamId;
+  return streams.has(typeof id === 'string' ? id : '_GET_stream');
 }
 
 function isInitialize(body: unknown): boolean {

@@ -1,6 +1,7 @@
 import { ProtocolError, type JSONRPCRequest, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import type { FastContext, FastMethod } from '../../http/fast-path.js';
 import { runToolInline } from '../../inline.js';
-import { ownerOf } from '../../owner.js';
+import { ownerOf, type OwnerFacts } from '../../owner.js';
 import {
   answerOf,
   capabilitiesOf,
@@ -11,7 +12,7 @@ import {
 } from '../../preflight.js';
 import type { WireDeps } from '../adapter.js';
 import { REASONS } from './constants.js';
-import { decodeToolCall } from './decode.js';
+import { decodeToolCall, isRecord, type LegacyToolCall } from './decode.js';
 import { encodeCreateTaskResult, relatedTask } from './encode.js';
 import { invalidParams, taskForbiddenError, taskRequiredError, toProtocolError } from './errors.js';
 import { sessionOf } from './session-hooks.js';
@@ -44,19 +45,60 @@ export async function callToolLegacy(
   const args = preflight === undefined ? call.args : await runPreflight(preflight, tool.name, call.args, ctx, server);
   try {
     if (call.task === undefined) return await runToolInline(deps.engine, tool, args, ctx);
-    const { task } = await deps.engine.submit({
-      owner: ownerOf(ctx, deps.transport),
-      tool: tool.name,
-      args,
-      wire: 'mcp-2025-11-25',
-      ...(call.task.ttlMs === undefined ? {} : { ttlMs: call.task.ttlMs }),
-    });
-    // T-42: progress of the task is a message related to it, so it carries the related-task `_meta`.
-    sessionOf(server)?.taskCreated(task, call.progressToken, { progressParams: { _meta: relatedTask(task.id) } });
-    return { ...encodeCreateTaskResult(task) };
+    return await createTask(deps, ctx, server, call, args, call.task);
   } catch (error) {
     throw toProtocolError(error);
   }
+}
+
+/** The task branch of `tools/call`, the same for the SDK and the fast path. */
+async function createTask(
+  deps: WireDeps,
+  ctx: OwnerFacts,
+  server: Server | undefined,
+  call: LegacyToolCall,
+  args: Record<string, unknown>,
+  task: NonNullable<LegacyToolCall['task']>,
+): Promise<Record<string, unknown>> {
+  const { task: created } = await deps.engine.submit({
+    owner: ownerOf(ctx, deps.transport),
+    tool: call.tool,
+    args,
+    wire: 'mcp-2025-11-25',
+    ...(task.ttlMs === undefined ? {} : { ttlMs: task.ttlMs }),
+  });
+  // T-42: progress of the task is a message related to it, so it carries the related-task `_meta`.
+  const followed = server === undefined ? undefined : sessionOf(server);
+  followed?.taskCreated(created, call.progressToken, { progressParams: { _meta: relatedTask(created.id) } });
+  return { ...encodeCreateTaskResult(created) };
+}
+
+/**
+ * `tools/call` for the fast path on a 2025-11-25 connection (an HTTP session, stdio): it takes only
+ * a task-augmented call (`task` an object) of a task tool of the engine that is not `forbidden`
+ * and has no preflight, with `arguments` an object or absent, and runs it through the same
+ * decode -> `createTask` (the session follows the task as on the SDK path); every other call goes
+ * to the SDK. Only offered when every tool extension leaves task-augmented calls to this wire
+ * (`LegacyToolExtension.leavesTaskCalls`), since an extension sees each call first.
+ */
+export function legacyFastToolCall(deps: WireDeps): FastMethod {
+  const run = async (params: Record<string, unknown>, ctx: FastContext): Promise<Record<string, unknown>> => {
+    const call = decodeToolCall(params);
+    if (call.task === undefined) throw new ProtocolError(-32603, 'not a task-augmented call');
+    try {
+      return await createTask(deps, ctx, ctx.server, call, call.args, call.task);
+    } catch (error) {
+      throw toProtocolError(error);
+    }
+  };
+  const takes = (params: Record<string, unknown>): boolean => {
+    if (!isRecord(params.task)) return false;
+    const tool = typeof params.name === 'string' ? deps.engine.tools.get(params.name) : undefined;
+    if (tool === undefined || (tool.taskSupport ?? 'optional') === 'forbidden') return false;
+    if (params.arguments !== undefined && !isRecord(params.arguments)) return false;
+    return !deps.preflights.has(tool.name);
+  };
+  return Object.assign(run, { takes });
 }
 
 /**

@@ -17,6 +17,8 @@ export const sep1391Wire: WireAdapter = {
 
 export const sep1391ToolExtension: LegacyToolExtension = {
   projectTools,
+  // `claims` refuses every call that carries `task`: those stay with the 2025 wire.
+  leavesTaskCalls: true,
   callTool: (request, ctx, server, deps) =>
     claims(request, server, deps) ? callAsync(request, ctx, server, deps) : undefined,
 };

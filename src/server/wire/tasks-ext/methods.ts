@@ -10,7 +10,7 @@ import { checkResponses, decodeLookup, decodeTaskRef, decodeUpdate } from './dec
 import { encodeAck, encodeGetTaskResult, encodeLookupFound, encodeLookupNeverCreated } from './encode.js';
 import { toProtocolError } from './errors.js';
 import { requireTasks } from './gate.js';
-import { callTool } from './tool-call.js';
+import { callTool, fastToolCall } from './tool-call.js';
 
 /**
  * Loose on purpose: the SDK validates params before the handler runs, and a strict schema would
@@ -96,10 +96,14 @@ const TASK_METHODS: Readonly<Record<string, (deps: WireDeps) => Handler>> = {
 
 /**
  * The same handlers for the fast path (`WireAdapter.fastMethods`): one code path decides every
- * answer, whether the SDK or the fast path delivered the request.
+ * answer, whether the SDK or the fast path delivered the request. `tools/call` is there for the
+ * calls that create a task (`fastToolCall`).
  */
 export function taskFastMethods(deps: WireDeps): ReadonlyMap<string, FastMethod> {
-  return new Map(Object.entries(TASK_METHODS).map(([method, make]) => [method, make(deps)]));
+  return new Map([
+    ...Object.entries(TASK_METHODS).map(([method, make]): [string, FastMethod] => [method, make(deps)]),
+    ['tools/call', fastToolCall(deps)],
+  ]);
 }
 
 /** Registers `tools/call` and the task methods of the extension on one SDK `Server`. */

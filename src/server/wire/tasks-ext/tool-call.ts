@@ -1,4 +1,6 @@
 import type { ServerContext } from '@modelcontextprotocol/server';
+import { isRecord } from '../../../core/json.js';
+import type { FastContext, FastMethod } from '../../http/fast-path.js';
 import { runToolInline } from '../../inline.js';
 import { ownerOf } from '../../owner.js';
 import { checkParamHeaders, paramHeadersOf } from '../../param-headers.js';
@@ -6,7 +8,7 @@ import { inputSchemaOf } from '../../tools-list.js';
 import type { WireDeps } from '../adapter.js';
 import { INVALID_PARAMS_REASONS, SUBMISSION_KEY_META, TASKS_EXTENSION, WEBHOOK_META } from './constants.js';
 import { decodeCallWebhook } from '../../../runner/webhooks.js';
-import { decodeToolCall } from './decode.js';
+import { decodeToolCall, type ToolCallInput } from './decode.js';
 import { encodeCreateTaskResult } from './encode.js';
 import { invalidParams, tasksCapabilityRequired, toProtocolError } from './errors.js';
 import { declaresTasks } from './gate.js';
@@ -69,16 +71,53 @@ export async function callTool(params: unknown, ctx: ServerContext, deps: WireDe
 
   try {
     if (!asTask) return await runToolInline(deps.engine, tool, args, ctx);
-    const { created, task } = await deps.engine.submit({
-      owner: ownerOf(ctx, deps.transport),
-      tool: tool.name,
-      args,
-      wire: 'mcp-tasks-ext',
-      ...(call.submissionKey === undefined ? {} : { submissionKey: call.submissionKey }),
-      ...(call.webhook === undefined ? {} : { webhook: decodeCallWebhook(call.webhook) }),
-    });
-    return encodeCreateTaskResult(task, created);
+    return await createTask(deps, ctx, tool.name, args, call);
   } catch (error) {
     throw toProtocolError(error);
   }
+}
+
+/** The task branch of `tools/call`, the same for the SDK and the fast path. */
+async function createTask(
+  deps: WireDeps,
+  ctx: FastContext | ServerContext,
+  tool: string,
+  args: Record<string, unknown>,
+  call: Pick<ToolCallInput, 'submissionKey' | 'webhook'>,
+): Promise<Record<string, unknown>> {
+  const { created, task } = await deps.engine.submit({
+    owner: ownerOf(ctx, deps.transport),
+    tool,
+    args,
+    wire: 'mcp-tasks-ext',
+    ...(call.submissionKey === undefined ? {} : { submissionKey: call.submissionKey }),
+    ...(call.webhook === undefined ? {} : { webhook: decodeCallWebhook(call.webhook) }),
+  });
+  return encodeCreateTaskResult(task, created);
+}
+
+/**
+ * `tools/call` for the fast path (`WireAdapter.fastMethods`): it takes only the calls `callTool`
+ * turns into a task straight away (a task tool of the engine, the extension declared on the
+ * request, no preflight, `arguments` an object or absent) and runs them through the same
+ * decode -> `createTask` -> encode; every other call (inline, a preflight to ask, an unknown tool,
+ * a shape the SDK's schema would refuse) is left to the SDK. Over HTTP the `Mcp-Param-*` headers
+ * were checked before the fast path (`paramHeaderPrecheck`), as before the SDK.
+ */
+export function fastToolCall(deps: WireDeps): FastMethod {
+  const run = async (params: Record<string, unknown>, ctx: FastContext): Promise<Record<string, unknown>> => {
+    const call = decodeToolCall(params);
+    try {
+      return await createTask(deps, ctx, call.tool, call.args, call);
+    } catch (error) {
+      throw toProtocolError(error);
+    }
+  };
+  const takes = (params: Record<string, unknown>, ctx: FastContext): boolean => {
+    const tool = typeof params.name === 'string' ? deps.engine.tools.get(params.name) : undefined;
+    if (tool === undefined || (tool.taskSupport ?? 'optional') === 'forbidden') return false;
+    if (params.arguments !== undefined && !isRecord(params.arguments)) return false;
+    return declaresTasks(ctx) && !deps.preflights.has(tool.name);
+  };
+  return Object.assign(run, { takes });
 }

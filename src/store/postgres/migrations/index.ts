@@ -3,6 +3,7 @@ import type { Migration } from '../../../sql/pg-migrate.js';
 import { sql as init } from './001_init.js';
 import { sql as claimOrder } from './002_claim_order.js';
 import { sql as taskLogs } from './003_task_logs.js';
+import { sql as ownerLive } from './004_owner_live.js';
 import { sql as events } from './005_events_webhooks.js';
 
 /** The task store's migrations (component `tasks`). */
@@ -10,6 +11,6 @@ export const MIGRATIONS: readonly Migration<Tables>[] = [
   { id: 1, name: '001_init', sql: init },
   { id: 2, name: '002_claim_order', sql: claimOrder },
   { id: 3, name: '003_task_logs', sql: taskLogs },
-  // 004 is reserved for another branch's work; ids need not be contiguous.
+  { id: 4, name: '004_owner_live', sql: ownerLive },
   { id: 5, name: '005_events_webhooks', sql: events },
 ];

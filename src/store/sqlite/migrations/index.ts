@@ -14,6 +14,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { id: 1, name: '001_init', sql: init },
   { id: 2, name: '002_claim_order', sql: claimOrder },
   { id: 3, name: '003_task_logs', sql: taskLogs },
-  // 004 is reserved for another branch's work; ids need not be contiguous.
+  // 004 (004_owner_live, an index of live tasks by owner) exists on PostgreSQL only; ids need not be contiguous.
   { id: 5, name: '005_events_webhooks', sql: events },
 ];
