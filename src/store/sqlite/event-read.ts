@@ -1,25 +1,18 @@
 import type { Database } from 'better-sqlite3';
-import type { LogStream } from '../../core/log.js';
-import type { OrderedEvent, OrderedEventKind } from '../../core/task-events.js';
+import type { OrderedEvent } from '../../core/task-events.js';
 import { clampLimit } from '../cursor.js';
+import { toOrderedEvent, type EventRow } from '../event-row.js';
 import type { EventQuery, EventRead } from '../port.js';
 import { getTask } from './read.js';
 import { statement } from './row.js';
 
-interface EventRow {
-  seq: number;
-  at: number;
-  kind: OrderedEventKind;
-  data: string;
-  log_seq: number | null;
-  line_epoch: number | null;
-  line_at: number | null;
-  line_text: string | null;
-  line_fields: string | null;
+/** A row as better-sqlite3 reads it: the JSON columns are text. */
+interface SqliteEventRow extends Omit<EventRow, 'data' | 'line_fields'> {
+  readonly data: string;
+  readonly line_fields: string | null;
 }
 
-// The line of a `log` event is joined from the log, where it is kept once; a line the log's bound
-// dropped leaves its event with no line.
+// The line of a `log` event is joined from the log (see `EventRow`).
 const EVENTS = `
 SELECT e.seq, e.at, e.kind, e.data, e.log_seq,
        l.epoch AS line_epoch, l.at AS line_at, l.text AS line_text, l.fields AS line_fields
@@ -38,26 +31,14 @@ export function readEvents(db: Database, owner: string, id: string, query: Event
     after: query.after,
     last: task.eventSeq,
     limit: clampLimit(query.limit),
-  }) as EventRow[];
-  return { task, events: rows.map(toEvent), lastSeq: task.eventSeq };
+  }) as SqliteEventRow[];
+  return { task, events: rows.map(parsed), lastSeq: task.eventSeq };
 }
 
-function toEvent(row: EventRow): OrderedEvent {
-  const data = JSON.parse(row.data) as Record<string, unknown>;
-  const base = { seq: row.seq, at: row.at };
-  if (row.kind !== 'log') return { ...base, kind: row.kind, ...data } as OrderedEvent;
-  const stream = data.stream as LogStream;
-  const logSeq = row.log_seq as number;
-  const line =
-    row.line_text === null
-      ? null
-      : {
-          seq: logSeq,
-          epoch: row.line_epoch as number,
-          at: row.line_at as number,
-          stream,
-          text: row.line_text,
-          ...(row.line_fields === null ? {} : { fields: JSON.parse(row.line_fields) as Record<string, unknown> }),
-        };
-  return { ...base, kind: 'log', logSeq, stream, line };
+function parsed(row: SqliteEventRow): OrderedEvent {
+  return toOrderedEvent({
+    ...row,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+    line_fields: row.line_fields === null ? null : (JSON.parse(row.line_fields) as Record<string, unknown>),
+  });
 }
