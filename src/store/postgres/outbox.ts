@@ -1,25 +1,8 @@
 import { leaseLost } from '../../core/errors.js';
-import type { Delivery, DeliveryAttempt, DeliveryState } from '../../core/webhook.js';
-import type { DeliveryClaim, DeliveryRecord, NextDelivery, WebhookOutbox } from '../outbox-port.js';
+import type { Delivery, DeliveryAttempt } from '../../core/webhook.js';
+import type { DeliveryClaim, NextDelivery, WebhookOutbox } from '../outbox-port.js';
+import { deliveryRecords, dueFirst, type AttemptRow, type OutboxRow } from '../outbox-row.js';
 import type { Db, Sql } from './db.js';
-
-interface OutboxRow {
-  task_id: string;
-  seq: number;
-  endpoint: number;
-  owner: string;
-  tool: string;
-  url: string;
-  secret: string;
-  status: string;
-  status_message: string | null;
-  event_at: number;
-  state: DeliveryState;
-  attempts: number;
-  next_at: number | null;
-  created_at: number;
-  done_at: number | null;
-}
 
 const COLUMNS = `task_id, seq::float8 AS seq, endpoint, owner, tool, url, secret, status, status_message,
   event_at::float8 AS event_at, state, attempts, next_at::float8 AS next_at, created_at::float8 AS created_at,
@@ -79,44 +62,13 @@ WITH gone AS (
 )
 SELECT count(*)::int AS n FROM gone`;
 
-function toDelivery(row: OutboxRow): Delivery {
-  return {
-    taskId: row.task_id,
-    seq: row.seq,
-    endpoint: row.endpoint,
-    owner: row.owner,
-    tool: row.tool,
-    url: row.url,
-    secret: row.secret,
-    status: row.status,
-    statusMessage: row.status_message,
-    eventAt: row.event_at,
-    state: row.state,
-    attempts: row.attempts,
-    nextAt: row.next_at,
-    createdAt: row.created_at,
-    doneAt: row.done_at,
-  };
-}
-
-interface AttemptRow {
-  seq: number;
-  endpoint: number;
-  attempt: number;
-  at: number;
-  node: string;
-  status_code: number | null;
-  error: string | null;
-  duration_ms: number;
-}
-
 /** The PostgreSQL outbox: each operation one statement, autocommit. */
 export function postgresOutbox(db: Db): WebhookOutbox {
   return {
     async claimDeliveries(claim: DeliveryClaim) {
       const params = [claim.node, claim.now, claim.now + claim.leaseMs, claim.limit];
       const rows = (await db.query<OutboxRow>('claimDeliveries', CLAIM, params)).rows;
-      return rows.map(toDelivery).sort((a, b) => (a.nextAt ?? 0) - (b.nextAt ?? 0));
+      return dueFirst(rows);
     },
     async recordAttempt(claimed: Delivery, node: string, attempt: DeliveryAttempt, next: NextDelivery) {
       const result = await db.query('recordAttempt', RECORD, [
@@ -138,19 +90,7 @@ export function postgresOutbox(db: Db): WebhookOutbox {
     async readDeliveries(owner: string | null, taskId: string) {
       const rows = (await db.query<OutboxRow>('readDeliveries', READ, [taskId, owner])).rows;
       const attempts = (await db.query<AttemptRow>('readDeliveries', ATTEMPTS, [taskId])).rows;
-      return rows.map((row): DeliveryRecord => ({
-        ...toDelivery(row),
-        attemptLog: attempts
-          .filter((a) => a.seq === row.seq && a.endpoint === row.endpoint)
-          .map((a) => ({
-            attempt: a.attempt,
-            at: a.at,
-            node: a.node,
-            statusCode: a.status_code,
-            error: a.error,
-            durationMs: a.duration_ms,
-          })),
-      }));
+      return deliveryRecords(rows, attempts);
     },
     async deliveryStats() {
       const row = (await db.query<{ pending: number; oldest: number | null }>('deliveryStats', STATS, [])).rows[0];

@@ -1,26 +1,9 @@
 import type { Database } from 'better-sqlite3';
 import { leaseLost } from '../../core/errors.js';
-import type { Delivery, DeliveryAttempt, DeliveryState } from '../../core/webhook.js';
-import type { DeliveryClaim, DeliveryRecord, NextDelivery, WebhookOutbox } from '../outbox-port.js';
+import type { Delivery, DeliveryAttempt } from '../../core/webhook.js';
+import type { DeliveryClaim, NextDelivery, WebhookOutbox } from '../outbox-port.js';
+import { deliveryRecords, dueFirst, type AttemptRow, type OutboxRow } from '../outbox-row.js';
 import { statement } from './row.js';
-
-interface OutboxRow {
-  task_id: string;
-  seq: number;
-  endpoint: number;
-  owner: string;
-  tool: string;
-  url: string;
-  secret: string;
-  status: string;
-  status_message: string | null;
-  event_at: number;
-  state: DeliveryState;
-  attempts: number;
-  next_at: number | null;
-  created_at: number;
-  done_at: number | null;
-}
 
 const COLUMNS = `task_id, seq, endpoint, owner, tool, url, secret, status, status_message, event_at, state, attempts,
   next_at, created_at, done_at`;
@@ -61,26 +44,6 @@ RETURNING task_id, seq, endpoint`;
 
 const SWEEP_ATTEMPTS = `DELETE FROM webhook_attempts WHERE task_id = @taskId AND seq = @seq AND endpoint = @endpoint`;
 
-function toDelivery(row: OutboxRow): Delivery {
-  return {
-    taskId: row.task_id,
-    seq: row.seq,
-    endpoint: row.endpoint,
-    owner: row.owner,
-    tool: row.tool,
-    url: row.url,
-    secret: row.secret,
-    status: row.status,
-    statusMessage: row.status_message,
-    eventAt: row.event_at,
-    state: row.state,
-    attempts: row.attempts,
-    nextAt: row.next_at,
-    createdAt: row.created_at,
-    doneAt: row.done_at,
-  };
-}
-
 /** The SQLite outbox: writes through the store's group-commit queue, reads direct. */
 export function sqliteOutbox(
   db: Database,
@@ -90,16 +53,14 @@ export function sqliteOutbox(
   return {
     claimDeliveries: (claim: DeliveryClaim) =>
       enqueue(() =>
-        (
+        dueFirst(
           statement(db, CLAIM).all({
             node: claim.node,
             now: claim.now,
             leaseUntil: claim.now + claim.leaseMs,
             limit: claim.limit,
-          }) as OutboxRow[]
-        )
-          .map(toDelivery)
-          .sort((a, b) => (a.nextAt ?? 0) - (b.nextAt ?? 0)),
+          }) as OutboxRow[],
+        ),
       ),
     recordAttempt: (claimed: Delivery, node: string, attempt: DeliveryAttempt, next: NextDelivery) =>
       enqueue(() => {
@@ -118,23 +79,7 @@ export function sqliteOutbox(
     readDeliveries: (owner: string | null, taskId: string) =>
       read(() => {
         const rows = statement(db, READ).all({ taskId, owner }) as OutboxRow[];
-        const attempts = statement(db, ATTEMPTS).all({ taskId }) as (Record<string, number | string | null> & {
-          seq: number;
-          endpoint: number;
-        })[];
-        return rows.map((row): DeliveryRecord => ({
-          ...toDelivery(row),
-          attemptLog: attempts
-            .filter((a) => a.seq === row.seq && a.endpoint === row.endpoint)
-            .map((a) => ({
-              attempt: a.attempt as number,
-              at: a.at as number,
-              node: a.node as string,
-              statusCode: a.status_code as number | null,
-              error: a.error as string | null,
-              durationMs: a.duration_ms as number,
-            })),
-        }));
+        return deliveryRecords(rows, statement(db, ATTEMPTS).all({ taskId }) as AttemptRow[]);
       }),
     deliveryStats: () =>
       read(() => {
