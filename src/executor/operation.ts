@@ -420,6 +420,7 @@ export const REDACTED_SESSION_ID = '<redacted>';
 /**
  * The record with its session id replaced by `REDACTED_SESSION_ID`: what `ops show`, the ledger UI
  * and any other display print.
+ * @example const shown = redactOperation(op); // op from ledger.load(id): shown.session.id is "<redacted>"
  */
 export function redactOperation(op: ToolOperation): ToolOperation {
   if (op.session === undefined || op.session === null) return op;

@@ -51,7 +51,10 @@ export const PRINCIPAL_KEY = 'mcp-terminus/principal';
 /** Owners of tasks stored before principals named their source, and of hooks that set no `PRINCIPAL_KEY`. */
 export const LEGACY_PRINCIPAL_PREFIX = 'auth:';
 
-/** The principal of a static bearer token's client id. */
+/**
+ * The principal of a static bearer token's client id.
+ * @example tokenPrincipal('alice') // 'token:alice' (never the JWT subject "alice", which is jwt:<issuer>#alice)
+ */
 export function tokenPrincipal(clientId: string): string {
   return `token:${clientId}`;
 }
@@ -60,6 +63,7 @@ export function tokenPrincipal(clientId: string): string {
  * The principal of a JWT subject: `jwt:<issuer>#<sub>`. Subjects are unique per issuer only, so the
  * issuer is part of it; `%` and `#` in the issuer are percent-encoded (an issuer URL has no
  * fragment), so the first `#` always ends it and two (issuer, subject) pairs never meet.
+ * @example jwtPrincipal('https://id.example.com', 'alice') // 'jwt:https://id.example.com#alice'
  */
 export function jwtPrincipal(issuer: string, subject: string): string {
   return `jwt:${issuer.replaceAll('%', '%25').replaceAll('#', '%23')}#${subject}`;
