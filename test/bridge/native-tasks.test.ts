@@ -6,7 +6,7 @@
  * call came by; the bridge's task ids are its own; bad ids get the wire's errors.
  */
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport, type CallToolResult } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   createApplicationInputHandler,
   createTaskSessionFromClient,
