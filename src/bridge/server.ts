@@ -216,7 +216,7 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
       if (request.method !== 'tools/call') throw new ProtocolError(-32601, `Method not found: ${request.method}`);
       const task = await legacyTaskCall(request, frontDeps, (name) => catalog.find(name));
       if (task !== null) return task;
-      return (await callTool(request.params as { name: string; arguments?: Record<string, unknown> }, ctx));
+      return await callTool(request.params as { name: string; arguments?: Record<string, unknown> }, ctx);
     };
   }
 

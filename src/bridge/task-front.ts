@@ -115,8 +115,12 @@ export class TaskFront {
     const view = await this.operations.view(op, receipt);
     const shown = statusOf(op, receipt);
     const pending = questions.pending(op.id);
-    const progress = view.progress === null ? (op.progress ?? null) : view.progress;
-    let statusMessage = view.message;
+    const latest = this.operations.latest(op);
+    const progress = latest?.progress ?? op.progress ?? null;
+    // The upstream's own status message, unless it only repeats its progress message: then the wire
+    // codec words the progress with its counts ("2/5: step").
+    const said = latest?.statusMessage ?? null;
+    let statusMessage = progress !== null && (said === null || said === progress.message) ? null : said;
     if (shown.status === 'failed' && shown.error !== null) statusMessage = shown.error.message;
     if (op.state === 'CANCEL_REQUESTED' && statusMessage === null) statusMessage = 'cancel requested';
     const end = endOf(op.state);

@@ -6,6 +6,7 @@
  * call came by; the bridge's task ids are its own; bad ids get the wire's errors.
  */
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import {
   createApplicationInputHandler,
@@ -128,7 +129,7 @@ describe('bridge front: Tasks extension (2026-07-28) with the ext-tasks client',
   );
 
   it(
-    'X-06 the bridge advertises the extension; a task and a facade call of the same call are one operation',
+    'X-06 the bridge advertises the extension; a task, its retry and a facade call of the same call are one operation, its progress the statusMessage',
     async () => {
       const discovered = await rpc(url, 'server/discover');
       expect(discovered.result.capabilities.extensions).toHaveProperty([EXT]);
@@ -147,14 +148,16 @@ describe('bridge front: Tasks extension (2026-07-28) with the ext-tasks client',
       // A facade host (SDK 2.4, no extension) making the same call attaches too.
       const facade = new Client(clientInfo, { versionNegotiation: { mode: { pin: PROTOCOL } } });
       await facade.connect(new StreamableHTTPClientTransport(new URL(url)));
-      const handle = (await facade.callTool({
+      const handle = await facade.callTool({
         name: 'slow_compute',
         arguments: { seconds: 4, label: 'one-op' },
-      }));
+      });
       expect(operationOf(handle)).toMatchObject({ id: taskId, attached: true });
       await facade.close();
+      const said: string[] = [];
       for (let i = 0; i < 40; i++) {
         const got = await rpc(url, 'tasks/get', { taskId });
+        said.push(got.result.statusMessage as string);
         if (got.result.status === 'completed') {
           expect(got.result.result.content[0].text).toBe('one-op: done after 4 s');
           break;
@@ -162,6 +165,8 @@ describe('bridge front: Tasks extension (2026-07-28) with the ext-tasks client',
         expect(got.result.status).toBe('working');
         await new Promise((r) => setTimeout(r, 500));
       }
+      // The upstream's progress (0 of 4 s, "computing") is the task's statusMessage.
+      expect(said).toContain('0/4: computing');
       expect(upstreamTasks(served.db, 'one-op')).toBe(1);
       expect(ledgerFacts(ledger(), 'one-op')).toEqual({ operations: 1, receipts: 1 });
     },
@@ -186,7 +191,7 @@ describe('bridge front: Tasks extension (2026-07-28) with the ext-tasks client',
     expect((await rpc(url, 'tasks/get', { taskId })).result.taskId).toBe(taskId);
   });
 
-  it('X-35 cancel is a request: acked, the ledger records it, the task ends cancelled', async () => {
+  it('X-37 X-39 C8 cancel is a request: acked, the ledger records CANCEL_REQUESTED, the task ends cancelled', async () => {
     const created = await rpc(url, 'tools/call', {
       name: 'slow_compute',
       arguments: { seconds: 30, label: 'cancel-me' },
@@ -201,6 +206,10 @@ describe('bridge front: Tasks extension (2026-07-28) with the ext-tasks client',
     }
     expect(status).toBe('cancelled');
     expect(ledgerFacts(ledger(), 'cancel-me')).toEqual({ operations: 1, receipts: 1 });
+    const sqlite = new Database(ledger(), { readonly: true });
+    const row = sqlite.prepare('SELECT * FROM operations WHERE id = ?').get(taskId);
+    sqlite.close();
+    expect(JSON.stringify(row)).toContain('CANCEL_REQUESTED');
     expect(upstreamTasks(served.db, 'cancel-me')).toBe(1);
   });
 });
@@ -263,10 +272,10 @@ describe('bridge front: 2025-11-25 tasks with the SDK 1.32 client over stdio', (
         const { tools } = await host.client.listTools();
         expect(tools.some((t) => t.execution !== undefined)).toBe(false);
         expect(tools.map((t) => t.name)).toContain('terminus_wait');
-        const result = (await host.client.callTool({
+        const result = await host.client.callTool({
           name: 'slow_compute',
           arguments: { seconds: 4, label: 'facade-host' },
-        }));
+        });
         expect(textOf(result)).toContain('terminus_wait');
       } finally {
         await host.close();
