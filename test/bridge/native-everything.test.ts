@@ -7,7 +7,7 @@
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EVERYTHING, killAll, MAIN, ROOT, tempDir, tsNode } from '../cli/helpers.js';
 
@@ -83,4 +83,24 @@ describe('bridge native 2025-11-25 front in front of server-everything', () => {
     },
     SLOW,
   );
+
+  it('T-68 bad task requests get the wire errors and store nothing: a malformed task, an unknown tool, an unknown id', async () => {
+    const refused = async (request: Promise<unknown>): Promise<number> => {
+      const error = await request.then(
+        () => null,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(McpError);
+      return (error as McpError).code;
+    };
+    const call = (params: Record<string, unknown>) =>
+      client.request({ method: 'tools/call', params: params as never }, CallToolResultSchema);
+    expect(await refused(call({ name: 'echo', arguments: { message: 'x' }, task: 'soon' }))).toBe(-32602);
+    expect(await refused(call({ name: 'no_such_tool', arguments: {}, task: {} }))).toBe(-32602);
+    expect(await refused(client.experimental.tasks.getTask('op_00000000-0000-4000-8000-000000000000'))).toBe(-32602);
+    expect(await refused(client.experimental.tasks.cancelTask('x'.repeat(300)))).toBe(-32602);
+    // Nothing was stored: the host's task list holds only the two tasks above.
+    const { tasks } = await client.experimental.tasks.listTasks();
+    expect(tasks).toHaveLength(2);
+  });
 });
