@@ -87,16 +87,26 @@ export class TaskFront {
     }
   }
 
-  /** Waits until the task is terminal (or `signal` aborts), then returns it. */
-  async settled(owner: string, taskId: string, signal: AbortSignal): Promise<TaskRecord> {
+  /**
+   * Waits until the task is terminal (or `signal` aborts), then returns it. With `elicit` (a host
+   * that can be asked now) the upstream's questions are put to the host as they come; without it,
+   * an open question ends the wait (the task is returned `input_required`).
+   */
+  async settled(
+    owner: string,
+    taskId: string,
+    signal: AbortSignal,
+    elicit?: (params: Record<string, unknown>) => Promise<unknown>,
+  ): Promise<TaskRecord> {
     for (;;) {
       const op = await this.own(owner, taskId);
       const task = await this.recordOf(op);
-      if (isTerminal(task.status) || task.status === 'input_required') return task;
+      if (isTerminal(task.status) || (task.status === 'input_required' && elicit === undefined)) return task;
       const handle = await this.operations.reach(op);
       if (handle === null || 'content' in handle) return this.get(owner, taskId);
       const { inlineWaitMs } = this.operations.deps;
-      await this.operations.settle(handle, { owner, signal }, inlineWaitMs, true);
+      const caller = { owner, signal, ...(elicit === undefined ? {} : { elicit }) };
+      await this.operations.settle(handle, caller, inlineWaitMs, elicit === undefined);
       if (signal.aborted) throw new TerminusError('unavailable', 'the request was cancelled');
     }
   }

@@ -41,6 +41,7 @@ import {
   toProtocolError as legacyError,
 } from '../server/wire/rev2025-11-25/errors.js';
 import { toProtocolError as extError } from '../server/wire/tasks-ext/errors.js';
+import { RELATED_TASK_META } from '../server/wire/rev2025-11-25/constants.js';
 import type { Catalog, CatalogEntry } from './catalog.js';
 import type { TaskFront } from './task-front.js';
 
@@ -183,17 +184,28 @@ export function installLegacyTaskMethods(server: Server, deps: FrontDeps): void 
     SCHEMAS,
     guarded(async (params, ctx) => {
       const { taskId } = legacyTaskRef(params);
+      // T-39: held until terminal; the upstream's questions go to a host that declared elicitation
+      // as `elicitation/create` on this request's stream, tied to the task (T-43).
+      const canElicit = server.getClientCapabilities()?.elicitation !== undefined;
+      const elicit = canElicit
+        ? (params: Record<string, unknown>) =>
+            ctx.mcpReq.elicitInput({ ...params, _meta: { [RELATED_TASK_META]: { taskId } } } as never)
+        : undefined;
       let task = await deps.front.get(deps.owner, taskId);
       while (!isTerminal(task.status)) {
-        task = await deps.front.settled(deps.owner, taskId, ctx.mcpReq.signal);
-        if (task.status === 'input_required') break;
+        task = await deps.front.settled(deps.owner, taskId, ctx.mcpReq.signal, elicit);
+        if (task.status === 'input_required' && elicit === undefined) break;
       }
       const payload = encodePayload(task);
       if (payload?.kind === 'result') return payload.result;
       if (payload?.kind === 'error')
         throw new ProtocolError(payload.error.code, payload.error.message, payload.error.data);
       if (payload?.kind === 'cancelled') throw taskCancelledError();
-      throw new ProtocolError(-32600, 'The task needs input: answer it with terminus_respond', { status: task.status });
+      throw new ProtocolError(
+        -32600,
+        'The task needs input and this host declared no elicitation: answer it with terminus_respond',
+        { status: task.status },
+      );
     }),
   );
   server.setRequestHandler(

@@ -17,7 +17,12 @@ import {
 } from '@modelcontextprotocol/ext-tasks/client';
 import { Client as Client132 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as Stdio132 } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResultSchema, McpError, TaskStatusNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  ElicitRequestSchema,
+  McpError,
+  TaskStatusNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { killAll, MAIN, ROOT, start, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
 import { EXT, parseReply, PROTOCOL, rpc } from '../server/helpers.js';
@@ -256,6 +261,45 @@ describe('bridge front: 2025-11-25 tasks with the SDK 1.32 client over stdio', (
         const unknown = await client.experimental.tasks.getTask('op_nope').catch((e: unknown) => e);
         expect(unknown).toBeInstanceOf(McpError);
         expect((unknown as McpError).code).toBe(-32602);
+      } finally {
+        await client.close();
+      }
+    },
+    SLOW,
+  );
+
+  it(
+    "T-39 T-43 the upstream's question goes to a host that declared elicitation, on tasks/result",
+    async () => {
+      const client = new Client132(
+        { name: 'sdk-1.32-host', version: '1.0.0' },
+        { capabilities: { tasks: {}, elicitation: {} } },
+      );
+      const asked: string[] = [];
+      client.setRequestHandler(ElicitRequestSchema, (request) => {
+        asked.push(request.params.message);
+        return { action: 'accept', content: { confirm: true } };
+      });
+      await client.connect(
+        new Stdio132({
+          command: process.execPath,
+          args: tsNode(MAIN, 'bridge', '--upstream', `reports=${served.url}`, '--ledger', join(dir.path, 'e.db')),
+          cwd: ROOT,
+          stderr: 'ignore',
+        }),
+      );
+      try {
+        await client.listTools();
+        const messages: { type: string; result?: unknown }[] = [];
+        for await (const message of client.experimental.tasks.callToolStream(
+          { name: 'confirm_delete', arguments: { filename: 'native-ask.txt' } },
+          CallToolResultSchema,
+        )) {
+          messages.push(message);
+        }
+        expect(messages.at(-1)?.type).toBe('result');
+        expect(firstText(messages.at(-1)!.result)).toBe('Deleted native-ask.txt');
+        expect(asked).toEqual(['Delete native-ask.txt?']);
       } finally {
         await client.close();
       }
