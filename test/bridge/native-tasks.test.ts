@@ -60,7 +60,7 @@ afterAll(async () => {
 });
 
 const clientInfo = { name: 'bridge-native-test', version: '1.0.0' };
-const clientCapabilities = { extensions: { [EXT]: {} } };
+const clientCapabilities = { elicitation: {}, extensions: { [EXT]: {} } };
 
 /** POSTs one framed request (the ext-tasks client's v2 path) and reads JSON or SSE back. */
 function rawDispatch(target: string): RawClientDispatch {
@@ -89,7 +89,10 @@ function rawDispatch(target: string): RawClientDispatch {
   };
 }
 
-async function extSession(): Promise<{ session: TaskEnabledSession; client: Client }> {
+async function extSession(
+  answer: Record<string, unknown> = { action: 'decline' },
+  asked: string[] = [],
+): Promise<{ session: TaskEnabledSession; client: Client }> {
   const client = new Client(clientInfo, {
     capabilities: clientCapabilities,
     versionNegotiation: { mode: { pin: PROTOCOL } },
@@ -100,7 +103,10 @@ async function extSession(): Promise<{ session: TaskEnabledSession; client: Clie
     rawDispatch: rawDispatch(url),
     v2RequestFraming: { protocolVersion: PROTOCOL, clientInfo, clientCapabilities },
     onInputRequest: createApplicationInputHandler({
-      elicitation: () => ({ action: 'decline' }),
+      elicitation: (request) => {
+        asked.push(JSON.stringify(request.params.message).slice(1, -1));
+        return answer as never;
+      },
       sampling: () => {
         throw new Error('no sampling here');
       },
@@ -174,6 +180,22 @@ describe('bridge front: Tasks extension (2026-07-28) with the ext-tasks client',
       expect(said).toContain('0/4: computing');
       expect(upstreamTasks(served.db, 'one-op')).toBe(1);
       expect(ledgerFacts(ledger(), 'one-op')).toEqual({ operations: 1, receipts: 1 });
+    },
+    SLOW,
+  );
+
+  it(
+    "X-27 X-31 the upstream's question is the task's inputRequests; the host's tasks/update answers it",
+    async () => {
+      const asked: string[] = [];
+      const { session, client } = await extSession({ action: 'accept', content: { confirm: true } }, asked);
+      const call = await session.callTool('confirm_delete', { filename: 'ext-ask.txt' });
+      expect(call.kind).toBe('task');
+      const outcome = await call.result();
+      expect(outcome.status === 'completed' && firstText(outcome.result)).toBe('Deleted ext-ask.txt');
+      expect(asked).toEqual(['Delete ext-ask.txt?']);
+      await session.close();
+      await client.close();
     },
     SLOW,
   );
