@@ -12,6 +12,7 @@ import { BENCH_HEADERS, withServer } from '../lib/proc.js';
 import { fmt, type Row, type Target } from '../lib/report.js';
 import { lognormal, seededRandom, summarize } from '../lib/stats.js';
 import type { FigureContext, FigureResult } from './context.js';
+import { pollCostRows } from './poll-cost.js';
 
 /** Longest task of the mix: the lognormal tail is cut here so a run stays bounded. */
 const MAX_TASK_MS = 10_000;
@@ -157,5 +158,5 @@ export async function runPolls(ctx: FigureContext): Promise<FigureResult> {
       margin: `${fmt(config.qps + 1 - peakRequests.max)}/s of headroom`,
     },
   ];
-  return { rows, targets };
+  return { rows: [...rows, ...pollCostRows()], targets };
 }

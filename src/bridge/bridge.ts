@@ -24,7 +24,9 @@ import { ModelAnswers } from './model-answers.js';
 import { BridgeOperations } from './operations.js';
 import { serveBridgeHttp, type BridgeHttpHandle, type MetricsSource } from './http.js';
 import { Questions } from './questions.js';
-import { bridgeServer, OPERATION_URI_PREFIX } from './server.js';
+import { bridgeServer, declaresLegacyTasks, OPERATION_URI_PREFIX } from './server.js';
+import { TaskFront, type Front } from './task-front.js';
+import { legacyStatusNotification } from './task-wires.js';
 import { Upstream } from './upstream.js';
 
 /**
@@ -63,6 +65,12 @@ export interface BridgeOptions {
    * its decorated ledger and connector, and `serveHttp` answers `GET /metrics` from its registry.
    */
   readonly metrics?: BridgeMetrics;
+  /**
+   * Which front hosts get (`FRONTS`): `auto` (default) native tasks to a host that declares the
+   * Tasks extension or 2025-11-25 tasks, the tool facade (`terminus_wait`...) to the rest; `tasks`
+   * also lists task support to 2025 hosts that declare nothing; `facade` the tool facade to every host.
+   */
+  readonly front?: Front;
 }
 
 /** What the bridge needs of executor metrics: the two port decorators and a Prometheus registry. */
@@ -171,6 +179,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     maxWaitMs: inlineWaitMs,
   });
 
+  const tasks = new TaskFront(operations);
+  const front = options.front ?? 'auto';
   const live = new Set<Server>();
   const bus = new InMemoryServerEventBus((error) => logger.warn('event bus', { error: error.message }));
   operations.onEnded((op, receipt) => {
@@ -181,6 +191,17 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     for (const server of live) {
       server.sendResourceUpdated({ uri }).catch(() => undefined);
       server.sendLoggingMessage({ level: 'info', logger: 'terminus-bridge', data }).catch(() => undefined);
+    }
+    // A 2025 host that speaks tasks is told its task ended (T-47); live servers are stdio hosts, owner `stdio`.
+    const taskHosts = [...live].filter((server) => front !== 'facade' && declaresLegacyTasks(server));
+    if (taskHosts.length > 0 && operations.book.ownsCallNode('stdio', op.callNodeId)) {
+      void tasks.recordOf(op).then(
+        (task) => {
+          for (const server of taskHosts)
+            server.notification(legacyStatusNotification(task) as never).catch(() => undefined);
+        },
+        () => undefined,
+      );
     }
   });
 
@@ -202,6 +223,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     version: options.version ?? '0.1.0',
     inlineWaitSeconds: Math.round(inlineWaitMs / 1000),
     live,
+    front,
+    tasks,
   };
   const factory: McpServerFactory = (context) => bridgeServer(deps, context);
   const closers: (() => Promise<void>)[] = [];

@@ -394,6 +394,11 @@ export class BridgeOperations {
     return this.snapshots.subscribe(listener);
   }
 
+  /** What the upstream last said about the operation's task (status message, progress), if anything yet. */
+  latest(op: ToolOperation): TaskSnapshot | undefined {
+    return op.taskId === null ? undefined : this.snapshots.latest(op.taskId);
+  }
+
   /** How the model sees an operation: its exposed tool name, progress, open questions, outcome. */
   async view(op: ToolOperation, receipt: Receipt | null): Promise<OperationView> {
     const tool = op.server === undefined ? op.tool.name : this.deps.catalog.exposedName(op.server, op.tool.name);

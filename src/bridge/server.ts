@@ -12,6 +12,17 @@ import { durableNote, MODEL_TOOL_NAMES, modelTools } from './model-tools.js';
 import type { BridgeOperations, Caller } from './operations.js';
 import { toolError, unknownOperation } from './render.js';
 import { passThrough } from './pass-through.js';
+import { declaresTasks } from '../server/wire/tasks-ext/gate.js';
+import { TASKS_EXTENSION } from '../server/wire/tasks-ext/constants.js';
+import type { Front, TaskFront } from './task-front.js';
+import {
+  canRunAsTask,
+  extToolCall,
+  installExtTaskMethods,
+  installLegacyTaskMethods,
+  legacyTaskCall,
+  type FrontDeps,
+} from './task-wires.js';
 
 export const OPERATION_URI_PREFIX = 'terminus://operations/';
 
@@ -38,6 +49,14 @@ export interface ServerDeps {
   readonly inlineWaitSeconds: number;
   /** Instances that can take pushed notifications (2025-era stdio connections). */
   readonly live: Set<Server>;
+  /** Which front hosts get (`auto`: native tasks to a host that declares them). */
+  readonly front: Front;
+  readonly tasks: TaskFront;
+}
+
+/** Whether a 2025-era host declared the `tasks` capability in `initialize`. */
+export function declaresLegacyTasks(server: Server): boolean {
+  return server.getClientCapabilities()?.tasks !== undefined;
 }
 
 /** Owner of the operations a request may see: `stdio`, or the HTTP caller by its Authorization header. */
@@ -60,19 +79,46 @@ function hostFacing(listed: Readonly<Record<string, unknown>>, note: string): Re
   return { ...rest, description: `${description}${note}` };
 }
 
+const LEGACY_TASKS_CAPABILITY = { cancel: {}, list: {}, requests: { tools: { call: {} } } };
+
+/**
+ * A 2025 host that declares no `tasks` capability keeps the facade unchanged: the `initialize`
+ * answer advertises the server's `tasks` capability only to a host that declared its own (or to
+ * every host with `--front tasks`). The SDK fixes capabilities before connecting, so its own
+ * `initialize` answer is taken and trimmed.
+ */
+function offerTasksToDeclaringHosts(server: Server, front: Front): void {
+  const sdk = server as unknown as { _oninitialize(request: unknown): Promise<Record<string, unknown>> };
+  const initialize = sdk._oninitialize.bind(server);
+  server.setRequestHandler('initialize', async (request) => {
+    const answer = await initialize(request);
+    if (front === 'tasks' || request.params.capabilities.tasks !== undefined) return answer as never;
+    const { tasks: _offered, ...capabilities } = answer.capabilities as Record<string, unknown>;
+    return { ...answer, capabilities } as never;
+  });
+}
+
 export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Server {
   const { operations, answers, catalog } = deps;
   const owner = ownerOf(context);
+  const native = deps.front !== 'facade';
   const server = new Server(
     { name: deps.name, version: deps.version },
     {
       // listChanged: an upstream missing from a list (a cold start past the deadline) is announced when it answers.
-      capabilities: { tools: { listChanged: true }, resources: { subscribe: true }, logging: {} },
+      capabilities: {
+        tools: { listChanged: true },
+        resources: { subscribe: true },
+        logging: {},
+        ...(native && context.era === 'modern' ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
+        ...(native && context.era === 'legacy' ? { tasks: LEGACY_TASKS_CAPABILITY } : {}),
+      },
       instructions:
         'Long tool calls may return an operation id instead of a result. Then call terminus_wait with that id; ' +
         'never call the tool again to wait and never invent ids (terminus_operations lists them).',
     },
   );
+  if (native && context.era === 'legacy') offerTasksToDeclaringHosts(server, deps.front);
   if (context.era === 'legacy') {
     deps.live.add(server);
     server.onclose = () => deps.live.delete(server);
@@ -107,22 +153,28 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
     };
   };
 
+  const frontDeps: FrontDeps = { front: deps.tasks, catalog, owner };
   server.setRequestHandler('tools/list', async () => {
     const note = durableNote(deps.inlineWaitSeconds);
     const entries = await catalog.refresh();
     const missing = catalog.missing;
-    const tools = entries.map((e) =>
-      e.tool.durable ? { ...hostFacing(e.tool.listed, note), name: e.exposed } : { ...e.tool.listed, name: e.exposed },
-    );
+    // A 2025 host that declared tasks: every tool the bridge runs through its ledger may be a task (T-03).
+    const taskTools = native && context.era === 'legacy' && (deps.front === 'tasks' || declaresLegacyTasks(server));
+    const tools = entries.map((e) => {
+      const listed = e.tool.durable
+        ? { ...hostFacing(e.tool.listed, note), name: e.exposed }
+        : { ...e.tool.listed, name: e.exposed };
+      return taskTools && canRunAsTask(e) ? { ...listed, execution: { taskSupport: 'optional' } } : listed;
+    });
     return {
       tools: [...tools, ...modelTools(deps.inlineWaitSeconds, missingNote(missing))],
       ...(missing.length === 0 ? {} : { _meta: { [MISSING_UPSTREAMS_META]: missing } }),
     } as never;
   });
 
-  server.setRequestHandler('tools/call', async (request, ctx) => {
-    const { name } = request.params;
-    const args = request.params.arguments ?? {};
+  const callTool = async (params: { name: string; arguments?: Record<string, unknown> }, ctx: ServerContext) => {
+    const { name } = params;
+    const args = params.arguments ?? {};
     // Past this depth the call cannot be digested (nor, much deeper, serialised): invalid params.
     if (tooDeepForDigest(args)) {
       throw new ProtocolError(-32602, `arguments nest deeper than ${MAX_DIGEST_DEPTH} levels`);
@@ -145,10 +197,28 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
       );
     }
     // Only an upstream without any wire (never one `negotiate` connects) is called around the executor.
+    // A host on the Tasks extension that declares it on this request: a task of the bridge's own, at once.
+    if (native && context.era === 'modern' && declaresTasks(ctx)) {
+      const task = await extToolCall(entry, args, frontDeps);
+      if (task !== null) return task as never;
+    }
     if (!entry.tool.viaExecutor)
       return (await passThrough(entry.upstream, entry.tool.name, args, ctx.mcpReq.signal)) as never;
     return (await operations.call(entry, args, caller)) as never;
-  });
+  };
+  server.setRequestHandler('tools/call', (request, ctx) => callTool(request.params, ctx));
+  if (native && context.era === 'modern') installExtTaskMethods(server, frontDeps);
+  if (native && context.era === 'legacy') {
+    installLegacyTaskMethods(server, frontDeps);
+    // The nested `{ task }` answer passes only the SDK's unvalidated fallback path (as on our server).
+    server.removeRequestHandler('tools/call');
+    server.fallbackRequestHandler = async (request, ctx) => {
+      if (request.method !== 'tools/call') throw new ProtocolError(-32601, `Method not found: ${request.method}`);
+      const task = await legacyTaskCall(request, frontDeps, (name) => catalog.find(name));
+      if (task !== null) return task;
+      return await callTool(request.params as { name: string; arguments?: Record<string, unknown> }, ctx);
+    };
+  }
 
   server.setRequestHandler('resources/templates/list', () => ({
     resourceTemplates: [

@@ -5,9 +5,9 @@
  */
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../core/ports.js';
-import { createBridge, DEFAULT_INLINE_WAIT_MS, DEFAULT_LIST_DEADLINE_MS } from '../bridge/index.js';
+import { createBridge, DEFAULT_INLINE_WAIT_MS, DEFAULT_LIST_DEADLINE_MS, FRONTS, type Front } from '../bridge/index.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
 import { targetOf } from './call-connect.js';
 import { handOverStdout } from './broken-pipe.js';
@@ -18,6 +18,7 @@ interface BridgeFlags {
   readonly upstream: string[];
   readonly ledger: string;
   readonly inlineWait: number;
+  readonly front: Front;
   readonly listDeadline: number;
   readonly port?: number;
   readonly metricsPort?: number;
@@ -49,6 +50,14 @@ export function registerBridge(program: Command): void {
       'how long a call waits before returning a handle; keep it below the host timeout',
       parseSeconds,
       DEFAULT_INLINE_WAIT_MS / 1000,
+    )
+    .addOption(
+      new Option(
+        '--front <front>',
+        'auto: native tasks to hosts that declare them, tools (terminus_wait...) to the rest; tasks: also offer tasks to 2025 hosts that declare nothing; facade: tools to every host',
+      )
+        .choices(FRONTS)
+        .default('auto'),
     )
     .option(
       '--list-deadline <seconds>',
@@ -137,6 +146,7 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
       ledger,
       name: flags.name,
       inlineWaitMs: Math.round(flags.inlineWait * 1000),
+      front: flags.front,
       listDeadlineMs: Math.round(flags.listDeadline * 1000),
       logger,
       metrics: executorMetrics(),

@@ -1,9 +1,12 @@
 import { taskNotFound } from '../core/errors.js';
+import type { TaskRecord } from '../core/task.js';
 import type { TaskEngine } from './engine-port.js';
 import { runInline } from './inline.js';
 import { readTaskEvents } from './read-events.js';
 import { readTaskLog } from './read-log.js';
 import { resolveOptions, type EngineOptions } from './options.js';
+import { combineObservers } from './observer.js';
+import { DurationEstimates, suggestPollInterval } from './poll-interval.js';
 import { Runner } from './runner.js';
 import { submitTask } from './submit.js';
 import { runSweeper } from './sweeper.js';
@@ -26,15 +29,34 @@ export type { EngineOptions } from './options.js';
  * await engine.stop();
  */
 export function createEngine(options: EngineOptions): TaskEngine {
-  const settings = resolveOptions(options);
+  const resolved = resolveOptions(options);
+  // Every run end of this node feeds its tool's duration estimate, which the poll interval adapts to.
+  const estimates = new DurationEstimates();
+  const settings = {
+    ...resolved,
+    observer: combineObservers(resolved.observer, {
+      observe: (e) => e.kind === 'run_ended' && estimates.observe(e.tool, e.runMs, e.outcome),
+    }),
+  };
   const { store, clock, events, observer } = settings;
   const runner = new Runner(settings);
   let sweeper: { readonly stop: AbortController; readonly done: Promise<void> } | null = null;
 
+  /** The task as the wires show it: its poll interval adapted to its tool and age (`poll-interval.ts`). */
+  const paced = <T extends TaskRecord>(task: T): T => {
+    const pollIntervalMs = suggestPollInterval(
+      task,
+      clock.now(),
+      estimates.estimate(task.tool),
+      settings.maxPollIntervalMs,
+    );
+    return pollIntervalMs === task.pollIntervalMs ? task : { ...task, pollIntervalMs };
+  };
+
   const get = async (owner: string, id: string) => {
     const task = await store.get(owner, id, clock.now());
     if (task === null) throw taskNotFound();
-    return task;
+    return paced(task);
   };
 
   return {
@@ -63,7 +85,7 @@ export function createEngine(options: EngineOptions): TaskEngine {
         observer.observe({ kind: 'created', at, taskId, tool, wire, owner, args });
         if (!leased) runner.wake();
       }
-      return outcome;
+      return { ...outcome, task: paced(outcome.task) };
     },
 
     runInline: (command) => runInline(settings, command),
@@ -102,7 +124,10 @@ export function createEngine(options: EngineOptions): TaskEngine {
       return task;
     },
 
-    list: (owner, query) => store.list(owner, query, clock.now()),
+    list: async (owner, query) => {
+      const page = await store.list(owner, query, clock.now());
+      return { ...page, tasks: page.tasks.map(paced) };
+    },
     listAllOwners: (query) => store.listAllOwners(query, clock.now()),
 
     lookupKey: (owner, submissionKey) => store.lookupKey(owner, submissionKey, clock.now()),

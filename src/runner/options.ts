@@ -5,6 +5,7 @@ import type { TaskEvents } from '../store/events.js';
 import { createLocalEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
 import { combineObservers, silentObserver, type TaskObserver } from './observer.js';
+import { DEFAULT_MAX_POLL_INTERVAL_MS } from './poll-interval.js';
 import { DEFAULT_LOG_LIMITS } from '../core/log.js';
 import type { LogLimits } from './task-log.js';
 import { inThreadHandlers, type HandlerHost } from './handlers.js';
@@ -48,6 +49,12 @@ export interface EngineOptions {
   readonly maxTtlMs?: number;
   /** Poll interval suggested to clients when the tool names none. 1000 ms. */
   readonly defaultPollIntervalMs?: number;
+  /**
+   * Cap of the adaptive poll interval (`poll-interval.ts`): a working task suggests a quarter of the
+   * time its tool's runs are still expected to take, between its tool's `pollIntervalMs` (or the
+   * default; the floor) and this. 30 000 ms. Equal to or below the floor: the floor, fixed.
+   */
+  readonly maxPollIntervalMs?: number;
   /**
    * Runs (claims) a task may have; a task claimed again after this many runs ended without an
    * outcome (each crashed or could not record it) fails with the reason instead of running again.
@@ -119,6 +126,7 @@ export interface EngineSettings {
   readonly defaultTtlMs: number;
   readonly maxTtlMs: number | undefined;
   readonly defaultPollIntervalMs: number;
+  readonly maxPollIntervalMs: number;
   readonly maxAttempts: number;
   readonly maxArgumentBytes: number;
   readonly maxLiveTasksPerOwner: number;
@@ -162,6 +170,7 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
     maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
     defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
+    maxPollIntervalMs: positive('maxPollIntervalMs', options.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS),
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 50),
     maxArgumentBytes: positive('maxArgumentBytes', options.maxArgumentBytes ?? 1024 * 1024),
     maxLiveTasksPerOwner: nonNegative('maxLiveTasksPerOwner', options.maxLiveTasksPerOwner ?? 10_000),
