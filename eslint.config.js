@@ -12,6 +12,7 @@ export default tseslint.config(
           allowDefaultProject: [
             'eslint.config.js',
             'scripts/build-if-stale.mjs',
+            'scripts/prune-orphans.mjs',
             'scripts/conformance-report.mjs',
             '.dependency-cruiser.mjs',
           ],

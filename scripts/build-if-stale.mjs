@@ -6,6 +6,7 @@ import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import process from 'node:process';
 import { fileURLToPath } from 'node:url';
+import { pruneOrphans } from './prune-orphans.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const stamp = join(root, 'dist', '.build-stamp');
@@ -30,5 +31,6 @@ if (force || inputs.some((p) => existsSync(p) && newest(p) > built)) {
       stdio: 'inherit',
     },
   );
+  pruneOrphans(join(root, 'dist'), join(root, 'src'));
   writeFileSync(stamp, `${new Date(started).toISOString()}\n`);
 }
