@@ -53,7 +53,11 @@ export function checkReaders(facts: ServerFacts, readers: EventReaders): Violati
       continue;
     }
     if (!state.done) {
-      if (state.ended === null) v.push({ invariant: 'events', detail: `${op}: the reader never finished` });
+      // A reader still waiting for its operation's task id (one left UNKNOWN for an operator) has
+      // nothing to read; one that read some events and stopped short of `done` is stuck.
+      if (state.ended === null && state.seqs.length > 0) {
+        v.push({ invariant: 'events', detail: `${op}: the reader stopped at ${state.seqs.at(-1)}, never done` });
+      }
       continue;
     }
     const task = facts.tasksByCallNode.get(op)?.at(-1);

@@ -7,6 +7,7 @@
  * no event twice, none skipped.
  */
 import { ExecutorError } from '../../executor/executor-types.js';
+import { isSettled } from '../../executor/transitions.js';
 import type { ClockScope } from '../clock.js';
 import { fireRule, type FaultClass, type RuleSink } from '../faults.js';
 import type { SimClient } from '../client/sim-client.js';
@@ -112,7 +113,12 @@ export class EventReaders {
     let cut = false;
     let follower;
     try {
-      follower = await client.events(op, { ...(from === undefined ? {} : { cursor: from }), intervalMs: 1_000 });
+      follower = await client.events(op, {
+        ...(from === undefined ? {} : { cursor: from }),
+        intervalMs: 1_000,
+        onRetry: (failure, inMs) =>
+          trace.add('reader', `${op}: ${failure.kind} (${failure.message}), again in ${inMs}ms`),
+      });
       if (follower === null) {
         if (!stale()) this.#again(op, state, 500);
         return;
@@ -135,7 +141,12 @@ export class EventReaders {
         state.ended = 'the server keeps no events';
         return;
       }
-      if (error instanceof ExecutorError && error.code === 'no_task' && ++state.noTask >= MAX_NO_TASK) {
+      // Settled without a task (a synchronous answer, never created): nothing to read, ever.
+      const settledWithout = error instanceof ExecutorError && error.state !== undefined && isSettled(error.state);
+      if (
+        settledWithout ||
+        (error instanceof ExecutorError && error.code === 'no_task' && ++state.noTask >= MAX_NO_TASK)
+      ) {
         state.ended = 'no task';
         return;
       }

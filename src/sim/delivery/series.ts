@@ -29,8 +29,14 @@ export interface DeliveryHooks {
   readonly resumeFrom?: (cursor: string | undefined) => string | undefined;
 }
 
-/** How long the drain may run: the whole retry schedule (jitter included) and ten minutes more. */
+/** How long the drain may run for the outbox: the whole retry schedule (jitter included) and ten minutes more. */
 const DRAIN_MS = SIM_RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0) * 1.2 + 600_000;
+/**
+ * How long it runs for the readers: a cut reader resumes within 5 s and a failed read is retried
+ * within 30 s. A reader of an operation left without a task id (UNKNOWN, for an operator) waits
+ * for one for good, so this bounds the wait rather than ending it.
+ */
+const READERS_DRAIN_MS = 300_000;
 
 export interface SeriesDeliveriesOptions {
   readonly seed: number;
@@ -116,9 +122,10 @@ export class SeriesDeliveries {
   async drain(clock: VirtualClock, quiet: Quiet, outbox: WebhookOutbox | undefined): Promise<void> {
     if (this.receiver === null && this.readers === null) return;
     const until = clock.now() + DRAIN_MS;
+    const readersUntil = clock.now() + READERS_DRAIN_MS;
     for (;;) {
       const pending = this.receiver === null || outbox === undefined ? 0 : (await outbox.deliveryStats()).pending;
-      if (pending === 0 && (this.readers?.settled ?? true)) return;
+      if (pending === 0 && (this.readers === null || this.readers.settled || clock.now() >= readersUntil)) return;
       const at = clock.peek();
       if (at === null || at > until) return;
       clock.fireNext();
