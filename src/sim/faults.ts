@@ -93,6 +93,13 @@ export type DeliveryFaultClass = (typeof DELIVERY_FAULT_CLASSES)[number];
  */
 export type FaultClass = (typeof FAULT_CLASSES)[number] | PushFaultClass | DeliveryFaultClass;
 
+/** Every class, in the order `--faults` lists them. */
+export const ALL_FAULT_CLASSES: readonly FaultClass[] = [
+  ...FAULT_CLASSES,
+  ...PUSH_FAULT_CLASSES,
+  ...DELIVERY_FAULT_CLASSES,
+];
+
 export function isFaultClass(value: string): value is FaultClass {
   return [FAULT_CLASSES, PUSH_FAULT_CLASSES, DELIVERY_FAULT_CLASSES].some((list) =>
     (list as readonly string[]).includes(value),
