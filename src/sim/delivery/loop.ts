@@ -39,6 +39,8 @@ export interface NodeDeliveryOptions {
   /** The host's in-flight counter: outbox writes go through the SQLite group commit (`settle`). */
   readonly counter: Counted;
   readonly receiver: SimReceiver;
+  /** The server keys stored secrets were sealed with (`--webhook-key`). */
+  readonly keys?: readonly string[];
   /** Test-only: a broken outbox (`delivery/variants.ts`). */
   readonly hook?: (outbox: WebhookOutbox) => WebhookOutbox;
 }
@@ -81,6 +83,7 @@ export function startNodeDelivery(o: NodeDeliveryOptions): NodeDelivery {
     ...SIM_DELIVERY,
     retentionMs: null,
     post: o.receiver.post,
+    ...(o.keys === undefined ? {} : { keys: o.keys }),
   });
   return {
     wake: () => loop.wake(),

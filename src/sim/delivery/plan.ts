@@ -22,9 +22,11 @@ export interface DeliveryPlan {
   /** `webhook_lost`, `webhook_duplicated`, `webhook_delayed`, `event_stream_cut` rules. */
   readonly rules: MessageRule[];
   readonly outages: Outage[];
+  /** Secrets are sealed with a server key (`--webhook-key`) before they are stored, and opened by the loop. */
+  readonly sealed: boolean;
 }
 
-export const NO_DELIVERIES: DeliveryPlan = { webhooks: null, readers: false, rules: [], outages: [] };
+export const NO_DELIVERIES: DeliveryPlan = { webhooks: null, readers: false, rules: [], outages: [], sealed: false };
 
 const rule = (fault: FaultClass, remaining: number, p: number, arg = 0): MessageRule => ({
   fault,
@@ -72,5 +74,6 @@ export function deliveryPlan(seed: number, allowed: readonly FaultClass[]): Deli
     }
   }
   const hooked = rules.some((x) => x.fault !== 'event_stream_cut') || outages.length > 0;
-  return { webhooks: hooked ? (r.chance(0.5) ? 'terminal' : 'all') : null, readers, rules, outages };
+  const webhooks = hooked ? (r.chance(0.5) ? 'terminal' : 'all') : null;
+  return { webhooks, readers, rules, outages, sealed: webhooks !== null && r.chance(0.5) };
 }

@@ -29,6 +29,9 @@ export interface DeliveryHooks {
   readonly resumeFrom?: (cursor: string | undefined) => string | undefined;
 }
 
+/** The server key of the series that seal webhook secrets (at least 32 characters). */
+const SIM_WEBHOOK_KEY = 'simulated-webhook-key-0123456789abcdef';
+
 /** How long the drain may run for the outbox: the whole retry schedule (jitter included) and ten minutes more. */
 const DRAIN_MS = SIM_RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0) * 1.2 + 600_000;
 /**
@@ -87,7 +90,9 @@ export class SeriesDeliveries {
   describe(): string[] {
     const { plan } = this.#o;
     const lines: string[] = [];
-    if (plan.webhooks !== null) lines.push(`webhooks ${plan.webhooks} to ${RECEIVER_URL}`);
+    if (plan.webhooks !== null) {
+      lines.push(`webhooks ${plan.webhooks} to ${RECEIVER_URL}${plan.sealed ? ', secrets sealed' : ''}`);
+    }
     if (plan.readers) lines.push('event readers on every operation');
     for (const o of plan.outages) lines.push(`t=${o.at}ms receiver_down for ${o.for}ms`);
     return lines;
@@ -99,12 +104,24 @@ export class SeriesDeliveries {
     if (receiver === null) return {};
     const random = sfc32(this.#o.seed, 'delivery');
     const hook = this.#o.hooks?.outbox;
+    // Half the webhook series seal the secrets with a server key (`--webhook-key`) the loop opens them with.
+    const keys = this.#o.plan.sealed ? { keys: [SIM_WEBHOOK_KEY] } : {};
     return {
       webhooks: {
         endpoints: [{ url: RECEIVER_URL, secret: RECEIVER_SECRET, events: this.#o.plan.webhooks ?? 'terminal' }],
+        ...keys,
       },
       delivery: (node, scope, outbox, counter) =>
-        startNodeDelivery({ outbox, node, scope, random, counter, receiver, ...(hook === undefined ? {} : { hook }) }),
+        startNodeDelivery({
+          outbox,
+          node,
+          scope,
+          random,
+          counter,
+          receiver,
+          ...keys,
+          ...(hook === undefined ? {} : { hook }),
+        }),
     };
   }
 
