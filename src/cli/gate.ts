@@ -11,7 +11,7 @@ import {
   type GateRun,
   type WireProgress,
 } from '../sim/checkpoint.js';
-import { FAULT_CLASSES, isFaultClass, type FaultClass } from '../sim/faults.js';
+import { ALL_FAULT_CLASSES, isFaultClass, type FaultClass } from '../sim/faults.js';
 import { formatGate, formatWireTable, gateReportOf, wireRow, type GateReport } from '../sim/gate.js';
 import { runPool } from '../sim/pool.js';
 import { seedCount, type SeedRange } from '../sim/seeds.js';
@@ -51,7 +51,7 @@ export function registerGate(program: Command): void {
     .option('--seed <s>', 'first seed', nonNegativeInt, 1)
     .option(
       '--faults <list>',
-      `comma-separated fault classes swarm series draw from (${FAULT_CLASSES.join(', ')})`,
+      `comma-separated fault classes swarm series draw from (${ALL_FAULT_CLASSES.join(', ')})`,
       faultList,
     )
     .option('--workers <k>', 'worker threads, one per core unless told', positiveInt, availableParallelism())
@@ -418,6 +418,6 @@ function faultList(value: string): FaultClass[] {
     .filter((s) => s !== '');
   const bad = names.filter((n) => !isFaultClass(n));
   if (bad.length > 0) throw new InvalidArgumentError(`unknown fault classes: ${bad.join(', ')}`);
-  if (names.length === 0) throw new InvalidArgumentError(`give at least one of ${FAULT_CLASSES.join(', ')}`);
+  if (names.length === 0) throw new InvalidArgumentError(`give at least one of ${ALL_FAULT_CLASSES.join(', ')}`);
   return names as FaultClass[];
 }

@@ -68,12 +68,41 @@ export const PUSH_FAULT_CLASSES = [
 ] as const;
 export type PushFaultClass = (typeof PUSH_FAULT_CLASSES)[number];
 
-/** `FAULT_CLASSES` (drawn by `plan.ts`) and the push faults of listen streams (`PUSH_FAULT_CLASSES`). */
-export type FaultClass = (typeof FAULT_CLASSES)[number] | PushFaultClass;
+/**
+ * What can happen to webhook deliveries and to a reader of a task's ordered events (drawn by
+ * `delivery/plan.ts` from their own random stream, fired by `delivery/receiver.ts` and
+ * `delivery/follow.ts`).
+ */
+export const DELIVERY_FAULT_CLASSES = [
+  /** A POST never reaches the receiver: the sender's attempt times out and is retried. */
+  'webhook_lost',
+  /** The receiver gets a delivery twice: its 2xx answer was lost (the sender retries) or the POST was doubled. */
+  'webhook_duplicated',
+  /** A POST reaches the receiver seconds late, after later deliveries (and past the attempt timeout). */
+  'webhook_delayed',
+  /** The receiver is down (connection refused) for 20 s to 3 min of virtual time. */
+  'receiver_down',
+  /** An event reader's stream breaks after an event; the reader resumes from the cursor it holds. */
+  'event_stream_cut',
+] as const;
+export type DeliveryFaultClass = (typeof DELIVERY_FAULT_CLASSES)[number];
+
+/**
+ * `FAULT_CLASSES` (drawn by `plan.ts`), the push faults of listen streams (`PUSH_FAULT_CLASSES`)
+ * and the webhook and event-reader faults (`DELIVERY_FAULT_CLASSES`).
+ */
+export type FaultClass = (typeof FAULT_CLASSES)[number] | PushFaultClass | DeliveryFaultClass;
+
+/** Every class, in the order `--faults` lists them. */
+export const ALL_FAULT_CLASSES: readonly FaultClass[] = [
+  ...FAULT_CLASSES,
+  ...PUSH_FAULT_CLASSES,
+  ...DELIVERY_FAULT_CLASSES,
+];
 
 export function isFaultClass(value: string): value is FaultClass {
-  return (
-    (FAULT_CLASSES as readonly string[]).includes(value) || (PUSH_FAULT_CLASSES as readonly string[]).includes(value)
+  return [FAULT_CLASSES, PUSH_FAULT_CLASSES, DELIVERY_FAULT_CLASSES].some((list) =>
+    (list as readonly string[]).includes(value),
   );
 }
 

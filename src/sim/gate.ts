@@ -11,7 +11,7 @@
  * out), the part a slower executor would lengthen.
  */
 import { INVARIANTS, QPS_CAP } from './checks/invariants.js';
-import { FAULT_CLASSES, PUSH_FAULT_CLASSES } from './faults.js';
+import { DELIVERY_FAULT_CLASSES, FAULT_CLASSES, PUSH_FAULT_CLASSES } from './faults.js';
 import { LOCAL_STATES } from '../executor/operation.js';
 import type { SeriesSummary } from './summary.js';
 import { simWire, type SimWireName } from './wires/index.js';
@@ -167,6 +167,17 @@ export function gateReportOf(tally: GateTally, wallMs: number, wireName: SimWire
         ),
       );
     }
+    // Webhook deliveries and event readers (issue 32): each class that applies to the wire, by name.
+    const delivery = applicableFaults(wire, DELIVERY_FAULT_CLASSES);
+    const thinDelivery = delivery.filter((f) => (faults.get(f) ?? 0) < COVERAGE_MIN_HITS);
+    out.push(
+      row(
+        'coverage: webhook and event-reader classes fired',
+        `each >= ${COVERAGE_MIN_HITS}`,
+        delivery.map((f) => `${f}=${faults.get(f) ?? 0}`).join(' '),
+        thinDelivery.length === 0,
+      ),
+    );
     const wanted = LOCAL_STATES.filter((st) => !(st in unreachable));
     const thinStates = wanted.filter((st) => (states.get(st) ?? 0) < COVERAGE_MIN_HITS);
     out.push(

@@ -14,7 +14,9 @@ import type { Violation } from './checks/invariants.js';
 import type { SeriesMetrics } from './checks/metrics.js';
 import { checkSeries } from './checks/series.js';
 import { VirtualClock } from './clock.js';
-import { describePlan, FAULT_CLASSES, PUSH_FAULT_CLASSES, type FaultClass } from './faults.js';
+import { describePlan, DELIVERY_FAULT_CLASSES, FAULT_CLASSES, PUSH_FAULT_CLASSES, type FaultClass } from './faults.js';
+import { deliveryPlan, NO_DELIVERIES } from './delivery/plan.js';
+import { SeriesDeliveries, type DeliveryHooks } from './delivery/series.js';
 import { simIds } from './ids.js';
 import { isScripted, scriptedClass, scriptedPlan, scriptedWorkload, swarmPlan } from './plan.js';
 import { SimNetwork } from './network/channel.js';
@@ -40,7 +42,7 @@ export const LIVENESS_BOUND_MS = 180_000;
 export const PRINCIPAL = 'alice';
 
 /** Test-only hooks that build the deliberately broken variants (see `variants.ts`). */
-export interface SeriesHooks {
+export interface SeriesHooks extends DeliveryHooks {
   readonly next?: NextFn;
   readonly store?: (store: TaskStore, facts: ServerFacts) => TaskStore;
   /**
@@ -96,6 +98,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
 
   let ops: OperationPlan[];
   let plan;
+  let drawnDeliveries = NO_DELIVERIES;
   if (isScripted(seed) && allowed.includes(scriptedClass(seed))) {
     const fault = scriptedClass(seed);
     ops = scriptedWorkload(seed);
@@ -107,16 +110,28 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     if (wire.pushes !== undefined) {
       plan.rules.push(...pushPlan(ops, sfc32(seed, 'push'), options.faults ?? PUSH_FAULT_CLASSES));
     }
+    // Webhooks and event readers (their own random stream; none unless one of their classes is drawn).
+    drawnDeliveries = deliveryPlan(seed, applicableFaults(wire, options.faults ?? DELIVERY_FAULT_CLASSES));
     const partitioned = plan.rules.filter((r) => r.fault === 'not_found_after_expiry').map((r) => r.op ?? '');
     ops = withEdges(ops, seed, new Set(partitioned));
   }
   ops = forWire(wire, ops);
-  const planLines = describePlan(plan);
+  let client: SimClient | null = null;
+  const deliveries = new SeriesDeliveries({
+    seed,
+    plan: drawnDeliveries,
+    root: clock.root,
+    trace,
+    fired,
+    start,
+    client: () => client,
+    ...(options.hooks === undefined ? {} : { hooks: options.hooks }),
+  });
+  const planLines = [...describePlan(plan), ...deliveries.describe().map((line) => `  ${line}`)];
   for (const line of planLines) trace.add('plan', line.trim());
 
   const backend = options.backend ?? (random.server.chance(0.5) ? 'sqlite' : 'memory');
   const root = clock.root;
-  let client: SimClient | null = null;
   const byNode = new Map(ops.map((op) => [op.callNodeId, op]));
   const raced = new Set<string>();
   const instant = new Set<string>();
@@ -130,6 +145,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     asyncClient: wire.name === 'sep-1391',
     ...(options.hooks?.store === undefined ? {} : { storeHook: options.hooks.store }),
     onTaskEvent: (taskId) => push?.changed(taskId),
+    ...deliveries.server(),
     hooks: {
       lastStep: (op, at) => {
         const planned = byNode.get(op);
@@ -271,6 +287,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     }
   };
   client = await makeClient();
+  deliveries.startReaders(ops);
 
   // ---- the workload -----------------------------------------------------------------------------
   const rerunOf = options.hooks?.rerun ?? rerun;
@@ -340,6 +357,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
               if (clock.now() >= start + op.startAt) await next.submit(op.callNodeId, op.tool, { ...op.args });
             }
             client = next;
+            deliveries.readers?.restart();
             for (const fn of pending.splice(0)) await fn(next);
           })();
         });
@@ -394,6 +412,9 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     fired,
     wire,
   });
+  // Webhooks and readers: virtual time runs on until the outbox and the readers are done, then their checks.
+  await deliveries.drain(clock, quiet, server.outbox);
+  const delivered = deliveries.check(facts);
   network.failServerRequests();
   await server.close();
   await ledger.close();
@@ -406,7 +427,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
     seed,
     wire: wire.name,
     plan: planLines,
-    violations: [...sendViolations, ...checked.violations],
+    violations: [...sendViolations, ...checked.violations, ...delivered],
     metrics: checked.metrics,
     faultsFired,
     statesReached: Object.fromEntries(ledgerFacts.statesEntered),

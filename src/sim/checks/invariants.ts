@@ -31,6 +31,10 @@ export const INVARIANTS = [
   'divergence',
   'liveness',
   'cancel cadence',
+  // Webhooks and ordered events (issue 32, `delivery/checks.ts`): every terminal state delivered at
+  // least once by its stable webhook-id, validly signed; an event reader sees each event once, gap-free.
+  'webhooks',
+  'events',
 ] as const;
 export type Invariant = (typeof INVARIANTS)[number];
 

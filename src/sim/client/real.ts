@@ -85,6 +85,10 @@ export async function startRealClient(o: RealClientOptions): Promise<SimClient> 
       h?.result().catch(() => {});
       o.trace.add(o.name, `attach ${callNodeId}: ${h === null ? 'no operation' : h.attached ? 'attached' : 'new'}`);
     },
+    async events(callNodeId, options) {
+      const h = await handle(callNodeId);
+      return h === null ? null : executor.events(h.operationId, options);
+    },
     kill() {
       alive = false;
       o.scope.kill();

@@ -1,3 +1,5 @@
+import type { EventFollower, EventsOptions } from '../../executor/executor-types.js';
+
 /** One simulated executor process, as the series drives it (the real executor, `real.ts`). */
 export interface SimClient {
   readonly alive: boolean;
@@ -11,6 +13,8 @@ export interface SimClient {
   detach(callNodeId: string): Promise<void>;
   /** A later waiter on the call node, with a fresh budget (C11: after a detach or a budget that ran out). */
   reattach(callNodeId: string): Promise<void>;
+  /** `executor.events()` of the call node's operation; null while the ledger has none. */
+  events(callNodeId: string, options: EventsOptions): Promise<EventFollower | null>;
   /** A crash: nothing of this process runs again. */
   kill(): void;
 }

@@ -27,6 +27,9 @@ import { createRev20251125Wire } from '../../server/wire/rev2025-11-25/index.js'
 import { SEP1391_CAPABILITY, sep1391ToolExtension, sep1391Wire } from '../../server/wire/sep-1391/index.js';
 import { createMemoryTaskStore } from '../../store/memory/index.js';
 import type { TaskStore } from '../../store/port.js';
+import type { WebhookOutbox } from '../../store/outbox-port.js';
+import type { WebhookSettings } from '../../runner/webhooks.js';
+import type { NodeDelivery } from '../delivery/loop.js';
 import { openSqliteTaskStore } from '../../store/sqlite/index.js';
 import type { ClockScope, VirtualClock } from '../clock.js';
 import { simIds } from '../ids.js';
@@ -56,6 +59,10 @@ export interface SimServerOptions {
   readonly storeHook?: (store: TaskStore, facts: ServerFacts) => TaskStore;
   /** Every task event the engine of the serving node publishes (the listen streams' source). */
   readonly onTaskEvent?: (taskId: string) => void;
+  /** The operator's webhook endpoints (`--webhook`): each task is stored with them (issue 32). */
+  readonly webhooks?: WebhookSettings;
+  /** Starts a node's webhook delivery loop on its scope, over the store's real outbox (`delivery/loop.ts`). */
+  readonly delivery?: (node: string, scope: ClockScope, outbox: WebhookOutbox, counter: Counted) => NodeDelivery;
 }
 
 interface Node {
@@ -67,6 +74,7 @@ interface Node {
   /** The legacy-era (2025-11-25 + SEP-1391) handlers, and the SDK fallback that serves their `tools/call`. */
   readonly legacy: Map<string, Handler>;
   readonly routes: readonly HttpRoute[];
+  readonly delivery: NodeDelivery | null;
 }
 
 /** What a legacy-era request's context carries from its connection (the input side channel, T-39). */
@@ -133,6 +141,7 @@ export class SimServer {
       logger: silentLogger,
       nodeId: name,
       ...SIM_ENGINE,
+      ...(this.#options.webhooks === undefined ? {} : { webhooks: this.#options.webhooks }),
     });
     const handlers = new Map<string, Handler>();
     const capture = {
@@ -149,8 +158,15 @@ export class SimServer {
     const onTaskEvent = this.#options.onTaskEvent;
     if (onTaskEvent !== undefined) engine.events.subscribe((event) => onTaskEvent(event.taskId));
     const legacy = this.#installLegacy(deps);
+    const outbox = this.#real.webhooks;
+    const delivery =
+      this.#options.delivery === undefined || outbox === undefined
+        ? null
+        : this.#options.delivery(name, scope, outbox, this.counter);
+    // As `terminus serve` does: a commit that may have added outbox rows wakes the loop.
+    if (delivery !== null) engine.events.subscribe(() => delivery.wake());
     engine.start();
-    this.#node = { name, scope, view, engine, handlers, legacy, routes: aipRoutes(deps) };
+    this.#node = { name, scope, view, engine, handlers, legacy, routes: aipRoutes(deps), delivery };
     this.#options.trace.add('server', `start ${name}`);
   }
 
@@ -245,6 +261,7 @@ export class SimServer {
     if (node === null) return;
     node.scope.kill();
     node.view.kill();
+    node.delivery?.kill();
     this.#node = null;
     this.#options.trace.add('server', `crash ${node.name}`);
   }
@@ -254,6 +271,7 @@ export class SimServer {
     const node = this.#node;
     if (node === null) return;
     node.view.freeze();
+    node.delivery?.freeze();
     this.#stalled.push(node);
     this.#node = null;
     this.#options.trace.add('server', `stall ${node.name}`);
@@ -265,8 +283,10 @@ export class SimServer {
     for (const node of this.#stalled.splice(0)) {
       this.#options.trace.add('server', `thaw ${node.name} (${node.view.held} held writes)`);
       node.view.thaw();
+      node.delivery?.thaw();
       // It carries on only until its next timer: a zombie that learned it lost its leases exits.
       node.scope.kill();
+      node.delivery?.kill();
     }
   }
 
@@ -290,9 +310,15 @@ export class SimServer {
     return handler(method === 'tasks/update' ? rest : params, ctx);
   }
 
+  /** The real store's webhook outbox (the checkers read it; the nodes deliver it). */
+  get outbox(): WebhookOutbox | undefined {
+    return this.#real.webhooks;
+  }
+
   async close(): Promise<void> {
     this.#node?.scope.kill();
     this.#node?.view.kill();
+    this.#node?.delivery?.kill();
     for (const node of this.#stalled) node.scope.kill();
     await this.#real.close();
   }

@@ -54,6 +54,8 @@ export const sep1391Sim: SimWire = {
   keyLookup: true,
   failedMatch: 'message',
   notApplicable: {
+    event_stream_cut:
+      'SEP-1391 has no ordered task events (terminus/tasks/events is on the two MCP wires and AIP-151): a reader on it keeps polling the status',
     result_changed:
       'the result is read apart (tools/async/result) and once: the executor accepts the first that verifies, and no later read can show it changed',
     terminal_rewritten: AFTER_TERMINAL,

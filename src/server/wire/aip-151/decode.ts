@@ -111,6 +111,8 @@ export function decodeDuration(value: unknown): number {
 export interface RunInput {
   readonly args: Record<string, unknown>;
   readonly requestId: string | undefined;
+  /** `webhook` `{ url, secret, events? }` as sent (the call's own endpoint); the engine decodes and checks it. */
+  readonly webhook?: unknown;
 }
 
 /** Parses a JSON body; an absent body is `{}`. */
@@ -131,11 +133,12 @@ export function decodeRunBody(body: Record<string, unknown>): RunInput {
   const args = body.arguments ?? {};
   if (!isRecord(args)) throw invalidArgument('arguments must be an object', 'invalid_arguments');
   const requestId = body.requestId ?? body.request_id;
-  if (requestId === undefined) return { args, requestId: undefined };
+  const webhook = body.webhook === undefined ? {} : { webhook: body.webhook };
+  if (requestId === undefined) return { args, requestId: undefined, ...webhook };
   if (typeof requestId !== 'string' || requestId.length === 0 || requestId.length > MAX_REQUEST_ID_LENGTH) {
     throw invalidArgument(
       `requestId must be a string of 1..${MAX_REQUEST_ID_LENGTH} characters (a UUID is recommended)`,
     );
   }
-  return { args, requestId };
+  return { args, requestId, ...webhook };
 }

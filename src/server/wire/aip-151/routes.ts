@@ -15,6 +15,7 @@ import {
 } from './decode.js';
 import { encodeListOperations, encodeOperation } from './encode.js';
 import { AipError, invalidArgument, operationNotFound, toAipError } from './errors.js';
+import { decodeCallWebhook } from '../../../runner/webhooks.js';
 
 /**
  * The `google.longrunning.Operations` service over HTTP/JSON (reference 3.2), plus one submission
@@ -41,13 +42,14 @@ export function aipRoutes(deps: WireDeps): HttpRoute[] {
     if (verb !== 'run')
       throw new AipError('NOT_FOUND', 'method_not_found', `Unknown method: ${verb ?? '(none)'}; use {tool}:run`);
     if (!engine.tools.has(tool)) throw new AipError('NOT_FOUND', 'tool_not_found', `Unknown tool: ${tool}`);
-    const { args, requestId } = decodeRunBody(decodeJsonBody(info.body));
+    const { args, requestId, webhook } = decodeRunBody(decodeJsonBody(info.body));
     const { task } = await engine.submit({
       owner: owner(info),
       tool,
       args,
       wire: 'aip-151',
       ...(requestId === undefined ? {} : { submissionKey: requestId }),
+      ...(webhook === undefined ? {} : { webhook: decodeCallWebhook(webhook) }),
     });
     return json(encodeOperation(task));
   });

@@ -1,6 +1,7 @@
 import { REASONS } from './constants.js';
 import { invalidParams, taskNotFoundError } from './errors.js';
 import { isRecord } from '../../../core/json.js';
+import { WEBHOOK_META } from '../tasks-ext/constants.js';
 export { isRecord } from '../../../core/json.js';
 
 /**
@@ -22,6 +23,8 @@ export interface LegacyToolCall {
   readonly args: Record<string, unknown>;
   readonly task: { readonly ttlMs: number | null | undefined } | undefined;
   readonly progressToken: string | number | undefined;
+  /** `_meta["mcp-terminus.dev/webhook"]` as sent (as on the Tasks extension); the engine decodes and checks it. */
+  readonly webhook: unknown;
 }
 
 export interface ListInput {
@@ -68,7 +71,7 @@ export function decodeToolCall(params: unknown): LegacyToolCall {
   const meta = isRecord(p._meta) ? p._meta : {};
   const token = meta.progressToken;
   const progressToken = typeof token === 'string' || typeof token === 'number' ? token : undefined;
-  return { tool: p.name, args, task: decodeTaskMetadata(p.task), progressToken };
+  return { tool: p.name, args, task: decodeTaskMetadata(p.task), progressToken, webhook: meta[WEBHOOK_META] };
 }
 
 function decodeTaskMetadata(task: unknown): LegacyToolCall['task'] {

@@ -1,4 +1,5 @@
 import { ProtocolError, type JSONRPCRequest, type Server, type ServerContext } from '@modelcontextprotocol/server';
+import { decodeCallWebhook } from '../../../runner/webhooks.js';
 import type { FastContext, FastMethod } from '../../http/fast-path.js';
 import { runToolInline } from '../../inline.js';
 import { ownerOf, type OwnerFacts } from '../../owner.js';
@@ -11,6 +12,7 @@ import {
   type PreflightQuestion,
 } from '../../preflight.js';
 import type { WireDeps } from '../adapter.js';
+import { WEBHOOK_META } from '../tasks-ext/constants.js';
 import { REASONS } from './constants.js';
 import { decodeToolCall, isRecord, type LegacyToolCall } from './decode.js';
 import { encodeCreateTaskResult, relatedTask } from './encode.js';
@@ -40,6 +42,9 @@ export async function callToolLegacy(
   const support = tool.taskSupport ?? 'optional';
   if (call.task === undefined && support === 'required') throw taskRequiredError(tool.name);
   if (call.task !== undefined && support === 'forbidden') throw taskForbiddenError(tool.name);
+  if (call.webhook !== undefined && call.task === undefined) {
+    throw invalidParams(`_meta["${WEBHOOK_META}"] needs a task: send params.task with it`);
+  }
 
   const preflight = deps.preflights.get(tool.name);
   const args = preflight === undefined ? call.args : await runPreflight(preflight, tool.name, call.args, ctx, server);
@@ -66,6 +71,7 @@ async function createTask(
     args,
     wire: 'mcp-2025-11-25',
     ...(task.ttlMs === undefined ? {} : { ttlMs: task.ttlMs }),
+    ...(call.webhook === undefined ? {} : { webhook: decodeCallWebhook(call.webhook) }),
   });
   // T-42: progress of the task is a message related to it, so it carries the related-task `_meta`.
   const followed = server === undefined ? undefined : sessionOf(server);
