@@ -211,7 +211,12 @@ export class OperationDriver {
         return result;
       }
       try {
-        if (!(await this.persist(base, result))) return null;
+        if (!(await this.persist(base, result))) {
+          // Another executor wrote the receipt first: this step wrote nothing, and the operation is
+          // settled here too (its receipt handed over in `persist`).
+          this.finish(this.record);
+          return null;
+        }
       } catch (error) {
         if (isTerminusError(error, 'revision_conflict') && attempt < MAX_STEP_ATTEMPTS - 1) {
           // Someone else stepped the record (another executor on the file): step again on theirs.
@@ -259,9 +264,6 @@ export class OperationDriver {
    */
   private async takeUp(fresh: ToolOperation): Promise<void> {
     if (isSettled(fresh.state)) {
-      // Nothing is left to do here: no wake of this driver's plan, and the status feed shows the
-      // settled record (and ends, as it does when this process settles the operation itself).
-      this.timer?.abort();
       const receipt = await this.ctx.ledger.getReceipt(fresh.callNodeId).catch(() => null);
       if (receipt !== null) this.settle(receipt);
       else {
@@ -269,8 +271,7 @@ export class OperationDriver {
           new ExecutorError('never_created', `operation ${fresh.id} settled without a receipt`, { state: fresh.state }),
         );
       }
-      this.status.push(fresh, false);
-      this.status.end();
+      this.finish(fresh);
       return;
     }
     this.ctx.logger.debug('operation stepped by another executor; taking it up', {
@@ -279,6 +280,17 @@ export class OperationDriver {
     });
     this.requests.fillReadWindow();
     await this.step({ type: 'resumed', epoch: this.ctx.epoch });
+  }
+
+  /**
+   * Another executor settled the operation: nothing is left to do here, no wake of this driver's
+   * plan, and the status feed shows the settled record and ends, as it does when this process
+   * settles the operation itself (a waiter follows its statuses to their end, then takes the receipt).
+   */
+  private finish(settled: ToolOperation): void {
+    this.timer?.abort();
+    this.status.push(settled, false);
+    this.status.end();
   }
 
   /** Writes the step; false when a receipt already existed for the call node (nothing written). */

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { OperationHandle } from '../../src/executor/executor-types.js';
-import type { Receipt } from '../../src/executor/ledger-port.js';
+import type { Ledger, Receipt } from '../../src/executor/ledger-port.js';
 import { openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
 import { openExecutor, startServer, type TestServer } from './executor-helpers.js';
 
@@ -84,4 +84,68 @@ describe('executors on one ledger file', () => {
     },
     60_000,
   );
+});
+
+/**
+ * A ledger on the same file whose acceptance write waits until `release()`: the executor has its
+ * result in hand and is about to write the receipt when another executor writes it first.
+ */
+function holdingAcceptance(ledger: Ledger): { ledger: Ledger; reached: Promise<void>; release(): void } {
+  let entered!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((resolve) => (entered = resolve));
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const held: Ledger = {
+    ...ledger,
+    acceptTerminal: async (input) => {
+      entered();
+      await released;
+      return ledger.acceptTerminal(input);
+    },
+  };
+  return { ledger: held, reached, release };
+}
+
+describe('an executor whose acceptance another executor wrote first (C1)', () => {
+  it('hands over the receipt and ends its status stream at the settled state', async () => {
+    const path = join(dir, `ledger-${++files}.db`);
+    const label = `two-${files}`;
+    const input = { callNodeId: `n-${files}`, server: 's', tool: 'slow_compute', args: { seconds: 1, label } };
+    const held = holdingAcceptance(openSqliteLedger({ path }));
+    const first = await openExecutor(server.url, { ledger: held.ledger });
+    const secondLedger = openSqliteLedger({ path });
+    let second: Awaited<ReturnType<typeof openExecutor>> | null = null;
+    try {
+      const handle = await first.executor.submit(input);
+      let last: string | undefined;
+      const firstReceipt = within(
+        15_000,
+        (async () => {
+          for await (const status of handle.statuses()) last = status.state;
+          return handle.result();
+        })(),
+      );
+      // The first has read the result (FETCHING_RESULT in the ledger) and holds its acceptance: the
+      // second takes the record up, reads the result itself and writes the receipt.
+      await held.reached;
+      second = await openExecutor(server.url, { ledger: secondLedger });
+      const other = await second.executor.submit(input);
+      const receipt = await within(
+        15_000,
+        lastStatus(other).then(() => other.result()),
+      );
+      held.release();
+      const handedOver = await firstReceipt;
+      expect(receipt.status).toBe('completed');
+      expect(handedOver.id).toBe(receipt.id);
+      expect(last).toBe((await secondLedger.loadByCallNode(input.callNodeId))!.state);
+      expect((await server.tasks()).filter((t) => t.args.label === label)).toHaveLength(1);
+    } finally {
+      held.release();
+      await first.executor.close();
+      await second?.executor.close();
+      await first.ledger.close();
+      await secondLedger.close();
+    }
+  }, 60_000);
 });
