@@ -2,6 +2,7 @@ import { startDelivery, webhookOptions, webhookSettings, type WebhookFlags } fro
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { createEngine } from '../runner/engine.js';
+import { DEFAULT_MAX_POLL_INTERVAL_MS } from '../runner/poll-interval.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
 import type { Preflight } from '../server/preflight.js';
 import { createTerminusServer } from '../server/terminus-server.js';
@@ -57,6 +58,7 @@ interface ServeFlags extends AuthFlags, WebhookFlags, WorkerFlags {
   readonly keyRetentionDays: number;
   readonly maxArgumentBytes: number;
   readonly maxAttempts: number;
+  readonly maxPollIntervalMs: number;
   readonly logFormat: LogFormat;
   readonly logPayloads: boolean;
   readonly leaseMs?: number;
@@ -152,6 +154,12 @@ export function registerServe(program: Command): void {
     .option('--key-retention-days <n>', 'days a looked-up, never-used submission key stays burned', count, 7)
     .option('--max-argument-bytes <n>', 'largest tool call arguments, as JSON bytes', count, 1024 * 1024)
     .option('--max-attempts <n>', 'runs of one task without an outcome before it fails', count, 50)
+    .option(
+      '--max-poll-interval-ms <ms>',
+      'cap of the poll interval a working task suggests, adapted to its tool’s run times (0: always the tool’s own interval)',
+      count,
+      DEFAULT_MAX_POLL_INTERVAL_MS,
+    )
     .addOption(new Option('--log-format <format>', 'log lines on stderr as').choices(LOG_FORMATS).default('text'))
     .option('--log-payloads', 'include task arguments, results and error messages in lifecycle logs', false)
     .option('--console', 'serve the web console at /console (loopback hosts only until serve takes credentials)', false)
@@ -311,6 +319,7 @@ async function serve(flags: ServeFlags): Promise<void> {
     keyRetentionMs: Math.max(1, flags.keyRetentionDays) * 86_400_000,
     maxArgumentBytes: Math.max(1, flags.maxArgumentBytes),
     maxAttempts: Math.max(1, flags.maxAttempts),
+    maxPollIntervalMs: flags.maxPollIntervalMs,
     webhooks,
     ...(flags.leaseMs === undefined ? {} : { leaseMs: flags.leaseMs }),
     ...workerEngineOptions(flags, flags.fixtures ?? 'demo', opened.dataDir),

@@ -52,7 +52,8 @@ export interface EngineOptions {
   /**
    * Cap of the adaptive poll interval (`poll-interval.ts`): a working task suggests a quarter of the
    * time its tool's runs are still expected to take, between its tool's `pollIntervalMs` (or the
-   * default; the floor) and this. 30 000 ms. Equal to or below the floor: the floor, fixed.
+   * default; the floor) and this. 30 000 ms. Equal to or below the floor (0 included): the floor,
+   * fixed, so every read of a task suggests the same interval.
    */
   readonly maxPollIntervalMs?: number;
   /**
@@ -170,7 +171,7 @@ export function resolveOptions(options: EngineOptions): EngineSettings {
     defaultTtlMs: positive('defaultTtlMs', options.defaultTtlMs ?? 3_600_000),
     maxTtlMs: options.maxTtlMs === undefined ? undefined : positive('maxTtlMs', options.maxTtlMs),
     defaultPollIntervalMs: positive('defaultPollIntervalMs', options.defaultPollIntervalMs ?? 1000),
-    maxPollIntervalMs: positive('maxPollIntervalMs', options.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS),
+    maxPollIntervalMs: nonNegative('maxPollIntervalMs', options.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS),
     maxAttempts: positive('maxAttempts', options.maxAttempts ?? 50),
     maxArgumentBytes: positive('maxArgumentBytes', options.maxArgumentBytes ?? 1024 * 1024),
     maxLiveTasksPerOwner: nonNegative('maxLiveTasksPerOwner', options.maxLiveTasksPerOwner ?? 10_000),

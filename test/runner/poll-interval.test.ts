@@ -55,6 +55,17 @@ describe('suggestPollInterval', () => {
     expect(suggestPollInterval(task({ status: 'completed' }), 400_000, null, 30_000)).toBe(200);
   });
 
+  it('a cap of 0 (terminus serve --max-poll-interval-ms 0) fixes every suggestion at the floor', () => {
+    for (const [at, estimate] of [
+      [0, null],
+      [40_000, null],
+      [0, 60_000],
+      [64_000, 60_000],
+    ] as const) {
+      expect(suggestPollInterval(task({}), at, estimate, 0)).toBe(200);
+    }
+  });
+
   it('estimates a tool from its completed and failed runs only', () => {
     const estimates = new DurationEstimates();
     expect(estimates.estimate('t')).toBeNull();

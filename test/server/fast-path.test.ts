@@ -68,7 +68,16 @@ async function side(fastPath: boolean, limits: { pollsPerMinute: number } | unde
 
 beforeAll(async () => {
   store = createMemoryTaskStore();
-  engine = createEngine({ store, tools: conformanceTools, clock: systemClock, ids: systemIds, claimIntervalMs: 20 });
+  // Both paths answer a request a moment apart: the adapted poll interval (a function of the
+  // instant) is left out, so each tool's own interval is suggested and answers compare byte for byte.
+  engine = createEngine({
+    store,
+    tools: conformanceTools,
+    clock: systemClock,
+    ids: systemIds,
+    claimIntervalMs: 20,
+    maxPollIntervalMs: 0,
+  });
   engine.start();
   [fast, slow, limitedFast, limitedSlow] = await Promise.all([
     side(true, undefined),
