@@ -3,18 +3,22 @@ import type { Random } from '../core/ports.js';
 /**
  * Waits between attempts (ms): after a first attempt at once, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h,
  * 10 h: 8 attempts over 27 h 35 min, past the 24 h a receiver down for a day needs (the schedule
- * Standard Webhooks senders commonly use). Each wait is jittered by +-20%, so receivers that came
- * back are not hit by every sender's retries in the same second.
+ * Standard Webhooks senders commonly use). Each wait is jittered by +-10%, so receivers that came
+ * back are not hit by every sender's retries in the same second, and even the shortest draw of
+ * every wait still retries past 24 h (24 h 49 min).
  */
 export const DEFAULT_RETRY_SCHEDULE_MS: readonly number[] = [
   5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000,
 ];
 
+/** The fraction a wait may be shortened or lengthened by. */
+const JITTER = 0.1;
+
 /** The wait after failed attempt `attempts` (1-based), or null when the schedule ran out (the row is dead). */
 export function retryDelay(schedule: readonly number[], attempts: number, random: Random): number | null {
   const base = schedule[attempts - 1];
   if (base === undefined) return null;
-  return Math.max(0, Math.round(base * (0.8 + 0.4 * random.next())));
+  return Math.max(0, Math.round(base * (1 - JITTER + 2 * JITTER * random.next())));
 }
 
 /** Parses `5s,5m,30m,2h` (or plain milliseconds) for `--webhook-retry`. */

@@ -62,12 +62,13 @@ describe('webhook target policy', () => {
 });
 
 describe('retry schedule', () => {
-  it('retries for more than 24 h by default, each wait within +-20%, then gives up', () => {
-    const total = DEFAULT_RETRY_SCHEDULE_MS.reduce((a, b) => a + b, 0);
-    expect(total).toBeGreaterThan(24 * 3_600_000);
+  it('retries for more than 24 h by default even at the shortest jitter, each wait within +-10%, then gives up', () => {
+    const attempts = DEFAULT_RETRY_SCHEDULE_MS.map((_, i) => i + 1);
+    const shortest = attempts.reduce((sum, n) => sum + retryDelay(DEFAULT_RETRY_SCHEDULE_MS, n, { next: () => 0 })!, 0);
+    expect(shortest).toBeGreaterThan(24 * 3_600_000);
     const low = retryDelay(DEFAULT_RETRY_SCHEDULE_MS, 2, { next: () => 0 });
     const high = retryDelay(DEFAULT_RETRY_SCHEDULE_MS, 2, { next: () => 0.999999 });
-    expect([low, high]).toEqual([240_000, 360_000]);
+    expect([low, high]).toEqual([270_000, 330_000]);
     expect(retryDelay(DEFAULT_RETRY_SCHEDULE_MS, DEFAULT_RETRY_SCHEDULE_MS.length + 1, { next: () => 0.5 })).toBeNull();
     expect(parseSchedule('5s,5m,2h,250ms,100')).toEqual([5_000, 300_000, 7_200_000, 250, 100]);
     expect(() => parseSchedule('soon')).toThrow(/not a duration/);
