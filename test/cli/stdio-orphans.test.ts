@@ -31,14 +31,18 @@ afterAll(() => {
   dir.remove();
 });
 
-/** Pids of the processes whose command line names the silent server. */
-function silentServers(): number[] {
+/**
+ * Pids of the processes whose command line names the silent server: with `servers`, only the
+ * server itself (`node SERVER`); otherwise the guard that started it too (its arguments end with
+ * the server's command).
+ */
+function silentServers(only: 'servers' | 'all' = 'servers'): number[] {
   const found: number[] = [];
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const cmdline = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (cmdline.includes(SERVER) && !cmdline.some((arg) => arg.startsWith('stdio:'))) found.push(Number(name));
+      if (only === 'servers' ? cmdline[1] === SERVER : cmdline.includes(SERVER)) found.push(Number(name));
     } catch {
       // ended while we read
     }
@@ -57,16 +61,19 @@ describe.each([
   it(
     'killed with SIGKILL: the server it started ends too',
     async () => {
-      const before = new Set(silentServers());
+      const before = new Set(silentServers('all'));
       const running = start([BUILT, ...args], { cwd: dir.path, input: '' });
-      let mine: number[] = [];
-      await until(() => (mine = silentServers().filter((pid) => !before.has(pid))).length > 0);
-      expect(mine).toHaveLength(1);
+      let started: number[] = [];
+      await until(() => (started = silentServers().filter((pid) => !before.has(pid))).length > 0);
+      expect(started).toHaveLength(1);
+      // The server and the guard between it and the command: both must end.
+      const mine = silentServers('all').filter((pid) => !before.has(pid));
+      expect(mine).toEqual(expect.arrayContaining(started));
       for (const pid of mine) seen.add(pid);
       running.child.kill('SIGKILL');
       expect((await running.done).signal).toBe('SIGKILL');
-      await until(() => silentServers().every((pid) => !mine.includes(pid)));
-      expect(silentServers().filter((pid) => mine.includes(pid))).toEqual([]);
+      await until(() => silentServers('all').every((pid) => !mine.includes(pid)));
+      expect(silentServers('all').filter((pid) => mine.includes(pid))).toEqual([]);
     },
     SLOW,
   );
