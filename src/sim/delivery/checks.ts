@@ -52,16 +52,21 @@ export function checkReaders(facts: ServerFacts, readers: EventReaders): Violati
       v.push({ invariant: 'events', detail: `${op}: ${what} (${state.resumed} resumptions)` });
       continue;
     }
+    const task = facts.tasksByCallNode.get(op)?.at(-1);
+    const terminal = task === undefined ? undefined : facts.terminal.get(task)?.status;
     if (!state.done) {
       // A reader still waiting for its operation's task id (one left UNKNOWN for an operator) has
-      // nothing to read; one that read some events and stopped short of `done` is stuck.
-      if (state.ended === null && state.seqs.length > 0) {
-        v.push({ invariant: 'events', detail: `${op}: the reader stopped at ${state.seqs.at(-1)}, never done` });
+      // nothing to read, and one whose task is still live on the server (left input_required by an
+      // operation that ended otherwise, until its ttl) rightly follows it still; one that read
+      // events of a task that ended and stopped short of `done` is stuck.
+      if (state.ended === null && state.seqs.length > 0 && terminal !== undefined) {
+        v.push({
+          invariant: 'events',
+          detail: `${op}: the reader stopped at ${state.seqs.at(-1)}, never done (the task ended ${terminal})`,
+        });
       }
       continue;
     }
-    const task = facts.tasksByCallNode.get(op)?.at(-1);
-    const terminal = task === undefined ? undefined : facts.terminal.get(task)?.status;
     if (terminal !== undefined && state.lastStatus !== terminal) {
       v.push({
         invariant: 'events',
