@@ -127,6 +127,11 @@ const ON_WIRES: { seed: number; wire: SimWireName; broke: string; lies?: true }[
   // series once the lies were told on this wire).
   { seed: 11, wire: 'aip-151', broke: 'C13', lies: true },
   { seed: 20, wire: 'aip-151', broke: 'C13', lies: true },
+  // events (the checker's, not the code's): a reader of a task left input_required by an
+  // operation that ended otherwise still followed it at the end, and was flagged as stuck; a reader
+  // short of done is stuck only when its task ended (72 of 10,000 series).
+  { seed: 652, wire: 'mcp-2025-11-25', broke: 'events', lies: true },
+  { seed: 332, wire: 'mcp-2025-11-25', broke: 'events', lies: true },
 ];
 
 /**
