@@ -15,6 +15,7 @@ import { isTerminal } from '../core/task.js';
 import { ExecutorError, type EventFollower, type EventsOptions } from './executor-types.js';
 import type { LogsDeps } from './logs.js';
 import type { ToolOperation } from './operation.js';
+import { pushWake } from './push-wake.js';
 import { isSettled } from './transitions.js';
 import type { ClientWire, EventPage, ServerEvent, WireStatusAnswer } from './wire-port.js';
 import { WireFailure } from './wire-port.js';
@@ -78,44 +79,15 @@ export function followEvents(deps: LogsDeps, operationId: string, options: Event
     status: null as WireStatusAnswer | null,
     done: false,
   };
-  let pushes: { pending: boolean; wake: AbortController; stop(): void } | null = null;
-
-  /** A push about the task (status or log lines) marks the next read due; the read is what yields. */
-  function listen(wire: ClientWire, taskId: string): void {
-    if (pushes !== null) return;
-    const held = { pending: false, wake: new AbortController(), stop: () => undefined as void };
-    const mine = (id: string): void => {
-      if (id !== taskId) return;
-      held.pending = true;
-      held.wake.abort();
-    };
-    const stops = [wire.onLogsHint?.(mine), wire.onStatusHint?.((id) => mine(id)), wire.watchLogs?.(taskId)];
-    held.stop = () => {
-      for (const stop of stops) stop?.();
-    };
-    pushes = held;
-  }
-
-  async function pause(ms: number): Promise<void> {
-    const held = pushes;
-    if (held !== null && held.pending) {
-      held.pending = false;
-      return;
-    }
-    const wake = new AbortController();
-    const onAbort = (): void => wake.abort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (held !== null) {
-      held.wake = new AbortController();
-      held.wake.signal.addEventListener('abort', onAbort, { once: true });
-    }
-    try {
-      await clock.sleep(ms, wake.signal).catch(() => undefined);
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
-      if (held !== null) held.pending = false;
-    }
-  }
+  // A push about the task (status or log lines) marks the next read due; the read is what yields.
+  const pushes = pushWake(clock, options.signal);
+  const pause = (ms: number): Promise<void> => pushes.pause(ms);
+  const listen = (wire: ClientWire, taskId: string): void =>
+    pushes.listen(taskId, (seen) => [
+      wire.onLogsHint?.(seen),
+      wire.onStatusHint?.((id) => seen(id)),
+      wire.watchLogs?.(taskId),
+    ]);
 
   async function* events(): AsyncGenerator<ServerEvent> {
     const signal = options.signal;
@@ -167,8 +139,7 @@ export function followEvents(deps: LogsDeps, operationId: string, options: Event
     try {
       yield* events();
     } finally {
-      pushes?.stop();
-      pushes = null;
+      pushes.stop();
     }
   }
 

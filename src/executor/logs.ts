@@ -14,6 +14,7 @@ import { isTerminal } from '../core/task.js';
 import { ExecutorError, type LogFollower, type LogsOptions } from './executor-types.js';
 import type { Ledger } from './ledger-port.js';
 import type { ToolOperation } from './operation.js';
+import { pushWake } from './push-wake.js';
 import type { TokenBucket } from './token-bucket.js';
 import { isSettled } from './transitions.js';
 import type { ClientWire, LogLine, LogPage, WireStatusAnswer } from './wire-port.js';
@@ -89,57 +90,20 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
   const interval = options.intervalMs ?? LOG_POLL_MS;
   const state = { next: options.after ?? 0, dropped: 0, status: null as WireStatusAnswer | null, done: false };
 
-  /**
-   * While following a named task: the wire's push listeners for it, held from the first read to the
-   * end (a push between two reads is kept, not lost between two pauses), and the wire's log watch
-   * (`watchLogs`: on the Tasks extension the listen stream asks for log pushes, X-67). A push only
-   * marks the next read due; the read by cursor is what yields lines.
-   */
-  let pushes: { readonly taskId: string; pending: boolean; wake: AbortController; stop(): void } | null = null;
-  function listen(wire: ClientWire, taskId: string): void {
-    if (pushes !== null) return;
-    const held = { taskId, pending: false, wake: new AbortController(), stop: () => undefined as void };
-    // New lines, or a terminal status (the log is complete: the read says `done`): read now. A
-    // `working` push (each new listen stream sends the task's state) brings no line.
-    const mine = (id: string): void => {
-      if (id !== taskId) return;
-      held.pending = true;
-      held.wake.abort();
-    };
-    const stops = [
-      wire.onLogsHint?.(mine),
+  // While following a named task: the wire's push listeners for it and its log watch (`watchLogs`:
+  // on the Tasks extension the listen stream asks for log pushes, X-67). New lines, or a terminal
+  // status (the log is complete: the read says `done`), make the next read due; a `working` push
+  // (each new listen stream sends the task's state) brings no line.
+  const pushes = pushWake(clock, options.signal);
+  const pause = (ms: number, followed: boolean): Promise<void> => pushes.pause(ms, followed);
+  const listen = (wire: ClientWire, taskId: string): void =>
+    pushes.listen(taskId, (seen) => [
+      wire.onLogsHint?.(seen),
       wire.onStatusHint?.((id, status) => {
-        if (isTerminal(status)) mine(id);
+        if (isTerminal(status)) seen(id);
       }),
       wire.watchLogs?.(taskId),
-    ];
-    held.stop = () => {
-      for (const stop of stops) stop?.();
-    };
-    pushes = held;
-  }
-
-  /** Sleeps `ms`, ended early by a push about the followed task (since the last read) or the caller's signal. */
-  async function pause(ms: number, followed: boolean): Promise<void> {
-    const held = followed ? pushes : null;
-    if (held !== null && held.pending) {
-      held.pending = false;
-      return;
-    }
-    const wake = new AbortController();
-    const onAbort = (): void => wake.abort();
-    options.signal?.addEventListener('abort', onAbort, { once: true });
-    if (held !== null) {
-      held.wake = new AbortController();
-      held.wake.signal.addEventListener('abort', onAbort, { once: true });
-    }
-    try {
-      await clock.sleep(ms, wake.signal).catch(() => undefined);
-    } finally {
-      options.signal?.removeEventListener('abort', onAbort);
-      if (held !== null) held.pending = false;
-    }
-  }
+    ]);
 
   async function* lines(): AsyncGenerator<LogLine> {
     const signal = options.signal;
@@ -192,8 +156,7 @@ export function followLogs(deps: LogsDeps, operationId: string, options: LogsOpt
     try {
       yield* lines();
     } finally {
-      pushes?.stop();
-      pushes = null;
+      pushes.stop();
     }
   }
 
