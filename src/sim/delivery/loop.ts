@@ -11,6 +11,7 @@ import type { ClockScope } from '../clock.js';
 import type { SimRandom } from '../random.js';
 import type { Counted } from '../server/recording-store.js';
 import type { SimReceiver } from './receiver.js';
+import { nodeGate } from '../node-gate.js';
 
 /**
  * The real schedule's shape scaled from hours to minutes (1 s, 5 s, 30 s, 1 min, 2 min, 5 min, then
@@ -50,24 +51,17 @@ export interface NodeDeliveryOptions {
 }
 
 export function startNodeDelivery(o: NodeDeliveryOptions): NodeDelivery {
-  let mode: 'live' | 'dead' | 'frozen' = 'live';
-  const held: (() => void)[] = [];
-  const wrap =
-    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => {
-      if (mode === 'dead') return new Promise<R>(() => {});
-      const run = async (): Promise<R> => {
-        o.counter.inFlight++;
-        try {
-          return await fn(...args);
-        } finally {
-          o.counter.inFlight--;
-        }
-      };
-      if (mode === 'frozen')
-        return new Promise<R>((resolve, reject) => held.push(() => void run().then(resolve, reject)));
-      return run();
-    };
+  const gate = nodeGate();
+  // Counted while it runs (not while a frozen node holds it): the drain waits for these.
+  const wrap = <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    gate.wrap(async (...args: A): Promise<R> => {
+      o.counter.inFlight++;
+      try {
+        return await fn(...args);
+      } finally {
+        o.counter.inFlight--;
+      }
+    });
   const inner = o.outbox;
   const view: WebhookOutbox = {
     claimDeliveries: wrap((c) => inner.claimDeliveries(c)),
@@ -91,17 +85,8 @@ export function startNodeDelivery(o: NodeDeliveryOptions): NodeDelivery {
   });
   return {
     wake: () => loop.wake(),
-    kill: () => {
-      mode = 'dead';
-      held.length = 0;
-    },
-    freeze: () => {
-      if (mode === 'live') mode = 'frozen';
-    },
-    thaw: () => {
-      if (mode !== 'frozen') return;
-      mode = 'live';
-      for (const run of held.splice(0)) run();
-    },
+    kill: () => gate.kill(),
+    freeze: () => gate.freeze(),
+    thaw: () => gate.thaw(),
   };
 }

@@ -11,6 +11,7 @@ import { isTerminusError } from '../../core/errors.js';
 import { isTerminal, type TaskRecord } from '../../core/task.js';
 import type { Fence, TaskStore } from '../../store/port.js';
 import type { ServerFacts } from './facts.js';
+import { nodeGate } from '../node-gate.js';
 
 export interface Counted {
   inFlight: number;
@@ -136,41 +137,22 @@ export interface NodeView extends TaskStore {
 }
 
 export function nodeView(inner: TaskStore): NodeView {
-  let mode: 'live' | 'dead' | 'frozen' = 'live';
-  const held: (() => void)[] = [];
-  const wrap =
-    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-    (...args: A): Promise<R> => {
-      if (mode === 'dead') return new Promise<R>(() => {});
-      if (mode === 'frozen') {
-        return new Promise<R>((resolve, reject) => held.push(() => void fn(...args).then(resolve, reject)));
-      }
-      return fn(...args);
-    };
+  const gate = nodeGate();
   const methods = Object.fromEntries(
     // Methods only: the webhook outbox (an object) is left out, the simulation delivers none.
     (Object.keys(inner) as (keyof TaskStore)[])
       .filter((name) => typeof inner[name] === 'function')
-      .map((name) => [name, wrap((inner[name] as (...a: unknown[]) => Promise<unknown>).bind(inner))]),
+      .map((name) => [name, gate.wrap((inner[name] as (...a: unknown[]) => Promise<unknown>).bind(inner))]),
   ) as unknown as TaskStore;
   return {
     ...methods,
     // Closing is the host's business (the store outlives its engines).
     close: async () => {},
-    kill: () => {
-      mode = 'dead';
-      held.length = 0;
-    },
-    freeze: () => {
-      if (mode === 'live') mode = 'frozen';
-    },
-    thaw: () => {
-      if (mode !== 'frozen') return;
-      mode = 'live';
-      for (const run of held.splice(0)) run();
-    },
+    kill: () => gate.kill(),
+    freeze: () => gate.freeze(),
+    thaw: () => gate.thaw(),
     get held() {
-      return held.length;
+      return gate.held;
     },
   };
 }
