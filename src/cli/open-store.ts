@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { TerminusError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
+import type { EventBound } from '../core/task-events.js';
 import type { TaskEvents } from '../store/events.js';
 import type { TaskStore } from '../store/port.js';
 import { openPostgresBackend } from '../store/postgres/index.js';
@@ -22,6 +23,10 @@ export interface StoreChoice {
   readonly integrityCheck?: 'quick' | 'full';
   /** SQLite: reports each group-commit transaction (PostgreSQL commits every write on its own). */
   readonly onCommit?: (report: CommitReport) => void;
+  /** `--max-task-events`: the progress and log events each task keeps (default 10,000). */
+  readonly eventBound?: EventBound;
+  /** Told how many events a write dropped past the bound (`terminus_task_events_dropped_total`). */
+  readonly onEventsDropped?: (count: number) => void;
 }
 
 /** An open store with what goes with it. */
@@ -70,6 +75,7 @@ export async function openStore(choice: StoreChoice): Promise<OpenedStore> {
       logger: choice.logger,
       integrityCheck: choice.integrityCheck ?? 'quick',
       ...(choice.onCommit === undefined ? {} : { onCommit: choice.onCommit }),
+      ...boundOf(choice),
     });
   } catch (error) {
     const disk = diskNote(db, error);
@@ -88,8 +94,16 @@ async function openPostgres(choice: StoreChoice): Promise<OpenedStore> {
     applicationName: `terminus ${nodeId}`,
     logger,
     ...(choice.pgSchema === undefined ? {} : { schema: choice.pgSchema }),
+    ...boundOf(choice),
   });
   return { ...backend, dataDir: join('.terminus', 'data'), label: redact(db) };
+}
+
+function boundOf(choice: StoreChoice): Pick<StoreChoice, 'eventBound' | 'onEventsDropped'> {
+  return {
+    ...(choice.eventBound === undefined ? {} : { eventBound: choice.eventBound }),
+    ...(choice.onEventsDropped === undefined ? {} : { onEventsDropped: choice.onEventsDropped }),
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import { startDelivery, webhookOptions, webhookSettings, type WebhookFlags } fro
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { createEngine } from '../runner/engine.js';
+import { DEFAULT_EVENT_BOUND } from '../core/task-events.js';
 import { DEFAULT_MAX_POLL_INTERVAL_MS } from '../runner/poll-interval.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
 import type { Preflight } from '../server/preflight.js';
@@ -62,6 +63,7 @@ interface ServeFlags extends AuthFlags, WebhookFlags, WorkerFlags {
   readonly logFormat: LogFormat;
   readonly logPayloads: boolean;
   readonly leaseMs?: number;
+  readonly maxTaskEvents: number;
   readonly console: boolean;
   readonly consoleOperator: string[];
   readonly consoleListAnonymous: boolean;
@@ -155,6 +157,12 @@ export function registerServe(program: Command): void {
     .option('--max-argument-bytes <n>', 'largest tool call arguments, as JSON bytes', count, 1024 * 1024)
     .option('--max-attempts <n>', 'runs of one task without an outcome before it fails', count, 50)
     .option(
+      '--max-task-events <n>',
+      'progress and log events one task keeps, its newest (status and input events are always kept)',
+      positive,
+      DEFAULT_EVENT_BOUND.maxKept,
+    )
+    .option(
       '--max-poll-interval-ms <ms>',
       'cap of the poll interval a working task suggests, adapted to its tool’s run times (0: always the tool’s own interval)',
       count,
@@ -235,6 +243,12 @@ function count(value: string): number {
   return n;
 }
 
+function positive(value: string): number {
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('not a positive integer');
+  return n;
+}
+
 function parsePort(value: string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new InvalidArgumentError('not a port number');
@@ -291,6 +305,8 @@ async function serve(flags: ServeFlags): Promise<void> {
     logger,
     integrityCheck: flags.fullIntegrityCheck ? 'full' : 'quick',
     onCommit: (report) => metrics.commit(report),
+    eventBound: { maxKept: flags.maxTaskEvents },
+    onEventsDropped: (n) => metrics.eventsDropped(n),
   });
   if (!flags.stdio) await adoptOwnersAtStart(flags, opened.store, logger).catch(failServe);
   const store = timedStore(opened.store, (operation, seconds, ok) => metrics.storeCall(operation, seconds, ok));

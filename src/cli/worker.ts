@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
-import { Option } from 'commander';
+import { InvalidArgumentError, Option } from 'commander';
+import { DEFAULT_EVENT_BOUND } from '../core/task-events.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import { createEngine } from '../runner/engine.js';
 import type { TaskToolDefinition } from '../runner/tool.js';
@@ -18,6 +19,7 @@ interface WorkerCommandFlags extends WorkerFlags {
   readonly pgSchema?: string;
   readonly fixtures?: 'conformance' | 'cluster' | 'hostile';
   readonly verbose: boolean;
+  readonly maxTaskEvents: number;
 }
 
 /**
@@ -46,7 +48,17 @@ export function registerWorker(program: Command): void {
         'hostile',
       ]),
     )
-    .option('--verbose', 'debug logs on stderr', false);
+    .option('--verbose', 'debug logs on stderr', false)
+    .option(
+      '--max-task-events <n>',
+      'progress and log events one task keeps, its newest (the server’s --max-task-events)',
+      (value: string) => {
+        const n = Number(value);
+        if (!Number.isSafeInteger(n) || n < 1) throw new InvalidArgumentError('not a positive integer');
+        return n;
+      },
+      DEFAULT_EVENT_BOUND.maxKept,
+    );
   addWorkerOptions(command, 'main thread').action((flags: WorkerCommandFlags) => work(flags));
 }
 
@@ -58,7 +70,13 @@ async function work(flags: WorkerCommandFlags): Promise<void> {
     now: () => Date.now(),
     write: (line) => process.stderr.write(line),
   });
-  const opened = await openStoreOrExit({ db: flags.db, nodeId: flags.nodeId, pgSchema: flags.pgSchema, logger });
+  const opened = await openStoreOrExit({
+    db: flags.db,
+    nodeId: flags.nodeId,
+    pgSchema: flags.pgSchema,
+    logger,
+    eventBound: { maxKept: flags.maxTaskEvents },
+  });
   // The same tool sets as `terminus serve` picks: a worker runs what the server accepts.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- tools keep their own Args types
   let tools: readonly TaskToolDefinition<any>[] = demoTools({ dataDir: opened.dataDir });

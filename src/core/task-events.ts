@@ -7,6 +7,7 @@
  * Not the wake-ups of `store/events.ts` (lossy, in-process or LISTEN/NOTIFY): these are durable
  * rows, kept as long as their task.
  */
+import { TerminusError } from './errors.js';
 import type { LogLine, LogStream } from './log.js';
 import type { InputRequest, Progress, TaskStatus } from './task.js';
 
@@ -40,6 +41,49 @@ export type OrderedEvent = { readonly seq: number; readonly at: number } & (
       readonly line: LogLine | null;
     }
 );
+
+/**
+ * The kinds a per-task bound may drop: a task keeps its newest `EventBound.maxKept` of them and
+ * deletes the oldest beyond. Every other kind (`status`, `input_requested`, `input_answered`) is
+ * always kept, so the terminal event, every status change and every input round reach every reader.
+ */
+export const DROPPABLE_EVENT_KINDS = ['progress', 'log'] as const satisfies readonly OrderedEventKind[];
+
+/** Whether a per-task bound may drop an event of this kind. */
+export function isDroppable(kind: OrderedEventKind): boolean {
+  return (DROPPABLE_EVENT_KINDS as readonly OrderedEventKind[]).includes(kind);
+}
+
+/**
+ * How many events one task keeps. A dropped event keeps its seq (the sequence has no gap in its
+ * numbering); its row is deleted, and a read that passes over it counts it in `skipped`.
+ */
+export interface EventBound {
+  /** The most `progress` and `log` events a task keeps (its newest); at least 1. */
+  readonly maxKept: number;
+}
+
+/**
+ * Default: 10,000 progress and log events per task, as many as the log keeps lines
+ * (`DEFAULT_LOG_LIMITS.maxLines`). A progress event is about 100 bytes of row, so the bound holds a
+ * task that reports without end to about a megabyte of events; its latest progress is always kept.
+ */
+export const DEFAULT_EVENT_BOUND: EventBound = { maxKept: 10_000 };
+
+/** `bound` or the default, checked: `maxKept` must be an integer from 1 up (`invalid_argument`). */
+export function checkEventBound(bound: EventBound | undefined): EventBound {
+  if (bound === undefined) return DEFAULT_EVENT_BOUND;
+  if (!Number.isSafeInteger(bound.maxKept) || bound.maxKept < 1) {
+    throw new TerminusError(
+      'invalid_argument',
+      `eventBound.maxKept must be an integer of 1 or more, got ${String(bound.maxKept)}`,
+      {
+        details: { field: 'eventBound' },
+      },
+    );
+  }
+  return { maxKept: bound.maxKept };
+}
 
 /** A read of a task's events: the events after a seq plus where the sequence stands. */
 export interface OrderedEventPage {

@@ -129,12 +129,17 @@ export interface EventReadQuery {
 export interface TaskEventPage {
   readonly task: TaskRecord;
   readonly events: readonly OrderedEvent[];
-  /** The seq of the last event of this page (the cursor's seq when the page is empty). */
+  /** Where the reader stands: the last event of a full page, else the task's last seq. */
   readonly next: number;
   /** The cursor to read on from: it stands after `next`. */
   readonly cursor: string;
   /** The seq of the task's last event so far. */
   readonly lastSeq: number;
+  /**
+   * Seqs between the cursor read from and `next` with no event in `events`: progress and log events
+   * the per-task bound dropped (`EventBound`). Status and input events are never among them.
+   */
+  readonly skipped: number;
   /** The task is terminal and no event is left after `next`: nothing more will come. */
   readonly done: boolean;
 }

@@ -14,7 +14,7 @@ import type { EventReadQuery, TaskEventPage } from './engine-port.js';
  * Every refusal is `invalid_argument` naming the field, and nothing is read or written for it.
  */
 export async function readTaskEvents(
-  deps: { readonly store: TaskStore; readonly clock: Clock },
+  deps: { readonly store: TaskStore; readonly clock: Pick<Clock, 'now'> },
   owner: string,
   id: string,
   query: EventReadQuery,
@@ -33,13 +33,18 @@ export async function readTaskEvents(
   if (after > read.lastSeq) {
     throw invalid(`cursor is ahead of the task: it stands after event ${after}, the last is ${read.lastSeq}`, 'cursor');
   }
-  const next = read.events.at(-1)?.seq ?? after;
+  // A page shorter than the limit holds every kept event up to `lastSeq`: the reader stands there,
+  // and the seqs it passed without an event are ones the per-task bound dropped. A full page stands
+  // at its last event. Either way each seq in (after, next] is an event here or counted in `skipped`.
+  const full = read.events.length >= limit;
+  const next = full ? (read.events.at(-1)?.seq ?? after) : Math.max(after, read.lastSeq);
   return {
     task: read.task,
     events: read.events,
     next,
     cursor: encodeEventCursor(id, next),
     lastSeq: read.lastSeq,
+    skipped: next - after - read.events.length,
     done: isTerminal(read.task.status) && next >= read.lastSeq,
   };
 }

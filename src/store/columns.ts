@@ -40,6 +40,9 @@ export const TASK_LOG_COLUMNS = ['log_seq', 'log_lines', 'log_bytes', 'log_dropp
 /** Each task's ordered-event counter (migration 005), after `TASK_LOG_COLUMNS` in the table. */
 export const TASK_EVENT_COLUMNS = ['event_seq'] as const;
 
+/** The count of kept droppable events (migration 006), after `TASK_EVENT_COLUMNS`; read by event appends only. */
+export const TASK_EVENT_BOUND_COLUMNS = ['event_kept'] as const;
+
 /**
  * What a task read selects, in this order (`toRecord` of either store maps the values by position):
  * the task's columns, then its event counter. The log counters are read by the log's own queries.

@@ -1,5 +1,5 @@
 import type { LogBound, LogLine, LogPage, NewLogLine } from '../core/log.js';
-import type { OrderedEventPage } from '../core/task-events.js';
+import type { EventBound, OrderedEventPage } from '../core/task-events.js';
 import type { WebhookEndpoint } from '../core/webhook.js';
 import type { WebhookOutbox } from './outbox-port.js';
 import type { InputRequest, LateOutcome, Progress, RpcError, TaskRecord, WireName } from '../core/task.js';
@@ -177,6 +177,14 @@ export interface LogQuery {
   /** Lines with a seq above this; 0 for all. */
   readonly after: number;
   readonly limit: number;
+}
+
+/**
+ * How a store keeps a task's `progress` and `log` events under its `EventBound`: the newest
+ * `maxKept`, and `onDropped` told how many one write dropped (metrics; it MUST NOT throw).
+ */
+export interface AppendBound extends EventBound {
+  readonly onDropped?: (count: number) => void;
 }
 
 /** Which events `readEvents` returns. */

@@ -14,6 +14,8 @@ export interface TerminusMetrics {
   storeCall(operation: string, seconds: number, ok: boolean): void;
   /** Records one store commit: the writes it carried (group commit) and its time. */
   commit(report: { readonly writes: number; readonly seconds: number; readonly ok: boolean }): void;
+  /** Counts task events a write dropped past the per-task bound (the store's `onEventsDropped`). */
+  eventsDropped(count: number): void;
   /** Reads the open 2025-era HTTP sessions at each scrape (`HttpServerHandle.openSessions`). */
   countSessions(read: () => number): void;
 }
@@ -118,6 +120,11 @@ export function createMetrics(options: { readonly registry?: Registry } = {}): T
     name: 'terminus_task_log_lines_dropped_total',
     help: 'Task log lines a handler wrote faster than the store took them, dropped (oldest first) before storing',
     labelNames: ['tool'],
+    registers,
+  });
+  const eventsDropped = new Counter({
+    name: 'terminus_task_events_dropped_total',
+    help: 'Task progress and log events deleted (oldest first) past the per-task bound (--max-task-events)',
     registers,
   });
   const expired = new Counter({
@@ -274,6 +281,9 @@ export function createMetrics(options: { readonly registry?: Registry } = {}): T
       const ok = String(report.ok);
       commitWrites.observe({ ok }, report.writes);
       commitSeconds.observe({ ok }, report.seconds);
+    },
+    eventsDropped(count) {
+      if (count > 0) eventsDropped.inc(count);
     },
     countSessions(read) {
       sessionReaders.push(read);

@@ -1,13 +1,15 @@
 import { clampLimit } from '../cursor.js';
-import type { NewOrderedEvent, OrderedEvent } from '../../core/task-events.js';
+import { isDroppable, type NewOrderedEvent, type OrderedEvent } from '../../core/task-events.js';
 import type { TaskRecord } from '../../core/task.js';
 import type { EventQuery, EventRead } from '../port.js';
 import { enqueueWebhooks } from './outbox.js';
-import { copy, put, visible, type MemoryState } from './state.js';
+import { copy, put, visible, type MemoryEvent, type MemoryState } from './state.js';
 
 /**
  * Numbers `events` from the task's last seq + 1 and stores them with the task's new `eventSeq`, in
  * the same synchronous step as the write they record (no other write interleaves). Returns the task.
+ * The task keeps its newest `state.eventBound.maxKept` progress and log events: older ones are
+ * removed, their seqs stay used (as the SQL stores do).
  */
 export function appendEvents(
   state: MemoryState,
@@ -25,7 +27,22 @@ export function appendEvents(
       enqueueWebhooks(state, task, state.webhooks.get(task.id), seq, event.status, event.statusMessage, now);
     }
   }
+  trim(state, list);
   return put(state, { ...task, eventSeq: seq });
+}
+
+function trim(state: MemoryState, list: MemoryEvent[]): void {
+  const { maxKept, onDropped } = state.eventBound;
+  if (list.length <= maxKept) return;
+  let excess = list.filter((event) => isDroppable(event.kind)).length - maxKept;
+  if (excess <= 0) return;
+  onDropped?.(excess);
+  for (let i = 0; i < list.length && excess > 0;) {
+    if (isDroppable((list[i] as MemoryEvent).kind)) {
+      list.splice(i, 1);
+      excess -= 1;
+    } else i += 1;
+  }
 }
 
 /** The task (S7, S8) and its events after `query.after`, oldest first, up to the seq the task shows. */

@@ -1,1 +1,1 @@
-export { createMemoryTaskStore } from './store.js';
+export { createMemoryTaskStore, type MemoryTaskStoreOptions } from './store.js';

@@ -1,8 +1,8 @@
 import { leaseLost, TerminusError } from '../../core/errors.js';
 import type { LogLine } from '../../core/log.js';
 import { isExpired, isTerminal, type TaskRecord } from '../../core/task.js';
-import type { Fence } from '../port.js';
-import type { NewOrderedEvent } from '../../core/task-events.js';
+import type { AppendBound, Fence } from '../port.js';
+import { DEFAULT_EVENT_BOUND, type NewOrderedEvent } from '../../core/task-events.js';
 import type { Delivery, DeliveryAttempt, WebhookEndpoint } from '../../core/webhook.js';
 
 /** One task's log in memory: the kept lines (oldest first) and the counters the bound keeps. */
@@ -31,6 +31,8 @@ export interface MemoryState {
   readonly logs: Map<string, MemoryLog>;
   /** Task id -> its ordered events, oldest first; deleted with the task. */
   readonly events: Map<string, MemoryEvent[]>;
+  /** How many progress and log events each task keeps (`createMemoryTaskStore`'s `eventBound`). */
+  readonly eventBound: AppendBound;
   /** Task id -> the endpoints it was created with; deleted with the task. */
   readonly webhooks: Map<string, readonly WebhookEndpoint[]>;
   /** The webhook outbox by `task \0 seq \0 endpoint`; rows outlive their task. */
@@ -46,13 +48,14 @@ export interface MemoryState {
   closed: boolean;
 }
 
-export function createState(): MemoryState {
+export function createState(eventBound: AppendBound = DEFAULT_EVENT_BOUND): MemoryState {
   return {
     tasks: new Map(),
     keys: new Map(),
     burnedAt: new Map(),
     logs: new Map(),
     events: new Map(),
+    eventBound,
     webhooks: new Map(),
     outbox: new Map(),
     closed: false,

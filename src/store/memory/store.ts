@@ -1,3 +1,4 @@
+import { checkEventBound, type EventBound } from '../../core/task-events.js';
 import type { TaskStore } from '../port.js';
 import { cancel, countByStatus, get, list, respond } from './client.js';
 import { create, lookupKey } from './create.js';
@@ -19,6 +20,13 @@ import {
   sweepTombstones,
 } from './worker.js';
 
+export interface MemoryTaskStoreOptions {
+  /** How many progress and log events each task keeps (its newest). Default `DEFAULT_EVENT_BOUND` (10,000). */
+  readonly eventBound?: EventBound;
+  /** Told how many events one write dropped past `eventBound` (metrics). MUST NOT throw. */
+  readonly onEventsDropped?: (count: number) => void;
+}
+
 /**
  * An in-memory `TaskStore` with the same semantics as the SQLite one (it passes the same
  * `describeTaskStore` suite): fencing, burned keys, late outcomes, TTL via `isExpired`, newest-first
@@ -33,8 +41,11 @@ import {
  *   wire: 'mcp-tasks-ext', ttlMs: 3_600_000, keepAliveMs: null, pollIntervalMs: 1000, now: clock.now() });
  * ```
  */
-export function createMemoryTaskStore(): TaskStore {
-  const state = createState();
+export function createMemoryTaskStore(options: MemoryTaskStoreOptions = {}): TaskStore {
+  const state = createState({
+    ...checkEventBound(options.eventBound),
+    ...(options.onEventsDropped === undefined ? {} : { onDropped: options.onEventsDropped }),
+  });
   // Every method runs synchronously inside an async function: a throw becomes a rejection, and no
   // two operations interleave, which is what makes concurrent claims safe here.
   const run = async <T>(op: (s: MemoryState) => T): Promise<T> => {

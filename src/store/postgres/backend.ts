@@ -1,3 +1,4 @@
+import type { EventBound } from '../../core/task-events.js';
 import { TerminusError } from '../../core/errors.js';
 import type { Logger } from '../../core/ports.js';
 import type { TaskEvents } from '../events.js';
@@ -29,6 +30,9 @@ export interface PostgresBackendOptions {
    * started in this long, something is wrong that a retry loop would only hide.
    */
   readonly listenTimeoutMs?: number;
+  /** The per-task bound on progress and log events and its drop counter (`PostgresTaskStoreOptions`). */
+  readonly eventBound?: EventBound;
+  readonly onEventsDropped?: (count: number) => void;
 }
 
 /**
@@ -47,6 +51,8 @@ export async function openPostgresBackend(options: PostgresBackendOptions): Prom
     logger,
     ...(options.schema === undefined ? {} : { schema: options.schema }),
     ...(options.maxConnections === undefined ? {} : { maxConnections: options.maxConnections }),
+    ...(options.eventBound === undefined ? {} : { eventBound: options.eventBound }),
+    ...(options.onEventsDropped === undefined ? {} : { onEventsDropped: options.onEventsDropped }),
   });
   const events = createPostgresEvents({ connectionString, applicationName: `${applicationName} events`, logger });
   let timer: NodeJS.Timeout | undefined;

@@ -2,7 +2,7 @@ import { leaseLost, TerminusError } from '../../core/errors.js';
 import { logLineBytes, type LogBound, type LogLine, type LogStream, type NewLogLine } from '../../core/log.js';
 import { isTerminal, type TaskStatus } from '../../core/task.js';
 import { clampLimit } from '../cursor.js';
-import type { Fence, LogQuery, LogRead } from '../port.js';
+import type { AppendBound, Fence, LogQuery, LogRead } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { appendEvents } from './event-append.js';
 import { json, ROWS, TASK_COLUMN_COUNT, TASK_COLUMNS, toRecord, type TaskValues } from './row.js';
@@ -45,6 +45,7 @@ export function appendLog(
   bound: LogBound,
   now: number,
   skipped = 0,
+  eventBound?: AppendBound,
 ): Promise<LogLine[]> {
   return db.transaction('appendLog', async (tx) => {
     const head = (await tx.query<LogHead>(LOCK_HEAD, [fence.taskId, fence.workerId, fence.epoch])).rows[0];
@@ -86,7 +87,7 @@ export function appendLog(
     }
     await tx.query(SET_HEAD, [fence.taskId, seq, kept, bytes, dropped]);
     const events = stored.map((line) => ({ kind: 'log', logSeq: line.seq, stream: line.stream }) as const);
-    if (events.length > 0) await appendEvents(tx, fence.taskId, events, now);
+    if (events.length > 0) await appendEvents(tx, fence.taskId, events, now, eventBound);
     return stored;
   });
 }

@@ -6,7 +6,8 @@ import { mapError } from '../../sql/pg-errors.js';
 import { migrate } from '../../sql/pg-migrate.js';
 import { checkServer, poolFor, type ConnectOptions } from '../../sql/pg-pool.js';
 import type { TaskRecord } from '../../core/task.js';
-import type { CreateOutcome, FinishOutcome, NewTask, TaskStore } from '../port.js';
+import { checkEventBound, type EventBound } from '../../core/task-events.js';
+import type { AppendBound, CreateOutcome, FinishOutcome, NewTask, TaskStore } from '../port.js';
 import { claimTasks } from './claim.js';
 import { cancelTask, respondTask } from './client-writes.js';
 import { createAlone, createTasks, lookupKey } from './create.js';
@@ -33,6 +34,10 @@ export interface PostgresTaskStoreOptions extends ConnectOptions {
    * does not keep prepared statements (PgBouncer in transaction mode before 1.21).
    */
   readonly preparedStatements?: boolean;
+  /** How many progress and log events each task keeps (its newest). Default `DEFAULT_EVENT_BOUND` (10,000). */
+  readonly eventBound?: EventBound;
+  /** Told how many events one write dropped past `eventBound` (metrics). MUST NOT throw. */
+  readonly onEventsDropped?: (count: number) => void;
 }
 
 /**
@@ -65,6 +70,10 @@ const READS_IN_FLIGHT = 4;
  * ```
  */
 export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): Promise<TaskStore> {
+  const eventBound: AppendBound = {
+    ...checkEventBound(options.eventBound),
+    ...(options.onEventsDropped === undefined ? {} : { onDropped: options.onEventsDropped }),
+  };
   const connection = poolFor(options, 'mcp-terminus');
   let closed = false;
   const db = createDb(connection.pool, tablesOf(options.schema ?? 'terminus'), () => closed, {
@@ -117,11 +126,11 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     respond: (owner, id, responses, now) => respondTask(db, owner, id, responses, now),
     claim: (request) => claimTasks(db, request),
     heartbeat: (fence, leaseMs, now) => heartbeat(db, fence, leaseMs, now),
-    progress: (fence, value, now) => progress(db, fence, value, now),
+    progress: (fence, value, now) => progress(db, fence, value, now, eventBound),
     checkpoint: (fence, data, now) => checkpoint(db, fence, data, now),
     requestInput: (fence, key, request, now) => requestInput(db, fence, key, request, now),
     finish: (fence, outcome, now) => finishes.run({ fence, outcome, now }),
-    appendLog: (fence, lines, bound, now, skipped) => appendLog(db, fence, lines, bound, now, skipped),
+    appendLog: (fence, lines, bound, now, skipped) => appendLog(db, fence, lines, bound, now, skipped, eventBound),
     readLog: (owner, id, query, now) => readLog(db, owner, id, query, now),
     readEvents: (owner, id, query, now) => readEvents(db, owner, id, query, now),
     release: (fence) => release(db, fence),

@@ -1,10 +1,10 @@
 import { TerminusError } from '../../core/errors.js';
-import { TASK_EVENT_COLUMNS, TASK_LOG_COLUMNS, TASK_ROW_COLUMNS } from '../columns.js';
+import { TASK_EVENT_BOUND_COLUMNS, TASK_EVENT_COLUMNS, TASK_LOG_COLUMNS, TASK_ROW_COLUMNS } from '../columns.js';
 import type { Db, Sql } from './db.js';
 
-/** The columns every query of this store reads or writes, by table (migrations 001, 003 and 005). */
+/** The columns every query of this store reads or writes, by table (migrations 001, 003, 005 and 006). */
 const EXPECTED: Readonly<Record<'tasks' | 'keys' | 'logs' | 'events', readonly string[]>> = {
-  tasks: [...TASK_ROW_COLUMNS, ...TASK_LOG_COLUMNS, ...TASK_EVENT_COLUMNS],
+  tasks: [...TASK_ROW_COLUMNS, ...TASK_LOG_COLUMNS, ...TASK_EVENT_COLUMNS, ...TASK_EVENT_BOUND_COLUMNS],
   keys: ['owner', 'submission_key', 'task_id', 'created_at'],
   logs: ['task_id', 'seq', 'epoch', 'at', 'stream', 'text', 'fields', 'bytes'],
   events: ['task_id', 'seq', 'at', 'kind', 'data', 'log_seq'],

@@ -1,6 +1,6 @@
 import { leaseLost, TerminusError } from '../../core/errors.js';
 import { isTerminal, type InputRequest, type Progress, type TaskRecord } from '../../core/task.js';
-import type { Fence } from '../port.js';
+import type { AppendBound, Fence } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { statusChange } from '../../core/task-events.js';
 import { appendEvents, withEvents } from './event-append.js';
@@ -40,12 +40,12 @@ UPDATE ${t.tasks} SET progress = $4::jsonb, status_message = COALESCE($5, status
 WHERE id = $1 AND lease_owner = $2 AND epoch = $3 AND status IN ${LIVE}`;
 
 /** The progress and its event, in one transaction. */
-export async function progress(db: Db, fence: Fence, value: Progress, now: number): Promise<void> {
+export async function progress(db: Db, fence: Fence, value: Progress, now: number, bound?: AppendBound): Promise<void> {
   const params = [fence.taskId, fence.workerId, fence.epoch, json(value), value.message ?? null, now];
   const written = await db.transaction('progress', async (tx) => {
     const result = await tx.query(PROGRESS, params);
     if (result.rowCount === 0) return false;
-    await appendEvents(tx, fence.taskId, [{ kind: 'progress', progress: value }], now);
+    await appendEvents(tx, fence.taskId, [{ kind: 'progress', progress: value }], now, bound);
     return true;
   });
   if (!written) throw await whyZero(db, 'progress', fence);

@@ -3,7 +3,7 @@ import { leaseLost, TerminusError } from '../../core/errors.js';
 import { isTerminal, type TaskStatus } from '../../core/task.js';
 import { logLineBytes, type LogBound, type LogLine, type LogStream, type NewLogLine } from '../../core/log.js';
 import { clampLimit } from '../cursor.js';
-import type { Fence, LogQuery, LogRead } from '../port.js';
+import type { AppendBound, Fence, LogQuery, LogRead } from '../port.js';
 import { appendEvents } from './event-append.js';
 import { FENCE, fenceParams } from './fence.js';
 import { json, statement, TASK_COLUMN_COUNT, TASK_COLUMNS, taskStatement, toRecord, type TaskValues } from './row.js';
@@ -52,6 +52,7 @@ export function appendLog(
   bound: LogBound,
   now: number,
   skipped = 0,
+  eventBound?: AppendBound,
 ): LogLine[] {
   const head = statement(db, HEAD).get(fenceParams(fence)) as LogHead | undefined;
   if (head === undefined) throw leaseLost(fence.taskId, fence.epoch);
@@ -98,7 +99,7 @@ export function appendLog(
   }
   statement(db, SET_HEAD).run({ ...fenceParams(fence), seq, lines: kept, bytes, dropped });
   const events = stored.map((line) => ({ kind: 'log', logSeq: line.seq, stream: line.stream }) as const);
-  appendEvents(db, fence.taskId, events, now);
+  appendEvents(db, fence.taskId, events, now, eventBound);
   return stored;
 }
 

@@ -3,7 +3,8 @@ import { SqliteError } from 'better-sqlite3';
 import { TerminusError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/ports.js';
 import { damageOf, openCheckedDatabase } from '../../sql/sqlite-open.js';
-import type { TaskStore } from '../port.js';
+import type { AppendBound, TaskStore } from '../port.js';
+import { checkEventBound, type EventBound } from '../../core/task-events.js';
 import { claimTasks } from './claim.js';
 import { cancelTask, respondTask } from './client-writes.js';
 import { createTask } from './create.js';
@@ -42,6 +43,10 @@ export interface SqliteTaskStoreOptions {
    * `createMetrics().commit`). MUST NOT throw or block: it runs on the write path.
    */
   readonly onCommit?: (report: CommitReport) => void;
+  /** How many progress and log events each task keeps (its newest). Default `DEFAULT_EVENT_BOUND` (10,000). */
+  readonly eventBound?: EventBound;
+  /** Told how many events one write dropped past `eventBound` (metrics). MUST NOT throw: it runs on the write path. */
+  readonly onEventsDropped?: (count: number) => void;
 }
 
 /**
@@ -59,6 +64,10 @@ export interface SqliteTaskStoreOptions {
  * ```
  */
 export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Promise<TaskStore> {
+  const eventBound: AppendBound = {
+    ...checkEventBound(options.eventBound),
+    ...(options.onEventsDropped === undefined ? {} : { onDropped: options.onEventsDropped }),
+  };
   let db: Database.Database;
   try {
     db = openCheckedDatabase(options.path, {
@@ -99,12 +108,12 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     respond: (owner, id, responses, now) => queue.enqueue(() => respondTask(db, owner, id, responses, now)),
     claim: (request) => queue.enqueue(() => claimTasks(db, request)),
     heartbeat: (fence, leaseMs, now) => queue.enqueue(() => heartbeat(db, fence, leaseMs, now)),
-    progress: (fence, value, now) => queue.enqueue(() => progress(db, fence, value, now)),
+    progress: (fence, value, now) => queue.enqueue(() => progress(db, fence, value, now, eventBound)),
     checkpoint: (fence, data, now) => queue.enqueue(() => checkpoint(db, fence, data, now)),
     requestInput: (fence, key, request, now) => queue.enqueue(() => requestInput(db, fence, key, request, now)),
     finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now)),
     appendLog: (fence, lines, bound, now, skipped) =>
-      queue.enqueue(() => appendLog(db, fence, lines, bound, now, skipped)),
+      queue.enqueue(() => appendLog(db, fence, lines, bound, now, skipped, eventBound)),
     readLog: (owner, id, query, now) => read(() => readLog(db, owner, id, query, now)),
     readEvents: (owner, id, query, now) => read(() => readEvents(db, owner, id, query, now)),
     release: (fence) => queue.enqueue(() => release(db, fence)),

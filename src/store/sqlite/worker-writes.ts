@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import type { InputRequest, Progress, TaskRecord } from '../../core/task.js';
-import type { Fence } from '../port.js';
+import type { AppendBound, Fence } from '../port.js';
 import { statusChange } from '../../core/task-events.js';
 import { withEvents } from './event-append.js';
 import { assertLive, FENCE, fenceParams, noRowUpdated, selectFenced } from './fence.js';
@@ -23,11 +23,11 @@ UPDATE tasks SET progress = @progress, status_message = coalesce(@message, statu
 WHERE ${FENCE} AND status IN ${LIVE}
 RETURNING ${TASK_COLUMNS}`;
 
-export function progress(db: Database, fence: Fence, value: Progress, now: number): void {
+export function progress(db: Database, fence: Fence, value: Progress, now: number, bound?: AppendBound): void {
   const params = { ...fenceParams(fence), progress: json(value), message: value.message ?? null, now };
   const row = taskStatement(db, PROGRESS).get(params) as TaskValues | undefined;
   if (row === undefined) noRowUpdated(db, fence);
-  withEvents(db, toRecord(row), [{ kind: 'progress', progress: value }], now);
+  withEvents(db, toRecord(row), [{ kind: 'progress', progress: value }], now, bound);
 }
 
 const CHECKPOINT = `UPDATE tasks SET checkpoint = @data, updated_at = @now WHERE ${FENCE} AND status IN ${LIVE}`;
