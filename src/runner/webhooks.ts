@@ -39,7 +39,7 @@ export function decodeCallWebhook(value: unknown): CallWebhook {
   if (typeof url !== 'string') throw invalid('webhook.url must be a string');
   if (typeof secret !== 'string') throw invalid('webhook.secret must be a string ("whsec_" + base64)');
   if (events !== undefined && !WEBHOOK_EVENT_SETS.includes(events as WebhookEventSet)) {
-    throw invalid(`webhook.events must be "terminal" or "all", got ${JSON.stringify(events)}`);
+    throw invalid(`webhook.events must be "terminal" or "all", got ${shown(events)}`);
   }
   return { url, secret, ...(events === undefined ? {} : { events: events as WebhookEventSet }) };
 }
@@ -67,6 +67,12 @@ export async function resolveWebhooks(
   if (sealing === undefined) return endpoints;
   const key = secretsKey(sealing);
   return endpoints.map((e) => ({ ...e, secret: sealSecret(e.secret, key) }));
+}
+
+/** A value as a refusal quotes it: JSON, cut to 40 characters (a caller may send a megabyte). */
+function shown(value: unknown): string {
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 40 ? `${text.slice(0, 40)}...` : text;
 }
 
 function invalid(message: string): TerminusError {

@@ -19,6 +19,8 @@ const RPC_KINDS: Readonly<Record<string, RateKind>> = {
   'terminus/tasks/lookup': 'polls',
   'terminus/tasks/logs': 'polls',
   'tools/async/logs': 'polls',
+  'terminus/tasks/events': 'polls',
+  'tools/async/events': 'polls',
 };
 
 /** Buckets kept before idle (full) ones are dropped: bounds memory to callers seen recently. */

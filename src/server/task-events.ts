@@ -39,6 +39,8 @@ export interface WireEventPage {
   /** Pass as `cursor` to read on. */
   readonly cursor: string;
   readonly lastSeq: number;
+  /** Seqs passed over since the cursor read from: progress and log events the per-task bound dropped. */
+  readonly skipped: number;
   readonly status: TaskStatus;
   readonly done: boolean;
 }
@@ -58,6 +60,7 @@ export function encodeEventPage(page: TaskEventPage): WireEventPage {
     events: page.events.map(encodeEvent),
     cursor: page.cursor,
     lastSeq: page.lastSeq,
+    skipped: page.skipped,
     status: page.task.status,
     done: page.done,
   };
@@ -92,7 +95,10 @@ export function decodeEventSearch(search: URLSearchParams): EventReadQuery {
 }
 
 function wrongType(field: string, rule: string, value: unknown): TerminusError {
-  return new TerminusError('invalid_argument', `${field} must be ${rule}, got ${JSON.stringify(value)}`, {
+  // Quoted cut short: a caller may send a megabyte of nested objects where a cursor goes.
+  const text = JSON.stringify(value) ?? String(value);
+  const got = text.length > 40 ? `${text.slice(0, 40)}...` : text;
+  return new TerminusError('invalid_argument', `${field} must be ${rule}, got ${got}`, {
     details: { field },
   });
 }

@@ -86,7 +86,9 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set([
   'tools/async/status',
   'tools/async/result',
   'tools/async/cancel',
+  'tools/async/events',
   'terminus/tasks/lookup',
+  'terminus/tasks/events',
   'notifications/initialized',
   'notifications/cancelled',
 ]);

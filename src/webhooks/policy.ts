@@ -57,8 +57,21 @@ function refused(url: string, why: string): TerminusError {
   });
 }
 
+/**
+ * The longest webhook URL accepted (2,048 characters, what browsers and most proxies take): a URL is
+ * stored with its task and in every outbox row, so its size is bounded like the arguments'.
+ */
+export const MAX_WEBHOOK_URL_LENGTH = 2048;
+
 /** Parses a webhook URL: http(s) only, no credentials in it. `invalid_argument` naming what is wrong. */
 export function parseWebhookUrl(text: string): URL {
+  if (text.length > MAX_WEBHOOK_URL_LENGTH) {
+    throw new TerminusError(
+      'invalid_argument',
+      `webhook URL is too long: ${text.length} characters, at most ${MAX_WEBHOOK_URL_LENGTH}`,
+      { details: { field: 'webhook' } },
+    );
+  }
   let url: URL;
   try {
     url = new URL(text);

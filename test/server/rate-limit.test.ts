@@ -114,6 +114,30 @@ describe('rate limits per caller (issue 12 item 9, T-78)', () => {
     expect((await aip(base, 'GET', `/v1/operations/${taskId}`, BOB)).status).toBe(404);
   });
 
+  test('T-78: event reads count as task reads: terminus/tasks/events and tools/async/events answer the limit', async () => {
+    const { url } = await start({ pollsPerMinute: 3 });
+    const session = await LegacySession.open(url, ALICE, { experimental: { 'mcp-terminus.dev/sep-1391': {} } });
+    const created = await session.request('tools/call', {
+      name: 'slow_compute',
+      arguments: { seconds: 30 },
+      operation: { token: 'rate-events-1' },
+    });
+    expect(created.result?.operation?.token).toBe('rate-events-1');
+    const task = await session.request('tools/async/events', { token: 'rate-events-1' });
+    const taskId = task.result?.taskId as string;
+    expect(taskId).toBeTruthy();
+    for (let i = 0; i < 2; i++) {
+      expect((await session.request('terminus/tasks/events', { taskId })).result?.taskId).toBe(taskId);
+    }
+    for (const [method, params] of [
+      ['terminus/tasks/events', { taskId }],
+      ['tools/async/events', { token: 'rate-events-1' }],
+    ] as const) {
+      const refused = await session.request(method, params);
+      expect(refused.error, method).toMatchObject({ code: LIMIT_EXCEEDED_CODE, data: { reason: 'rate_limited' } });
+    }
+  });
+
   test('T-79: over the per-caller cap on unfinished tasks, tools/call answers -32029 too_many_active_tasks', async () => {
     const { url } = await start({}, { maxLiveTasksPerOwner: 1 });
     expect((await call(url, ALICE)).result?.resultType).toBe('task');

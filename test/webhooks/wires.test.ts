@@ -1,6 +1,7 @@
 /**
  * A call's own webhook on the 2025-11-25 wire (`params._meta["mcp-terminus.dev/webhook"]` beside
- * `params.task`) and on AIP-151 (`webhook` in the `:run` body), as on the Tasks extension: the task
+ * `params.task`), on SEP-1391 (the same `_meta` beside `operation`) and on AIP-151 (`webhook` in the
+ * `:run` body), as on the Tasks extension: the task
  * is stored with the endpoint, the real delivery loop POSTs its terminal state to a real receiver on
  * 127.0.0.1 signed with the call's secret, and bad webhook input is refused naming the field before
  * anything is stored.
@@ -17,11 +18,18 @@ import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import type { WebhookOutbox } from '../../src/store/outbox-port.js';
 import { startWebhookDelivery, type WebhookDelivery } from '../../src/webhooks/delivery.js';
 import { newSecret, verify } from '../../src/webhooks/sign.js';
-import { ALICE, aip, authenticate, eventually, Gates, LegacySession, testTools } from '../wires/helpers.js';
+import { SEP1391_CAPABILITY } from '../../src/server/wire/sep-1391/index.js';
+import { ALICE, aip, authenticate, BOB, eventually, Gates, LegacySession, testTools } from '../wires/helpers.js';
 
 const policy = { allowHosts: ['127.0.0.1'] };
 const secret = newSecret();
-const received: { id: string; status: string; taskId: string; verified: boolean }[] = [];
+const received: {
+  id: string;
+  status: string;
+  taskId: string;
+  verified: boolean;
+  headers: Record<string, unknown>;
+}[] = [];
 let receiver: Server;
 let hookUrl: string;
 let base: string;
@@ -38,7 +46,7 @@ beforeAll(async () => {
       const ts = Number(req.headers['webhook-timestamp']);
       const data = (JSON.parse(body) as { data: { status: string; taskId: string } }).data;
       const verified = verify(secret, id, ts, body, String(req.headers['webhook-signature']));
-      received.push({ id, status: data.status, taskId: data.taskId, verified });
+      received.push({ id, status: data.status, taskId: data.taskId, verified, headers: { ...req.headers } });
       res.writeHead(204).end();
     });
   });
@@ -143,5 +151,132 @@ describe("a call's own webhook on the other wires", () => {
     });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain('whsec_');
+  });
+});
+
+const ASYNC = { experimental: { [SEP1391_CAPABILITY]: {} } };
+const HOOK = 'mcp-terminus.dev/webhook';
+const taskCount = async () => (await store.listAllOwners({ limit: 1000 }, Date.now())).tasks.length;
+
+describe("SEP-1391: a call's own webhook and the ordered events by token (issue 32)", () => {
+  it('_meta beside operation stores it: the completion is POSTed with Standard Webhooks headers; tools/async/events reads every event once', async () => {
+    const session = await LegacySession.open(url, ALICE, ASYNC);
+    const token = 'sep-hook-1';
+    const call = await session.request('tools/call', {
+      name: 'work',
+      arguments: { mode: 'ok', text: 'x' },
+      operation: { token },
+      _meta: { [HOOK]: { url: hookUrl, secret } },
+    });
+    expect(call.error).toBeUndefined();
+    expect(call.result.operation.token).toBe(token);
+    const found = await store.lookupKey('auth:alice', token, Date.now());
+    const taskId = found.kind === 'found' ? found.task.id : '';
+    const rows = await deliveredFor(taskId);
+    const completed = rows.find((r) => r.status === 'completed');
+    expect(completed?.verified).toBe(true);
+    expect(completed?.headers).toMatchObject({
+      'webhook-id': expect.stringMatching(new RegExp(`^msg_${taskId}_\\d+$`)),
+      'webhook-timestamp': expect.stringMatching(/^\d+$/),
+      'webhook-signature': expect.stringMatching(/^v1,/),
+    });
+
+    // The status answer says where the events stand; the events read by token gives them, in order, once.
+    const status = await session.request('tools/async/status', { token });
+    expect(status.result.status).toBe('completed');
+    const meta = status.result._meta['mcp-terminus.dev/events'];
+    const first = await session.request('tools/async/events', { token, limit: 1 });
+    expect(first.result).toMatchObject({ token, taskId, lastSeq: meta.lastSeq, skipped: 0, done: false });
+    expect(first.result.events).toMatchObject([{ seq: 1, kind: 'status', status: 'working' }]);
+    const rest = await session.request('tools/async/events', { token, cursor: first.result.cursor });
+    expect(rest.result.done).toBe(true);
+    const seqs = [...first.result.events, ...rest.result.events].map((e: { seq: number }) => e.seq);
+    expect(seqs).toEqual(Array.from({ length: meta.lastSeq }, (_, i) => i + 1));
+    expect(rest.result.events.at(-1)).toMatchObject({ kind: 'status', status: 'completed' });
+    expect(rest.result.cursor).toBe(meta.cursor);
+    await session.close();
+  });
+
+  it('a bad webhook is -32602 naming the field, nothing stored, the token still free', async () => {
+    const session = await LegacySession.open(url, ALICE, ASYNC);
+    const before = await taskCount();
+    const bad: [unknown, RegExp][] = [
+      [{ url: 'not a url', secret }, /does not parse/],
+      [{ url: 'http://169.254.169.254/latest', secret }, /refused.*--webhook-allow-host/],
+      [{ url: 'http://10.1.2.3/hook', secret }, /private/],
+      [{ url: hookUrl, secret: 'plain' }, /whsec_/],
+      [{ url: { nested: { deeper: [1, 2, 3] } }, secret }, /webhook.url must be a string/],
+      [{ url: hookUrl, secret, events: { all: true } }, /webhook.events must be/],
+      ['http://example.com/hook', /webhook must be an object/],
+      [{ url: `http://example.com/${'a'.repeat(100_000)}`, secret }, /webhook URL is too long/],
+    ];
+    for (const [webhook, message] of bad) {
+      const reply = await session.request('tools/call', {
+        name: 'work',
+        arguments: { mode: 'ok' },
+        operation: { token: 'sep-hook-bad' },
+        _meta: { [HOOK]: webhook },
+      });
+      expect(reply.error?.code, JSON.stringify(webhook).slice(0, 80)).toBe(-32602);
+      expect(reply.error?.message).toMatch(message);
+      expect(reply.error?.message.length).toBeLessThan(600);
+      expect(reply.error?.data?.field).toMatch(/^webhook/);
+    }
+    expect(await taskCount()).toBe(before);
+    // Nothing was stored and the token was not burned: the same token with a good webhook works.
+    const good = await session.request('tools/call', {
+      name: 'work',
+      arguments: { mode: 'ok' },
+      operation: { token: 'sep-hook-bad' },
+      _meta: { [HOOK]: { url: hookUrl, secret } },
+    });
+    expect(good.result?.operation?.token).toBe('sep-hook-bad');
+    await session.close();
+  });
+
+  it('events by token refuse a cursor of another operation or principal, one in the future, and bad types; foreign tokens are "Invalid token"', async () => {
+    const alice = await LegacySession.open(url, ALICE, ASYNC);
+    const bob = await LegacySession.open(url, BOB, ASYNC);
+    const start = async (session: LegacySession, token: string) => {
+      const reply = await session.request('tools/call', {
+        name: 'work',
+        arguments: { mode: 'ok' },
+        operation: { token },
+      });
+      expect(reply.error).toBeUndefined();
+      return eventually(
+        () => session.request('tools/async/events', { token }),
+        (r) => r.result?.done === true,
+      );
+    };
+    const a1 = await start(alice, 'sep-ev-a1');
+    const a2 = await start(alice, 'sep-ev-a2');
+    const b1 = await start(bob, 'sep-ev-b1');
+    const refused = async (params: Record<string, unknown>, message: RegExp, field = 'cursor') => {
+      const reply = await alice.request('tools/async/events', params);
+      expect(reply.error?.code, JSON.stringify(params).slice(0, 80)).toBe(-32602);
+      expect(reply.error?.message).toMatch(message);
+      expect(reply.error?.message.length).toBeLessThan(600);
+      if (field !== '') expect(reply.error?.data).toMatchObject({ field });
+    };
+    await refused({ token: 'sep-ev-a1', cursor: a2.result.cursor }, /belongs to another task/);
+    await refused({ token: 'sep-ev-a1', cursor: b1.result.cursor }, /belongs to another task/);
+    const [, tag] = String(a1.result.cursor).split('.');
+    await refused({ token: 'sep-ev-a1', cursor: `999999.${tag}` }, /ahead of the task/);
+    await refused({ token: 'sep-ev-a1', cursor: 'garbage' }, /malformed/);
+    await refused(
+      { token: 'sep-ev-a1', cursor: { nested: { deep: ['x'.repeat(50_000)] } } },
+      /cursor must be a string/,
+    );
+    await refused({ token: 'sep-ev-a1', limit: 0 }, /limit must be an integer from 1 to 1000/, 'limit');
+    await refused({ token: 'sep-ev-a1', limit: '10' }, /limit must be/, 'limit');
+    await refused({ token: 'sep-ev-b1' }, /Invalid token/, '');
+    await refused({ token: 'x'.repeat(100_000) }, /Invalid token/, '');
+    await refused({ token: { nested: true } }, /token must be a string/, '');
+    // Still serving.
+    const again = await alice.request('tools/async/events', { token: 'sep-ev-a1' });
+    expect(again.result.done).toBe(true);
+    await alice.close();
+    await bob.close();
   });
 });

@@ -82,7 +82,12 @@ describe('SEP-1391 async tools', () => {
       () => session.request('tools/async/status', { token: 'op-fail' }),
       (r) => r.result?.status === 'failed',
     );
-    expect(status.result).toEqual({ status: 'failed', error: 'backend refused' });
+    // L-11, plus where the operation's ordered events stand (ours, issue 32): working, failed.
+    expect(status.result).toEqual({
+      status: 'failed',
+      error: 'backend refused',
+      _meta: { 'mcp-terminus.dev/events': { lastSeq: 2, cursor: expect.stringMatching(/^2\./) } },
+    });
     const result = await session.request('tools/async/result', { token: 'op-fail' });
     expect(result.error?.code).toBe(-32600);
     expect(result.error?.data?.status).toBe('failed');

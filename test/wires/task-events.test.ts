@@ -179,3 +179,42 @@ describe('GET /v1/operations/{id}/events on AIP-151', () => {
     gates.release('aip-1');
   });
 });
+
+describe('bad input on every wire’s events read: a short clear error, nothing read, the server up', () => {
+  test('huge and nested cursors, wrong types, a seq in the future, a cursor of another task', async () => {
+    const taskId = await started('bad-1');
+    const other = await started('bad-2');
+    const huge = { nested: { deeper: ['x'.repeat(200_000)] } };
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ cursor: huge }, /cursor must be a string.*got \{"nested".{0,60}$/s],
+      [{ cursor: 'y'.repeat(200_000) }, /cursor "y{40}" is malformed/],
+      [{ cursor: ['a', 'b'] }, /cursor must be a string/],
+      [{ cursor: encodeEventCursor(taskId, 1e14) }, /cursor is ahead of the task/],
+      [{ cursor: encodeEventCursor(other, 2) }, /cursor belongs to another task/],
+      [{ limit: huge }, /limit must be an integer from 1 to 1000, got .{0,60}$/s],
+      [{ limit: 1e300 }, /limit must be an integer from 1 to 1000/],
+    ];
+    const session = await LegacySession.open(server.url, ALICE);
+    const base = server.url.replace(/\/mcp$/, '');
+    for (const [params, message] of cases) {
+      for (const answer of [
+        await events({ taskId, ...params }),
+        await session.request(EVENTS_METHOD, { taskId, ...params }),
+      ]) {
+        expect(answer.error?.code, JSON.stringify(params).slice(0, 60)).toBe(-32602);
+        expect(answer.error?.message).toMatch(message);
+        expect(answer.error?.message.length).toBeLessThan(600);
+      }
+    }
+    for (const query of [`cursor=${'z'.repeat(5_000)}`, `cursor=${encodeEventCursor(taskId, 1e14)}`, 'limit=1e3']) {
+      const bad = await aip(base, 'GET', `/v1/operations/${taskId}/events?${query}`, ALICE);
+      expect(bad.status, query.slice(0, 40)).toBe(400);
+      expect(JSON.stringify(bad.body).length).toBeLessThan(1_000);
+    }
+    // Nothing was written and the server still answers.
+    expect((await events({ taskId })).result.lastSeq).toBe(3);
+    await session.close();
+    gates.release('bad-1');
+    gates.release('bad-2');
+  });
+});

@@ -20,6 +20,13 @@ export const CANCEL_METHOD = 'tools/async/cancel';
 export const LOGS_METHOD = 'tools/async/logs';
 
 /**
+ * Our addition (issue 32): a page of the operation's ordered events by token, `{ token, cursor?,
+ * limit? }`; the result is `terminus/tasks/events`'s plus the `token`. Named by token like every
+ * `tools/async/*` method, since a SEP-1391 client may hold only the token (its own submission key).
+ */
+export const EVENTS_METHOD = 'tools/async/events';
+
+/**
  * L-06 (choice): async support is a feature flag the client declares at `initialize` under
  * `capabilities.experimental`, because the SDK negotiates an unknown protocol version (the reference
  * implementation's `"next"`) down to a released one before any handler sees it.

@@ -1,6 +1,7 @@
 import { MAX_TOKEN_LENGTH, REASONS } from './constants.js';
 import { invalidParams, invalidToken } from './errors.js';
 import { isRecord } from '../../../core/json.js';
+import { WEBHOOK_META } from '../tasks-ext/constants.js';
 
 /** Decoding: SEP-1391 params -> engine command inputs. Pure; bad parameters are `-32602`. */
 
@@ -12,6 +13,8 @@ export interface AsyncCall {
   /** Requested retention after completion, seconds (L-08). */
   readonly keepAliveS: number | undefined;
   readonly progressToken: string | number | undefined;
+  /** `_meta["mcp-terminus.dev/webhook"]` as sent (as on the other MCP wires); the engine decodes and checks it. */
+  readonly webhook?: unknown;
 }
 
 function paramsObject(params: unknown): Record<string, unknown> {
@@ -51,11 +54,13 @@ export function decodeAsyncCall(params: unknown): AsyncCall {
   }
   const meta = isRecord(p._meta) ? p._meta : {};
   const pt = meta.progressToken;
+  const webhook = meta[WEBHOOK_META];
   return {
     tool: p.name,
     args,
     token,
     keepAliveS: keepAlive,
     progressToken: typeof pt === 'string' || typeof pt === 'number' ? pt : undefined,
+    ...(webhook === undefined ? {} : { webhook }),
   };
 }

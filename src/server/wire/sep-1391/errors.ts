@@ -55,8 +55,15 @@ export function toProtocolError(error: unknown): Error {
   switch (error.code) {
     case 'not_found':
       return invalidToken();
-    case 'invalid_argument':
-      return invalidParams(`Invalid arguments: ${error.message}`, REASONS.invalidArguments);
+    case 'invalid_argument': {
+      // The field a refusal names (`webhook`, `cursor`, `limit`) rides along, as on the other wires.
+      const field = error.details?.field;
+      return invalidParams(
+        `Invalid arguments: ${error.message}`,
+        REASONS.invalidArguments,
+        typeof field === 'string' ? { field } : {},
+      );
+    }
     case 'submission_key_conflict':
       return invalidParams(
         'operation.token already used for a different call; no operation was created',

@@ -23,5 +23,5 @@ export const sep1391ToolExtension: LegacyToolExtension = {
     claims(request, server, deps) ? callAsync(request, ctx, server, deps) : undefined,
 };
 
-export { CANCEL_METHOD, RESULT_METHOD, SEP1391_CAPABILITY, STATUS_METHOD } from './constants.js';
+export { CANCEL_METHOD, EVENTS_METHOD, RESULT_METHOD, SEP1391_CAPABILITY, STATUS_METHOD } from './constants.js';
 export * as sep1391Codec from './codec.js';

@@ -7,7 +7,8 @@ import { ownerOf } from '../../owner.js';
 import type { WireDeps } from '../adapter.js';
 import { deliverInputRequests } from '../rev2025-11-25/input.js';
 import { decodeLogQuery, encodeLogPage } from '../../task-logs.js';
-import { CANCEL_METHOD, LOGS_METHOD, RESULT_METHOD, STATUS_METHOD } from './constants.js';
+import { decodeEventQuery, encodeEventPage, eventsMeta } from '../../task-events.js';
+import { CANCEL_METHOD, EVENTS_METHOD, LOGS_METHOD, RESULT_METHOD, STATUS_METHOD } from './constants.js';
 import { decodeTokenRef } from './decode.js';
 import { encodeResult, encodeStatus, projectStatus, tokenOf } from './encode.js';
 import { invalidToken, notCompleted, operationCancelled, operationExpired, toProtocolError } from './errors.js';
@@ -51,7 +52,7 @@ function guarded(body: Handler): Handler {
   };
 }
 
-/** Registers `tools/async/status`, `tools/async/result` and our `tools/async/cancel` and `tools/async/logs`. */
+/** Registers `tools/async/status`, `tools/async/result` and our `tools/async/cancel`, `tools/async/logs` and `tools/async/events`. */
 export function installAsyncMethods(server: Server, deps: WireDeps): void {
   const { engine } = deps;
 
@@ -70,7 +71,7 @@ export function installAsyncMethods(server: Server, deps: WireDeps): void {
           _operation: { token },
         }));
       }
-      return encodeStatus(task);
+      return { ...encodeStatus(task), _meta: eventsMeta(task) };
     }),
   );
 
@@ -96,6 +97,22 @@ export function installAsyncMethods(server: Server, deps: WireDeps): void {
       const task = await resolveToken(engine, owner, decodeTokenRef(params).token);
       const page = await engine.readLog(owner, task.id, decodeLogQuery(params));
       return { ...encodeLogPage(page), token: tokenOf(task) };
+    }),
+  );
+
+  // Ours (issue 32): the operation's ordered events after a cursor, by token. The token resolves
+  // first (unknown and foreign alike "Invalid token", S8); then the engine refuses a cursor of
+  // another operation or one ahead of it. A cancelled operation still answers: its events say how
+  // it ended.
+  server.setRequestHandler(
+    EVENTS_METHOD,
+    SCHEMAS,
+    guarded(async (params, ctx) => {
+      const owner = ownerOf(ctx, deps.transport);
+      const { token } = decodeTokenRef(params);
+      const query = decodeEventQuery(params);
+      const task = await resolveToken(engine, owner, token);
+      return { ...encodeEventPage(await engine.readEvents(owner, task.id, query)), token: tokenOf(task) };
     }),
   );
 

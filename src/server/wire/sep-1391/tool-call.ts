@@ -1,4 +1,5 @@
 import type { JSONRPCRequest, Server, ServerContext } from '@modelcontextprotocol/server';
+import { decodeCallWebhook } from '../../../runner/webhooks.js';
 import { ownerOf } from '../../owner.js';
 import type { WireDeps } from '../adapter.js';
 import { isAsyncClient } from './client.js';
@@ -25,7 +26,8 @@ export function claims(request: JSONRPCRequest, server: Server, deps: WireDeps):
 /**
  * An async `tools/call` (L-09): creates the task with the client's `operation.token` as submission
  * key (S5: the same token and call return the same operation; a different call is `-32602`),
- * `keepAlive` seconds -> the engine's `keepAliveMs` (L-21), and answers at once.
+ * `keepAlive` seconds -> the engine's `keepAliveMs` (L-21), the call's own webhook from
+ * `_meta["mcp-terminus.dev/webhook"]` (checked before anything is stored), and answers at once.
  */
 export async function callAsync(
   request: JSONRPCRequest,
@@ -50,6 +52,7 @@ export async function callAsync(
       wire: 'sep-1391',
       keepAliveMs: (call.keepAliveS ?? DEFAULT_KEEP_ALIVE_S) * 1000,
       ...(call.token === undefined ? {} : { submissionKey: call.token }),
+      ...(call.webhook === undefined ? {} : { webhook: decodeCallWebhook(call.webhook) }),
     });
     // L-12: progress of the operation keeps flowing on the session, tagged with its token.
     const session = sessionOf(server);
