@@ -1,3 +1,7 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { encodeEventCursor } from '../../src/core/event-cursor.js';
 import type { LogBound } from '../../src/core/log.js';
@@ -167,6 +171,31 @@ if (PG_URL === '') {
     return openStore(schema, { eventBound: bound, onEventsDropped });
   });
 }
+
+describe('per-task event bound: migration 006 on SQLite', () => {
+  it('counts the progress and log rows a task already has, so the first bounded write trims them', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'terminus-bound-')), 'tasks.db');
+    const before = await openSqliteTaskStore({ path });
+    const { fence } = await claimed(before, await created(before));
+    for (let i = 1; i <= 15; i++) await before.progress(fence, { done: i }, T0 + i);
+    await before.close();
+    // The database as it was before 006: no counter, the migration not recorded.
+    const raw = new Database(path);
+    raw.exec(`ALTER TABLE tasks DROP COLUMN event_kept; DELETE FROM schema_migrations WHERE id = 6`);
+    raw.close();
+    const after = await openSqliteTaskStore({ path, eventBound: { maxKept: BOUND } });
+    try {
+      await after.progress(fence, { done: 16 }, T0 + 16);
+      const read = await after.readEvents(OWNER, fence.taskId, { after: 0, limit: 1000 }, T0 + 20);
+      expect(read?.events.filter((e) => e.kind === 'progress').map((e) => e.seq)).toEqual(
+        Array.from({ length: BOUND }, (_, i) => 17 - BOUND + i + 1),
+      );
+      expect(read?.events[0]).toMatchObject({ seq: 1, kind: 'status', status: 'working' });
+    } finally {
+      await after.close();
+    }
+  });
+});
 
 describe('per-task event bound: options', () => {
   it('a bound below 1 is refused at open', async () => {

@@ -82,10 +82,11 @@ if (PG_URL === '') {
           { component: 'tasks', id: 3 },
           { component: 'tasks', id: 4 },
           { component: 'tasks', id: 5 },
+          { component: 'tasks', id: 6 },
         ]);
         await (await openStore(fresh)).close();
         expect((await admin.query(`SELECT count(*)::int AS n FROM "${fresh}".schema_migrations`)).rows).toEqual([
-          { n: 5 },
+          { n: 6 },
         ]);
       } finally {
         await dropSchema(admin, fresh);

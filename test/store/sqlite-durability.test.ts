@@ -75,6 +75,7 @@ describe('SQLite store: durability and migrations', () => {
       { id: 2, name: '002_claim_order' },
       { id: 3, name: '003_task_logs' },
       { id: 5, name: '005_events_webhooks' },
+      { id: 6, name: '006_event_bound' },
     ]);
     expect(migrate(db)).toEqual([]);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
