@@ -86,6 +86,26 @@ if (PG_URL === '') {
       expect(refused.count).toBe(1);
     });
 
+    it('the per-task event bound adds no statement: a progress past it costs what one under it does, the finish stays one', async () => {
+      const bounded = await openStore(schema, { pool, eventBound: { maxKept: 3 } });
+      try {
+        const { task } = await bounded.create(newTask({ lease: { workerId: 'w1', leaseMs: 30_000 } }));
+        const fence = { taskId: task.id, workerId: 'w1', epoch: task.epoch };
+        const under = await statements(() => bounded.progress(fence, { done: 1 }, T0 + 1));
+        for (let i = 2; i <= 5; i++) await bounded.progress(fence, { done: i }, T0 + i);
+        const past = await statements(() => bounded.progress(fence, { done: 6 }, T0 + 6));
+        expect(past.count).toBe(under.count);
+        const done = await statements(() =>
+          bounded.finish(fence, { status: 'completed', result: RESULT, resultDigest: 'd' }, T0 + 7),
+        );
+        expect(done.count).toBe(1);
+        const read = await bounded.readEvents(OWNER, task.id, { after: 0, limit: 100 }, T0 + 8);
+        expect(read?.events.map((e) => e.seq)).toEqual([1, 5, 6, 7, 8]);
+      } finally {
+        await bounded.close();
+      }
+    });
+
     it('a finish is one statement, recorded or late after a cancel (S2, S4)', async () => {
       const fence = await leased();
       const done = await statements(() =>
