@@ -19,6 +19,7 @@ import type { WebhookOutbox } from '../../src/store/outbox-port.js';
 import { startWebhookDelivery, type WebhookDelivery } from '../../src/webhooks/delivery.js';
 import { newSecret, verify } from '../../src/webhooks/sign.js';
 import { SEP1391_CAPABILITY } from '../../src/server/wire/sep-1391/index.js';
+import { rpc } from '../server/helpers.js';
 import { ALICE, aip, authenticate, BOB, eventually, Gates, LegacySession, testTools } from '../wires/helpers.js';
 
 const policy = { allowHosts: ['127.0.0.1'] };
@@ -278,5 +279,54 @@ describe("SEP-1391: a call's own webhook and the ordered events by token (issue 
     expect(again.result.done).toBe(true);
     await alice.close();
     await bob.close();
+  });
+});
+
+describe('bad webhook input on every wire: a short error naming the field, nothing stored, the server up', () => {
+  it('Tasks extension, 2025-11-25 and AIP-151', async () => {
+    const bad: [unknown, RegExp][] = [
+      [
+        { url: `http://example.com/${'a'.repeat(100_000)}`, secret },
+        /webhook URL is too long: 100019 characters, at most 2048/,
+      ],
+      [
+        { url: hookUrl, secret, events: { nested: ['x'.repeat(100_000)] } },
+        /webhook.events must be "terminal" or "all", got .{0,45}$/,
+      ],
+      [{ url: [hookUrl], secret }, /webhook.url must be a string/],
+      [{ url: hookUrl, secret: 42 }, /webhook.secret must be a string/],
+      [null, /webhook must be an object/],
+    ];
+    const before = await taskCount();
+    const session = await LegacySession.open(url, ALICE);
+    for (const [webhook, message] of bad) {
+      const label = JSON.stringify(webhook)?.slice(0, 60) ?? 'undefined';
+      const ext = await rpc(
+        url,
+        'tools/call',
+        { name: 'work', arguments: { mode: 'ok' } },
+        {
+          token: ALICE,
+          meta: { [HOOK]: webhook, 'io.modelcontextprotocol/submissionKey': `bad-hook-${Math.random()}` },
+        },
+      );
+      const legacy = await session.request('tools/call', {
+        name: 'work',
+        arguments: { mode: 'ok' },
+        task: {},
+        _meta: { [HOOK]: webhook },
+      });
+      for (const reply of [ext, legacy]) {
+        expect(reply.error?.code, label).toBe(-32602);
+        expect(reply.error?.message, label).toMatch(message);
+        expect(reply.error?.message.length, label).toBeLessThan(600);
+      }
+      const run = await aip(base, 'POST', '/v1/tools/work:run', ALICE, { arguments: { mode: 'ok' }, webhook });
+      expect(run.status, label).toBe(400);
+      expect(JSON.stringify(run.body), label).toMatch(/webhook/);
+      expect(JSON.stringify(run.body).length, label).toBeLessThan(1_000);
+    }
+    expect(await taskCount()).toBe(before);
+    await session.close();
   });
 });
