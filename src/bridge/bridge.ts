@@ -7,6 +7,8 @@
 import {
   createMcpHandler,
   InMemoryServerEventBus,
+  isLegacyRequest,
+  type McpHttpHandler,
   type McpServerFactory,
   type Server,
 } from '@modelcontextprotocol/server';
@@ -23,6 +25,7 @@ import { Catalog, UPSTREAM_NAME } from './catalog.js';
 import { ModelAnswers } from './model-answers.js';
 import { BridgeOperations } from './operations.js';
 import { serveBridgeHttp, type BridgeHttpHandle, type ListenRoute, type MetricsSource } from './http.js';
+import { LegacySessions } from './legacy-sessions.js';
 import { Questions } from './questions.js';
 import { bridgeServer, httpOwnerOf, OPERATION_URI_PREFIX } from './server.js';
 import { TaskFront, type Front } from './task-front.js';
@@ -195,6 +198,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
   const pushes = new TaskPushes(tasks, operations, questions, logger);
   const front = options.front ?? 'auto';
   const live = new Set<Server>();
+  /** Requests that open a 2025-11-25 HTTP session: their server lives on, so it can push. */
+  const sessionful = new WeakSet<Request>();
   const bus = new InMemoryServerEventBus((error) => logger.warn('event bus', { error: error.message }));
   operations.onEnded((op, receipt) => {
     const uri = `${OPERATION_URI_PREFIX}${op.id}`;
@@ -228,6 +233,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     front,
     tasks,
     pushes,
+    sessionful,
   };
   const factory: McpServerFactory = (context) => bridgeServer(deps, context);
   const closers: (() => Promise<void>)[] = [];
@@ -247,7 +253,27 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
       return handle;
     },
     async serveHttp(http) {
-      const handler = createMcpHandler(factory, { bus, onerror: (e) => logger.debug('http', { error: e.message }) });
+      const modern = createMcpHandler(factory, {
+        bus,
+        legacy: 'reject',
+        onerror: (e) => logger.debug('http', { error: e.message }),
+      });
+      // 2025-11-25 hosts: a session each (their capabilities kept, their task pushes on its stream).
+      const sessions = new LegacySessions({
+        factory,
+        logger,
+        ownerOf: httpOwnerOf,
+        opening: (request) => sessionful.add(request),
+      });
+      const handler: McpHttpHandler = {
+        ...modern,
+        fetch: async (request, more) =>
+          (await isLegacyRequest(request)) ? sessions.handle(request) : modern.fetch(request, more),
+        close: async () => {
+          await sessions.close();
+          await modern.close();
+        },
+      };
       // The Tasks extension's task notifications: served by the bridge, before the SDK (X-40).
       const listen: ListenRoute | undefined =
         front === 'facade'

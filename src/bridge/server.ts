@@ -57,6 +57,8 @@ export interface ServerDeps {
   readonly tasks: TaskFront;
   /** Status pushes of the task front. */
   readonly pushes: TaskPushes;
+  /** HTTP requests that opened a 2025-11-25 session (`legacy-sessions.ts`): a connection of its own. */
+  readonly sessionful: WeakSet<Request>;
 }
 
 /** Whether a 2025-era host declared the `tasks` capability in `initialize`. */
@@ -164,10 +166,12 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
     };
   };
 
-  // T-47: a 2025 host on a connection of its own (stdio) is pushed `notifications/tasks/status` on
-  // each change of the tasks it made or joined here; a stateless HTTP request has no channel after it.
+  // T-47: a 2025 host on a connection of its own (stdio, an HTTP session) is pushed
+  // `notifications/tasks/status` on each change of the tasks it made or joined on it; a stateless
+  // HTTP request has no channel after its answer.
+  const ownConnection = context.requestInfo === undefined || deps.sessionful.has(context.requestInfo);
   const pushTo =
-    native && context.era === 'legacy' && context.requestInfo === undefined
+    native && context.era === 'legacy' && ownConnection
       ? (taskId: string): void => {
           if (watching.has(taskId)) return;
           const send = (task: Parameters<typeof legacyStatusNotification>[0]): void => {

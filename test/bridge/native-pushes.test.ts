@@ -6,7 +6,8 @@
  *   `tasks/get` in between; a non-declaring listen gets -32021 (X-40);
  * - 2025-11-25 over stdio (SDK 1.32): `notifications/tasks/status` for the tasks the session made,
  *   input_required and completed, before the host polls at all (T-47);
- * - 2025-11-25 over HTTP (SDK 1.32, stateless): task calls, `tasks/get|result`, the wire's errors.
+ * - 2025-11-25 over HTTP (SDK 1.32): a session is offered task tools and pushed as on stdio;
+ *   another caller, unknown and malformed ids get the wire's errors.
  */
 import { join } from 'node:path';
 import { Client as Client132 } from '@modelcontextprotocol/sdk/client/index.js';
@@ -296,7 +297,65 @@ describe('bridge front pushes: 2025-11-25 over stdio (SDK 1.32)', () => {
   );
 });
 
-describe('bridge front: 2025-11-25 over Streamable HTTP (SDK 1.32, stateless)', () => {
+describe('bridge front: 2025-11-25 over Streamable HTTP (SDK 1.32)', () => {
+  it(
+    'T-01 T-03 T-47 a host with a session is offered task tools and pushed working -> input_required -> completed on its stream',
+    async () => {
+      const client = new Client132(
+        { name: 'sdk-1.32-http-host', version: '1.0.0' },
+        { capabilities: { tasks: {}, elicitation: {} } },
+      );
+      const pushed: { taskId: string; status: string }[] = [];
+      client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
+        pushed.push({ taskId: n.params.taskId, status: n.params.status });
+      });
+      client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { confirm: true } }));
+      const transport = new Http132(new URL(url));
+      await client.connect(transport);
+      try {
+        expect(transport.sessionId).toBeDefined();
+        expect(client.getServerCapabilities()?.tasks).toMatchObject({ requests: { tools: { call: {} } } });
+        const { tools } = await client.listTools();
+        expect(tools.find((t) => t.name === 'slow_compute')?.execution).toEqual({ taskSupport: 'optional' });
+        const { task } = await client.request(
+          {
+            method: 'tools/call',
+            params: { name: 'confirm_delete', arguments: { filename: 'http-push.txt' }, task: {} },
+          },
+          CreateTaskResultSchema,
+        );
+        const seen = async (status: string): Promise<string[]> => {
+          for (let i = 0; i < 300 && !pushed.some((p) => p.taskId === task.taskId && p.status === status); i++) {
+            await new Promise((r) => setTimeout(r, 100));
+          }
+          return pushed.filter((p) => p.taskId === task.taskId).map((p) => p.status);
+        };
+        // No tasks/get: the question is pushed.
+        expect(await seen('input_required')).toContain('input_required');
+        const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+        expect((result.content[0] as { text: string }).text).toBe('Deleted http-push.txt');
+        expect(await seen('completed')).toContain('completed');
+        // The session is this caller's: another Authorization naming it gets 404.
+        const stolen = await fetch(url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+            'mcp-session-id': transport.sessionId!,
+            'mcp-protocol-version': '2025-11-25',
+            authorization: 'Bearer someone-else',
+          },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tasks/get', params: { taskId: task.taskId } }),
+        });
+        expect(stolen.status).toBe(404);
+      } finally {
+        await transport.terminateSession().catch(() => undefined);
+        await client.close();
+      }
+    },
+    SLOW,
+  );
+
   it(
     'T-15 T-68 a task call, its status and result over HTTP; another caller, an unknown and a malformed id get -32602; nothing stored',
     async () => {
@@ -332,9 +391,9 @@ describe('bridge front: 2025-11-25 over Streamable HTTP (SDK 1.32, stateless)', 
           );
         expect(await code(other.experimental.tasks.getTask(taskId))).toBe(-32602);
         expect(await code(host.experimental.tasks.getTask('op_00000000-0000-4000-8000-000000000000'))).toBe(-32602);
-        expect(
-          await code(host.request({ method: 'tasks/get', params: { taskId: 42 } }, CreateTaskResultSchema)),
-        ).toBe(-32602);
+        expect(await code(host.request({ method: 'tasks/get', params: { taskId: 42 } }, CreateTaskResultSchema))).toBe(
+          -32602,
+        );
         expect(ledgerFacts(join(dir.path, 'h.db'), 'http-2025')).toEqual({ operations: 1, receipts: 1 });
       } finally {
         await host.close();
