@@ -4,7 +4,8 @@
  * declared `tasks`) and has no stream to push `notifications/tasks/status` on. This leg keeps one
  * SDK `Server` and `WebStandardStreamableHTTPServerTransport` per `Mcp-Session-Id`, built by the
  * bridge's own factory, so a 2025 host over HTTP gets what it gets over stdio:
- * - `initialize` without a session header opens a session (at most `maxSessions`; one more: 503);
+ * - `initialize` without a session header opens a session (at most `maxSessions`: past it the
+ *   least recently used one is closed);
  * - a request naming a session goes to it: 404 for an unknown one, or for a caller (Authorization)
  *   other than the one that opened it (its tasks are that caller's);
  * - a session idle for `idleMs` is closed (the host gets 404 and initializes again);
@@ -37,7 +38,7 @@ interface Session {
   lastSeen: number;
 }
 
-/** Sessions open at once by default; one more `initialize` gets 503. */
+/** Sessions open at once by default; past it the least recently used is closed. */
 export const DEFAULT_MAX_SESSIONS = 100;
 const DEFAULT_IDLE_MS = 3_600_000;
 
@@ -79,16 +80,9 @@ export class LegacySessions {
       return session.transport.handleRequest(request);
     }
     if (request.method === 'POST' && (await isInitialize(request))) {
-      if (this.sessions.size >= (this.options.maxSessions ?? DEFAULT_MAX_SESSIONS)) {
-        return new Response(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: null,
-            error: { code: -32000, message: 'Too many open sessions on this bridge; retry later' },
-          }),
-          { status: 503, headers: { 'content-type': 'application/json', 'retry-after': '30' } },
-        );
-      }
+      // At the cap the least recently used session makes room: hosts rarely end their sessions
+      // (a CLI run opens one and exits), and its host, if still there, gets 404 and initializes again.
+      if (this.sessions.size >= (this.options.maxSessions ?? DEFAULT_MAX_SESSIONS)) this.evictOldest();
       return this.open(request);
     }
     return this.stateless(request);
@@ -117,6 +111,15 @@ export class LegacySessions {
       // A refused initialize never gets a session: nothing of it may outlive the request.
       if (id === undefined) server.close().catch(() => undefined);
     }
+  }
+
+  private evictOldest(): void {
+    let oldest: [string, Session] | undefined;
+    for (const entry of this.sessions)
+      if (oldest === undefined || entry[1].lastSeen < oldest[1].lastSeen) oldest = entry;
+    if (oldest === undefined) return;
+    this.sessions.delete(oldest[0]);
+    oldest[1].server.close().catch(() => undefined);
   }
 
   async close(): Promise<void> {
