@@ -77,6 +77,9 @@ export class LegacySessions {
       const session = this.sessions.get(sessionId);
       if (session === undefined || session.owner !== this.options.ownerOf(request.headers)) return sessionNotFound();
       session.lastSeen = Date.now();
+      // Kept in order of use (the map's order), so the least recently used one is first.
+      this.sessions.delete(sessionId);
+      this.sessions.set(sessionId, session);
       return session.transport.handleRequest(request);
     }
     if (request.method === 'POST' && (await isInitialize(request))) {
@@ -114,12 +117,11 @@ export class LegacySessions {
   }
 
   private evictOldest(): void {
-    let oldest: [string, Session] | undefined;
-    for (const entry of this.sessions)
-      if (oldest === undefined || entry[1].lastSeen < oldest[1].lastSeen) oldest = entry;
-    if (oldest === undefined) return;
-    this.sessions.delete(oldest[0]);
-    oldest[1].server.close().catch(() => undefined);
+    const oldest = this.sessions.entries().next();
+    if (oldest.done === true) return;
+    const [id, session] = oldest.value;
+    this.sessions.delete(id);
+    session.server.close().catch(() => undefined);
   }
 
   async close(): Promise<void> {
