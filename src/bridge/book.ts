@@ -9,6 +9,8 @@
  * - key: upstream + tool + canonical arguments (`digestOf`, key order ignored). A call whose key
  *   matches an operation of the same owner that has not settled (no receipt yet) re-attaches to it;
  *   once it settled, the same call is a new operation under a fresh nonce.
+ * A task made by a 2025-11-25 host that asked for a `task.ttl` ends in `:ttl<ms>` (the ttl
+ * granted), so the front forgets the task when it passes, after a restart too.
  */
 import { digestOf } from '../core/digest.js';
 import type { Ids } from '../core/ports.js';
@@ -22,6 +24,8 @@ const tag = (value: unknown): string => digestOf(value).slice(0, 24);
 export const OPEN_STATES: readonly LocalState[] = LOCAL_STATES.filter(
   (s) => !(SETTLED_STATES as readonly LocalState[]).includes(s),
 );
+
+const TTL_SUFFIX = /:ttl(\d{1,15})$/;
 
 /** Most operations scanned per listing; a bridge has a handful in flight. */
 const SCAN_LIMIT = 10_000;
@@ -44,8 +48,15 @@ export class Book {
     return tag({ upstream, tool, args });
   }
 
-  newCallNode(owner: string, key: string, ids: Ids): string {
-    return `${this.prefix(owner)}${key}:${ids.unique('n')}`;
+  newCallNode(owner: string, key: string, ids: Ids, ttlMs: number | null = null): string {
+    const ttl = ttlMs === null ? '' : `:ttl${Math.round(ttlMs)}`;
+    return `${this.prefix(owner)}${key}:${ids.unique('n')}${ttl}`;
+  }
+
+  /** The task ttl granted with the operation of this call node (ms from its creation), or null: none. */
+  ttlOf(callNodeId: string): number | null {
+    const match = TTL_SUFFIX.exec(callNodeId);
+    return match === null ? null : Number(match[1]);
   }
 
   /** The caller's unsettled operation for this key, if any. */

@@ -7,10 +7,12 @@
 import {
   createMcpHandler,
   InMemoryServerEventBus,
+  isLegacyRequest,
+  type McpHttpHandler,
   type McpServerFactory,
   type Server,
 } from '@modelcontextprotocol/server';
-import { serveStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Transport } from '@modelcontextprotocol/server';
 import { TerminusError } from '../core/errors.js';
 import { silentLogger, type Clock, type Ids, type Logger, type Random } from '../core/ports.js';
@@ -22,11 +24,14 @@ import type { Ledger } from '../executor/ledger-port.js';
 import { Catalog, UPSTREAM_NAME } from './catalog.js';
 import { ModelAnswers } from './model-answers.js';
 import { BridgeOperations } from './operations.js';
-import { serveBridgeHttp, type BridgeHttpHandle, type MetricsSource } from './http.js';
+import { serveBridgeHttp, type BridgeHttpHandle, type ListenRoute, type MetricsSource } from './http.js';
+import { LegacySessions } from './legacy-sessions.js';
 import { Questions } from './questions.js';
-import { bridgeServer, declaresLegacyTasks, OPERATION_URI_PREFIX } from './server.js';
+import { bridgeServer, httpOwnerOf, OPERATION_URI_PREFIX } from './server.js';
 import { TaskFront, type Front } from './task-front.js';
-import { legacyStatusNotification } from './task-wires.js';
+import { answerTaskListen } from './task-listen.js';
+import { TaskListenTransport } from './stdio-listen.js';
+import { TaskPushes } from './task-pushes.js';
 import { Upstream } from './upstream.js';
 
 /**
@@ -71,6 +76,13 @@ export interface BridgeOptions {
    * also lists task support to 2025 hosts that declare nothing; `facade` the tool facade to every host.
    */
   readonly front?: Front;
+  /**
+   * Cap of the poll interval a native task suggests (ms; default 30 000): it adapts to how long the
+   * tool's calls took, from the executor's own floor between status reads (250 ms) up to this.
+   */
+  readonly maxPollIntervalMs?: number;
+  /** Cap of the `task.ttl` granted to a 2025-11-25 host (ms; default one day, `DEFAULT_MAX_TASK_TTL_MS`). */
+  readonly maxTaskTtlMs?: number;
 }
 
 /** What the bridge needs of executor metrics: the two port decorators and a Prometheus registry. */
@@ -179,9 +191,15 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     maxWaitMs: inlineWaitMs,
   });
 
-  const tasks = new TaskFront(operations);
+  const tasks = new TaskFront(operations, {
+    ...(options.maxPollIntervalMs === undefined ? {} : { maxPollIntervalMs: options.maxPollIntervalMs }),
+    ...(options.maxTaskTtlMs === undefined ? {} : { maxTaskTtlMs: options.maxTaskTtlMs }),
+  });
+  const pushes = new TaskPushes(tasks, operations, questions, logger);
   const front = options.front ?? 'auto';
   const live = new Set<Server>();
+  /** Requests that open a 2025-11-25 HTTP session: their server lives on, so it can push. */
+  const sessionful = new WeakSet<Request>();
   const bus = new InMemoryServerEventBus((error) => logger.warn('event bus', { error: error.message }));
   operations.onEnded((op, receipt) => {
     const uri = `${OPERATION_URI_PREFIX}${op.id}`;
@@ -191,17 +209,6 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     for (const server of live) {
       server.sendResourceUpdated({ uri }).catch(() => undefined);
       server.sendLoggingMessage({ level: 'info', logger: 'terminus-bridge', data }).catch(() => undefined);
-    }
-    // A 2025 host that speaks tasks is told its task ended (T-47); live servers are stdio hosts, owner `stdio`.
-    const taskHosts = [...live].filter((server) => front !== 'facade' && declaresLegacyTasks(server));
-    if (taskHosts.length > 0 && operations.book.ownsCallNode('stdio', op.callNodeId)) {
-      void tasks.recordOf(op).then(
-        (task) => {
-          for (const server of taskHosts)
-            server.notification(legacyStatusNotification(task) as never).catch(() => undefined);
-        },
-        () => undefined,
-      );
     }
   });
 
@@ -225,6 +232,8 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     live,
     front,
     tasks,
+    pushes,
+    sessionful,
   };
   const factory: McpServerFactory = (context) => bridgeServer(deps, context);
   const closers: (() => Promise<void>)[] = [];
@@ -233,16 +242,49 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     resumed,
     factory,
     serveStdio(stdio = {}) {
+      const wire = stdio.transport ?? new StdioServerTransport();
+      // The Tasks extension's task notifications: listen requests for task ids, before the SDK.
+      const transport = front === 'facade' ? wire : new TaskListenTransport(wire, { front: tasks, pushes }, logger);
       const handle = serveStdio(factory, {
-        ...(stdio.transport === undefined ? {} : { transport: stdio.transport }),
+        transport,
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       });
       closers.push(() => handle.close());
       return handle;
     },
     async serveHttp(http) {
-      const handler = createMcpHandler(factory, { bus, onerror: (e) => logger.debug('http', { error: e.message }) });
-      const served = await serveBridgeHttp(handler, { ...http, ...(metrics ? { metrics: metrics.registry } : {}) });
+      const modern = createMcpHandler(factory, {
+        bus,
+        legacy: 'reject',
+        onerror: (e) => logger.debug('http', { error: e.message }),
+      });
+      // 2025-11-25 hosts: a session each (their capabilities kept, their task pushes on its stream).
+      const sessions = new LegacySessions({
+        factory,
+        logger,
+        ownerOf: httpOwnerOf,
+        opening: (request) => sessionful.add(request),
+      });
+      const handler: McpHttpHandler = {
+        ...modern,
+        fetch: async (request, more) =>
+          (await isLegacyRequest(request)) ? sessions.handle(request) : modern.fetch(request, more),
+        close: async () => {
+          await sessions.close();
+          await modern.close();
+        },
+      };
+      // The Tasks extension's task notifications: served by the bridge, before the SDK (X-40).
+      const listen: ListenRoute | undefined =
+        front === 'facade'
+          ? undefined
+          : (message, headers, signal) =>
+              answerTaskListen(message, httpOwnerOf(headers), signal, { front: tasks, pushes });
+      const served = await serveBridgeHttp(handler, {
+        ...http,
+        ...(metrics ? { metrics: metrics.registry } : {}),
+        ...(listen === undefined ? {} : { listen }),
+      });
       closers.push(() => served.close());
       return served;
     },

@@ -17,16 +17,31 @@ export interface MetricsSource {
 }
 
 /**
+ * Answers a `subscriptions/listen` request itself (the task front's pushes), or returns undefined
+ * for the SDK to answer it.
+ */
+export type ListenRoute = (message: unknown, headers: Headers, signal: AbortSignal) => Promise<Response | undefined>;
+
+/** Largest listen request body read before the SDK sees it (a listen body is a few hundred bytes). */
+const MAX_LISTEN_BODY = 1_000_000;
+
+/**
  * `/mcp` through `handler` (null: a listener for `/metrics` only, the stdio bridge's) and, with
- * `metrics`, `GET /metrics`; behind the same loopback Host/Origin check.
+ * `metrics`, `GET /metrics`; behind the same loopback Host/Origin check. With `listen`, a POST
+ * whose `Mcp-Method` is `subscriptions/listen` is offered to it first.
  */
 export async function serveBridgeHttp(
   handler: McpHttpHandler | null,
-  options: { readonly port: number; readonly host?: string; readonly metrics?: MetricsSource },
+  options: {
+    readonly port: number;
+    readonly host?: string;
+    readonly metrics?: MetricsSource;
+    readonly listen?: ListenRoute;
+  },
 ): Promise<BridgeHttpHandle> {
   const host = options.host ?? '127.0.0.1';
   const server = createServer((req, res) => {
-    void serve(handler, req, res, host, options.metrics);
+    void serve(handler, req, res, host, options.metrics, options.listen);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -49,6 +64,7 @@ async function serve(
   res: ServerResponse,
   host: string,
   metrics: MetricsSource | undefined,
+  listen?: ListenRoute,
 ): Promise<void> {
   try {
     const url = new URL(req.url ?? '/', `http://${req.headers.host ?? host}`);
@@ -80,24 +96,63 @@ async function serve(
     const controller = new AbortController();
     res.on('close', () => controller.abort());
     const hasBody = req.method !== 'GET' && req.method !== 'HEAD';
+    let body: ReadableStream<Uint8Array> | string | undefined = hasBody
+      ? (Readable.toWeb(req) as ReadableStream<Uint8Array>)
+      : undefined;
+    if (listen !== undefined && req.method === 'POST' && headers.get('mcp-method') === 'subscriptions/listen') {
+      const text = await readSmall(req, MAX_LISTEN_BODY);
+      if (text === null) {
+        res.writeHead(413, { 'content-type': 'text/plain' }).end('a subscriptions/listen body is at most 1 MB\n');
+        return;
+      }
+      const answered = await listen(parseOrNull(text), headers, controller.signal);
+      if (answered !== undefined) {
+        write(answered, res);
+        return;
+      }
+      body = text;
+    }
     const request = new Request(url, {
       method: req.method ?? 'GET',
       headers,
       signal: controller.signal,
-      ...(hasBody ? { body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } : {}),
+      ...(body === undefined ? {} : { body, duplex: 'half' }),
     });
-    const response = await handler.fetch(request);
-    res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
-    if (response.body === null) {
-      res.end();
-      return;
-    }
-    const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
-    body.on('error', () => res.destroy());
-    body.pipe(res);
+    write(await handler.fetch(request), res);
   } catch (error) {
     if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
     res.end(`bridge error: ${String(error)}\n`);
+  }
+}
+
+function write(response: Response, res: ServerResponse): void {
+  res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
+  if (response.body === null) {
+    res.end();
+    return;
+  }
+  const body = Readable.fromWeb(response.body as import('node:stream/web').ReadableStream<Uint8Array>);
+  body.on('error', () => res.destroy());
+  body.pipe(res);
+}
+
+/** The request body as text, or null past `limit` bytes (then the request has been consumed: a 413 follows). */
+async function readSmall(req: IncomingMessage, limit: number): Promise<string | null> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return null;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseOrNull(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return null;
   }
 }
 

@@ -4,4 +4,4 @@ export type { Bridge, BridgeMetrics, BridgeOptions } from './bridge.js';
 export type { BridgeHttpHandle, MetricsSource } from './http.js';
 export { DEFAULT_LIST_DEADLINE_MS, type MissingUpstream } from './catalog.js';
 export { MISSING_UPSTREAMS_META, OPERATION_URI_PREFIX } from './server.js';
-export { FRONTS, type Front } from './task-front.js';
+export { DEFAULT_MAX_TASK_TTL_MS, FRONTS, type Front } from './task-front.js';

@@ -99,6 +99,11 @@ export class BridgeOperations {
     return this.snapshots.observe(this.rejections.observe(wire));
   }
 
+  /** Every upstream snapshot the executor's reads decode (no read of its own). */
+  onSnapshot(listener: (snapshot: TaskSnapshot) => void): () => void {
+    return this.snapshots.subscribe(listener);
+  }
+
   onEnded(listener: (op: ToolOperation, receipt: Receipt | null) => void): () => void {
     this.endedListeners.add(listener);
     return () => this.endedListeners.delete(listener);
@@ -138,8 +143,14 @@ export class BridgeOperations {
   /**
    * The operation of a host's call: the caller's own one in flight for the same upstream, tool and
    * canonical arguments (attached, whichever front started it), else a new one. Never two (C5).
+   * `ttlMs`: the task ttl a new operation is granted (`Book.ttlOf`); an attached one keeps its own.
    */
-  async start(entry: CatalogEntry, args: Record<string, unknown>, owner: string): Promise<Started> {
+  async start(
+    entry: CatalogEntry,
+    args: Record<string, unknown>,
+    owner: string,
+    ttlMs: number | null = null,
+  ): Promise<Started> {
     const { executor, ids } = this.deps;
     const key = this.book.keyOf(entry.upstream.name, entry.tool.name, args);
     const started = await this.exclusive(`${owner}\u0000${key}`, async (): Promise<Started> => {
@@ -156,7 +167,7 @@ export class BridgeOperations {
       }
       if (live !== null) return { kind: 'started', handle: live, attached: true };
       const submitted = await executor.submit({
-        callNodeId: this.book.newCallNode(owner, key, ids),
+        callNodeId: this.book.newCallNode(owner, key, ids, ttlMs),
         server: entry.upstream.name,
         tool: entry.tool.name,
         args,

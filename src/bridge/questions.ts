@@ -32,6 +32,7 @@ export function elicitationParams(request: unknown): Record<string, unknown> {
 export class Questions {
   private readonly open = new Map<string, Open>();
   private readonly listeners = new Set<(question: Question) => void>();
+  private readonly answeredListeners = new Set<(question: Question) => void>();
 
   /** The executor's approval gate: resolves with the reply once someone answers. */
   readonly gate = (request: ApprovalRequest): Promise<unknown> =>
@@ -65,7 +66,14 @@ export class Questions {
     if (open === undefined || open.round !== question.round) return false;
     this.open.delete(id);
     open.resolve(reply);
+    for (const listener of this.answeredListeners) listener(open);
     return true;
+  }
+
+  /** Called after each answer is taken (the task leaves `input_required` once none is open). */
+  onAnswered(listener: (question: Question) => void): () => void {
+    this.answeredListeners.add(listener);
+    return () => this.answeredListeners.delete(listener);
   }
 
   onQuestion(listener: (question: Question) => void): () => void {

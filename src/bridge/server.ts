@@ -12,14 +12,17 @@ import { durableNote, MODEL_TOOL_NAMES, modelTools } from './model-tools.js';
 import type { BridgeOperations, Caller } from './operations.js';
 import { toolError, unknownOperation } from './render.js';
 import { passThrough } from './pass-through.js';
+import { trimInitializeAnswer } from './sdk-initialize.js';
 import { declaresTasks } from '../server/wire/tasks-ext/gate.js';
 import { TASKS_EXTENSION } from '../server/wire/tasks-ext/constants.js';
 import type { Front, TaskFront } from './task-front.js';
+import type { TaskPushes } from './task-pushes.js';
 import {
   canRunAsTask,
   extToolCall,
   installExtTaskMethods,
   installLegacyTaskMethods,
+  legacyStatusNotification,
   legacyTaskCall,
   type FrontDeps,
 } from './task-wires.js';
@@ -52,6 +55,10 @@ export interface ServerDeps {
   /** Which front hosts get (`auto`: native tasks to a host that declares them). */
   readonly front: Front;
   readonly tasks: TaskFront;
+  /** Status pushes of the task front. */
+  readonly pushes: TaskPushes;
+  /** HTTP requests that opened a 2025-11-25 session (`legacy-sessions.ts`): a connection of its own. */
+  readonly sessionful: WeakSet<Request>;
 }
 
 /** Whether a 2025-era host declared the `tasks` capability in `initialize`. */
@@ -62,8 +69,12 @@ export function declaresLegacyTasks(server: Server): boolean {
 /** Owner of the operations a request may see: `stdio`, or the HTTP caller by its Authorization header. */
 export function ownerOf(context: McpRequestContext): string {
   const request = context.requestInfo;
-  if (request === undefined) return 'stdio';
-  const auth = request.headers.get('authorization');
+  return request === undefined ? 'stdio' : httpOwnerOf(request.headers);
+}
+
+/** Owner of an HTTP request's operations, by its Authorization header. */
+export function httpOwnerOf(headers: Headers): string {
+  const auth = headers.get('authorization');
   return auth === null ? 'http:anonymous' : `http:${digestOf(auth).slice(0, 32)}`;
 }
 
@@ -84,18 +95,14 @@ const LEGACY_TASKS_CAPABILITY = { cancel: {}, list: {}, requests: { tools: { cal
 /**
  * A 2025 host that declares no `tasks` capability keeps the facade unchanged: the `initialize`
  * answer advertises the server's `tasks` capability only to a host that declared its own (or to
- * every host with `--front tasks`). The SDK fixes capabilities before connecting, so its own
- * `initialize` answer is taken and trimmed.
+ * every host with `--front tasks`). The SDK part lives in `sdk-initialize.ts`.
  */
-function offerTasksToDeclaringHosts(server: Server, front: Front): void {
-  const sdk = server as unknown as { _oninitialize(request: unknown): Promise<Record<string, unknown>> };
-  const initialize = sdk._oninitialize.bind(server);
-  server.setRequestHandler('initialize', async (request) => {
-    const answer = await initialize(request);
-    if (front === 'tasks' || request.params.capabilities.tasks !== undefined) return answer as never;
-    const { tasks: _offered, ...capabilities } = answer.capabilities as Record<string, unknown>;
-    return { ...answer, capabilities } as never;
-  });
+function offerTasksToDeclaringHosts(server: Server, front: Front, logger: Logger): void {
+  trimInitializeAnswer(
+    server,
+    (params) => (front === 'tasks' || params.capabilities.tasks !== undefined ? [] : ['tasks']),
+    logger,
+  );
 }
 
 export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Server {
@@ -118,10 +125,16 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
         'never call the tool again to wait and never invent ids (terminus_operations lists them).',
     },
   );
-  if (native && context.era === 'legacy') offerTasksToDeclaringHosts(server, deps.front);
+  if (native && context.era === 'legacy') offerTasksToDeclaringHosts(server, deps.front, deps.logger);
+  // This host session's task watches (2025-11-25 over stdio): its tasks' status pushes end with it.
+  const watching = new Map<string, () => void>();
   if (context.era === 'legacy') {
     deps.live.add(server);
-    server.onclose = () => deps.live.delete(server);
+    server.onclose = () => {
+      deps.live.delete(server);
+      for (const unwatch of watching.values()) unwatch();
+      watching.clear();
+    };
     server.setRequestHandler('resources/subscribe', () => ({}));
     server.setRequestHandler('resources/unsubscribe', () => ({}));
   }
@@ -153,7 +166,26 @@ export function bridgeServer(deps: ServerDeps, context: McpRequestContext): Serv
     };
   };
 
-  const frontDeps: FrontDeps = { front: deps.tasks, catalog, owner };
+  // T-47: a 2025 host on a connection of its own (stdio, an HTTP session) is pushed
+  // `notifications/tasks/status` on each change of the tasks it made or joined on it; a stateless
+  // HTTP request has no channel after its answer.
+  const ownConnection = context.requestInfo === undefined || deps.sessionful.has(context.requestInfo);
+  const pushTo =
+    native && context.era === 'legacy' && ownConnection
+      ? (taskId: string): void => {
+          if (watching.has(taskId)) return;
+          const send = (task: Parameters<typeof legacyStatusNotification>[0]): void => {
+            server.notification(legacyStatusNotification(task) as never).catch(() => undefined);
+          };
+          watching.set(taskId, deps.pushes.watch(taskId, send));
+        }
+      : undefined;
+  const frontDeps: FrontDeps = {
+    front: deps.tasks,
+    catalog,
+    owner,
+    ...(pushTo === undefined ? {} : { watch: pushTo }),
+  };
   server.setRequestHandler('tools/list', async () => {
     const note = durableNote(deps.inlineWaitSeconds);
     const entries = await catalog.refresh();

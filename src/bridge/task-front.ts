@@ -8,12 +8,13 @@
 import { taskNotFound as notFound, TerminusError } from '../core/errors.js';
 import { isTerminal, type TaskRecord, type TaskStatus } from '../core/task.js';
 import type { Receipt } from '../executor/ledger-port.js';
-import type { ToolOperation } from '../executor/operation.js';
+import { DEFAULT_POLICY, type ToolOperation } from '../executor/operation.js';
 import { isSettled } from '../executor/transitions.js';
 import type { CatalogEntry } from './catalog.js';
 import { endOf, endText } from './end-states.js';
 import type { BridgeOperations } from './operations.js';
 import { questionKey } from './questions.js';
+import { DEFAULT_MAX_POLL_INTERVAL_MS, DurationEstimates, suggestPollInterval } from '../runner/poll-interval.js';
 
 /**
  * Which front a host gets:
@@ -26,8 +27,22 @@ import { questionKey } from './questions.js';
 export const FRONTS = ['auto', 'tasks', 'facade'] as const;
 export type Front = (typeof FRONTS)[number];
 
-/** The poll interval the bridge suggests to hosts (ms): its own reads are local, the upstream is polled by the executor. */
-export const BRIDGE_POLL_INTERVAL_MS = 1_000;
+/**
+ * The shortest poll interval the bridge suggests (ms): the executor's own floor between status
+ * reads of an operation (C6), since a host polling faster could only see the same state again.
+ */
+export const MIN_BRIDGE_POLL_INTERVAL_MS = DEFAULT_POLICY.minPollIntervalMs;
+
+/** Default longest `task.ttl` a 2025-11-25 host is granted (ms): one day (T-80). */
+export const DEFAULT_MAX_TASK_TTL_MS = 86_400_000;
+
+/** How the task front paces and keeps tasks. */
+export interface TaskFrontOptions {
+  /** Cap of the suggested poll interval (ms); default `DEFAULT_MAX_POLL_INTERVAL_MS` (30 s). */
+  readonly maxPollIntervalMs?: number;
+  /** Cap of a granted `task.ttl` (ms); default `DEFAULT_MAX_TASK_TTL_MS`. */
+  readonly maxTaskTtlMs?: number;
+}
 
 /** Longest a task id can be here (`op_` + a UUID); anything longer is answered "not found" unread. */
 const MAX_ID_LENGTH = 64;
@@ -39,14 +54,45 @@ export interface CreatedTask {
 }
 
 export class TaskFront {
-  constructor(private readonly operations: BridgeOperations) {}
+  /** How long each bridged tool's calls took here: the poll interval adapts to it (issue 32). */
+  private readonly durations = new DurationEstimates();
+  readonly maxPollIntervalMs: number;
+  readonly maxTaskTtlMs: number;
+
+  constructor(
+    private readonly operations: BridgeOperations,
+    options: TaskFrontOptions = {},
+  ) {
+    this.maxPollIntervalMs = Math.max(
+      MIN_BRIDGE_POLL_INTERVAL_MS,
+      options.maxPollIntervalMs ?? DEFAULT_MAX_POLL_INTERVAL_MS,
+    );
+    this.maxTaskTtlMs = options.maxTaskTtlMs ?? DEFAULT_MAX_TASK_TTL_MS;
+    // Every operation that ended with the tool's own outcome says how long the tool takes.
+    operations.onEnded((op, receipt) => {
+      if (receipt === null || (receipt.status !== 'completed' && receipt.status !== 'failed')) return;
+      this.durations.observe(toolKey(op), op.updatedAt - op.createdAt, receipt.status);
+    });
+  }
+
+  /** The ttl granted for a requested one: capped by `maxTaskTtlMs`; none requested, none granted (null). */
+  grantTtl(requestedMs: number | null | undefined): number | null {
+    if (requestedMs === undefined || requestedMs === null) return null;
+    return Math.min(Math.max(1, requestedMs), this.maxTaskTtlMs);
+  }
 
   /**
    * A host's `tools/call` as a task: the caller's operation in flight for the same call, or a new
-   * one (never twice, whichever front started it). Resolves once the ledger holds it.
+   * one (never twice, whichever front started it). Resolves once the ledger holds it. `ttlMs` (a
+   * 2025-11-25 host's `task.ttl`, granted) is kept with a new operation; one attached to keeps its own.
    */
-  async create(entry: CatalogEntry, args: Record<string, unknown>, owner: string): Promise<CreatedTask | null> {
-    const started = await this.operations.start(entry, args, owner);
+  async create(
+    entry: CatalogEntry,
+    args: Record<string, unknown>,
+    owner: string,
+    ttlMs: number | null = null,
+  ): Promise<CreatedTask | null> {
+    const started = await this.operations.start(entry, args, owner, ttlMs);
     if (started.kind === 'refused') return null;
     const op = await this.operations.deps.ledger.load(started.handle.operationId);
     if (op === null) throw notFound();
@@ -61,7 +107,8 @@ export class TaskFront {
   /** The caller's tasks: open ones, then the most recent settled ones. */
   async list(owner: string, recent = 50): Promise<TaskRecord[]> {
     const { open, settled } = await this.operations.book.list(owner, recent);
-    return Promise.all([...open, ...settled].map((op) => this.recordOf(op)));
+    const kept = [...open, ...settled].filter((op) => !this.expired(op));
+    return Promise.all(kept.map((op) => this.recordOf(op)));
   }
 
   /**
@@ -111,11 +158,22 @@ export class TaskFront {
     }
   }
 
+  /**
+   * The caller's operation behind a task id. Past its granted ttl the front forgets the task (T-36:
+   * "not found"), while the ledger keeps the operation and its receipt for `terminus_wait` and `ops`.
+   */
   private async own(owner: string, taskId: string): Promise<ToolOperation> {
     if (taskId.length === 0 || taskId.length > MAX_ID_LENGTH) throw notFound();
     const op = await this.operations.book.own(owner, taskId);
     if (op === null) throw notFound();
+    if (this.expired(op)) throw notFound();
     return op;
+  }
+
+  /** Whether the task's granted ttl has passed (counted from its creation, T-36). */
+  private expired(op: ToolOperation): boolean {
+    const ttl = this.operations.book.ttlOf(op.callNodeId);
+    return ttl !== null && this.operations.deps.clock.now() >= op.createdAt + ttl;
   }
 
   /** The operation as a task of this bridge. */
@@ -135,6 +193,7 @@ export class TaskFront {
     if (op.state === 'CANCEL_REQUESTED' && statusMessage === null) statusMessage = 'cancel requested';
     const end = endOf(op.state);
     if (end !== null) statusMessage = endText(end, { op, tool: view.tool, receipt }).split('\n')[0] ?? null;
+    const status: TaskStatus = pending.length > 0 && shown.status === 'working' ? 'input_required' : shown.status;
     return {
       id: op.id,
       owner: '',
@@ -143,13 +202,13 @@ export class TaskFront {
       requestDigest: op.requestDigest,
       submissionKey: null,
       wire: 'mcp-tasks-ext',
-      status: pending.length > 0 && shown.status === 'working' ? 'input_required' : shown.status,
+      status,
       statusMessage,
       progress: progress === null ? null : { ...progress },
       createdAt: op.createdAt,
       updatedAt: op.updatedAt,
-      ttlMs: null,
-      pollIntervalMs: BRIDGE_POLL_INTERVAL_MS,
+      ttlMs: this.operations.book.ttlOf(op.callNodeId),
+      pollIntervalMs: this.pollIntervalOf(op, status),
       keepAliveMs: null,
       terminalAt: isTerminal(shown.status) ? op.updatedAt : null,
       leaseOwner: null,
@@ -168,7 +227,21 @@ export class TaskFront {
       eventSeq: 0,
     };
   }
+
+  /**
+   * The poll interval a task suggests, as our server's (`suggestPollInterval`): from how long its
+   * tool's calls took through this bridge and how long it has run; between the executor's own
+   * floor (C6) and `maxPollIntervalMs`.
+   */
+  pollIntervalOf(op: ToolOperation, status: TaskStatus): number {
+    const floor = { status, createdAt: op.createdAt, pollIntervalMs: MIN_BRIDGE_POLL_INTERVAL_MS };
+    const now = this.operations.deps.clock.now();
+    return suggestPollInterval(floor, now, this.durations.estimate(toolKey(op)), this.maxPollIntervalMs);
+  }
 }
+
+/** The estimate key of an operation's tool: upstream and tool (two upstreams may share a tool name). */
+const toolKey = (op: ToolOperation): string => `${op.server ?? ''}\u0000${op.tool.name}`;
 
 interface Shown {
   readonly status: TaskStatus;

@@ -4,7 +4,7 @@
  * - 2026-07-28 Tasks extension (modern era): a `tools/call` that declares the extension on the
  *   request becomes a task at once (`CreateTaskResult`), then `tasks/get|update|cancel`;
  * - 2025-11-25 tasks (legacy era): a `tools/call` with `params.task` becomes a task (`{ task }`),
- *   then `tasks/get|result|list|cancel`, and `notifications/tasks/status` when one ends.
+ *   then `tasks/get|result|list|cancel`, and `notifications/tasks/status` on each change (stdio).
  * A request that asks for neither gets the tool facade (`server.ts`), unchanged.
  */
 import { ProtocolError, type JSONRPCRequest, type Server, type ServerContext } from '@modelcontextprotocol/server';
@@ -56,6 +56,8 @@ export interface FrontDeps {
   readonly front: TaskFront;
   readonly catalog: Catalog;
   readonly owner: string;
+  /** Set where the host's session can take status pushes: called with each task it made or joined. */
+  readonly watch?: (taskId: string) => void;
 }
 
 /** A catalog entry the bridge can run as a task of its own: every tool called through the executor. */
@@ -152,8 +154,10 @@ export async function legacyTaskCall(
   if (entry === undefined) return null;
   if (!canRunAsTask(entry)) throw taskForbiddenError(entry.exposed);
   try {
-    const made = await deps.front.create(entry, call.args, deps.owner);
+    // T-34, T-35: the host's `task.ttl` is a request; the task reports the ttl granted (T-80 cap).
+    const made = await deps.front.create(entry, call.args, deps.owner, deps.front.grantTtl(call.task.ttlMs));
     if (made === null) throw taskForbiddenError(entry.exposed);
+    deps.watch?.(made.task.id);
     return { ...legacyCreated(made.task) };
   } catch (error) {
     throw legacyError(error);

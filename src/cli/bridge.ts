@@ -7,7 +7,15 @@ import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { Logger } from '../core/ports.js';
-import { createBridge, DEFAULT_INLINE_WAIT_MS, DEFAULT_LIST_DEADLINE_MS, FRONTS, type Front } from '../bridge/index.js';
+import {
+  createBridge,
+  DEFAULT_INLINE_WAIT_MS,
+  DEFAULT_LIST_DEADLINE_MS,
+  DEFAULT_MAX_TASK_TTL_MS,
+  FRONTS,
+  type Front,
+} from '../bridge/index.js';
+import { DEFAULT_MAX_POLL_INTERVAL_MS } from '../runner/poll-interval.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
 import { targetOf } from './call-connect.js';
 import { handOverStdout } from './broken-pipe.js';
@@ -20,6 +28,8 @@ interface BridgeFlags {
   readonly inlineWait: number;
   readonly front: Front;
   readonly listDeadline: number;
+  readonly maxPollInterval: number;
+  readonly maxTaskTtl: number;
   readonly port?: number;
   readonly metricsPort?: number;
   readonly host: string;
@@ -64,6 +74,18 @@ export function registerBridge(program: Command): void {
       "how long each upstream's tools/list may take; one that misses it is left out (or listed from its last answer) and named",
       parseSeconds,
       DEFAULT_LIST_DEADLINE_MS / 1000,
+    )
+    .option(
+      '--max-poll-interval <seconds>',
+      'native tasks: cap of the poll interval a task suggests (it adapts to how long the tool takes)',
+      parseSeconds,
+      DEFAULT_MAX_POLL_INTERVAL_MS / 1000,
+    )
+    .option(
+      '--max-task-ttl <seconds>',
+      'native tasks: cap of the task.ttl a 2025-11-25 host is granted; past its ttl the task id is forgotten (the ledger keeps the operation)',
+      parseSeconds,
+      DEFAULT_MAX_TASK_TTL_MS / 1000,
     )
     .option('--port <port>', 'serve Streamable HTTP on this port (0 picks one) instead of stdio', parsePort)
     .option('--host <host>', 'interface for --port and --metrics-port', '127.0.0.1')
@@ -148,6 +170,8 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
       inlineWaitMs: Math.round(flags.inlineWait * 1000),
       front: flags.front,
       listDeadlineMs: Math.round(flags.listDeadline * 1000),
+      maxPollIntervalMs: Math.round(flags.maxPollInterval * 1000),
+      maxTaskTtlMs: Math.round(flags.maxTaskTtl * 1000),
       logger,
       metrics: executorMetrics(),
     });

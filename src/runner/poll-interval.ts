@@ -46,7 +46,12 @@ export class DurationEstimates {
  * @example
  * suggestPollInterval(task, now, 60_000, 30_000); // at creation: 15 000; after 59 s: the floor
  */
-export function suggestPollInterval(task: TaskRecord, now: number, estimateMs: number | null, capMs: number): number {
+export function suggestPollInterval(
+  task: Pick<TaskRecord, 'status' | 'createdAt' | 'pollIntervalMs'>,
+  now: number,
+  estimateMs: number | null,
+  capMs: number,
+): number {
   const floor = task.pollIntervalMs;
   if (isTerminal(task.status) || !Number.isFinite(floor) || floor <= 0) return floor;
   const age = Math.max(0, now - task.createdAt);
