@@ -20,7 +20,13 @@ export const EVENTS_META = 'mcp-terminus.dev/events';
 
 /** One event as every wire shows it: `at` in ISO 8601, a log event with its line (null once dropped). */
 export type WireEvent = { readonly seq: number; readonly at: string } & (
-  | { readonly kind: 'status'; readonly status: TaskStatus; readonly statusMessage: string | null }
+  | {
+      readonly kind: 'status';
+      readonly status: TaskStatus;
+      readonly statusMessage: string | null;
+      /** On `completed`: `digestOf` the result, as a client digests what it fetches (C13). */
+      readonly resultDigest?: string;
+    }
   | { readonly kind: 'progress'; readonly progress: { done: number; total?: number; message?: string } }
   | { readonly kind: 'input_requested'; readonly key: string; readonly request: Record<string, unknown> }
   | { readonly kind: 'input_answered'; readonly keys: readonly string[] }
