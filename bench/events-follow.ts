@@ -18,7 +18,6 @@ import { systemClock, systemIds, systemRandom } from '../src/core/system.js';
 import { connectServer } from '../src/executor/adapters/index.js';
 import { createExecutor } from '../src/executor/executor.js';
 import { createMemoryLedger } from '../src/executor/ledger/memory.js';
-import type { ClientWire } from '../src/executor/wire-port.js';
 import { createEngine } from '../src/runner/engine.js';
 import { defineTaskTool } from '../src/runner/tool.js';
 import { createTerminusServer } from '../src/server/terminus-server.js';
@@ -124,14 +123,13 @@ export async function followCounts(options: { seconds: number; intervalMs: numbe
       const proxy = await countingProxy(http.url, mode === 'events+break' ? 2 : null);
       const executor = await createExecutor({
         ledger: createMemoryLedger(),
-        connect: async (_server, forced) => {
-          const wire = await connectServer(
+        connect: (_server, forced) =>
+          connectServer(
             { url: proxy.url },
             { clock: systemClock, wire: forced ?? 'mcp-tasks-ext', listen: false, timeoutMs: 5_000 },
-          );
-          // Status reads: the same wire without its events reader, as against a server that serves none.
-          return mode === 'status' ? ({ ...wire, events: undefined } satisfies ClientWire) : wire;
-        },
+          ),
+        // Status reads: as against a server that serves no events.
+        followEvents: mode !== 'status',
         clock: systemClock,
         random: systemRandom,
         ids: systemIds,

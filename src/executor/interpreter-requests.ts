@@ -35,6 +35,8 @@ export interface RequestContext {
   /** The executor epoch every event is stamped with. */
   readonly epoch: number;
   readonly validateResult?: (result: Record<string, unknown>, context: ValidationContext) => void | Promise<void>;
+  /** Status reads by the task's events where the server serves them (`ExecutorOptions.followEvents`). */
+  readonly followEvents?: boolean;
 }
 
 /** What the requests need of the operation's driver. */
@@ -147,7 +149,15 @@ export class WireRequests {
       if (this.reading === read) this.reading = null;
     };
     return this.send(
-      (signal) => readStatus(this.host.wire, this.host.record, effect.taskId, this.ctx.bucket, signal).finally(done),
+      (signal) =>
+        readStatus(
+          this.host.wire,
+          this.host.record,
+          effect.taskId,
+          this.ctx.bucket,
+          signal,
+          this.ctx.followEvents,
+        ).finally(done),
       (read) => statusObserved(read, effect.seq, epoch),
       (error) => requestFailed('poll', error, epoch),
       { read: true, statusRead: true },

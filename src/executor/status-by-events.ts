@@ -45,8 +45,9 @@ export async function readStatus(
   taskId: string,
   bucket: TokenBucket,
   signal: AbortSignal,
+  follow = true,
 ): Promise<StatusRead> {
-  if (!readsEvents(wire, record)) return { snapshot: await wire.getStatus(taskId, signal) };
+  if (!follow || !readsEvents(wire, record)) return { snapshot: await wire.getStatus(taskId, signal) };
   // A status read after an events read is a second request: its own token (C6).
   const statusRead = async (): Promise<TaskSnapshot> => {
     await bucket.take(signal);

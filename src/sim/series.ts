@@ -225,6 +225,10 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
   const pending: ((c: SimClient) => Promise<unknown>)[] = [];
   const approvalsAsked = new Set<string>();
   const resubmitNeverCreated = random.client.chance(0.7);
+  // Half the series follow operations by their task's events (issue 32), half by status reads: the
+  // status-read fault classes (reordered, replayed, lost results) are faults of `tasks/get` answers.
+  // Drawn from its own stream, so the other draws of a seed are as before.
+  const followEvents = sfc32(seed, 'follow-events').chance(0.5);
   const makeClient = async (): Promise<SimClient> => {
     const n = ++incarnation;
     const name = `client${n}`;
@@ -265,6 +269,7 @@ export async function runSeries(options: SeriesOptions): Promise<SeriesOutcome> 
       ids,
       trace,
       resubmitNeverCreated,
+      followEvents,
       approve,
       ...(options.hooks?.next === undefined ? {} : { next: options.hooks.next }),
     });
