@@ -26,6 +26,7 @@ import { aip151Wire } from '../../src/server/wire/aip-151/index.js';
 import { createRev20251125Wire } from '../../src/server/wire/rev2025-11-25/index.js';
 import { tasksExtensionWire } from '../../src/server/wire/tasks-ext/index.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/open.js';
+import { ROOT, tsNode } from '../cli/helpers.js';
 import { openExecutor, startProxy, waitFor, type Proxy, type ProxyRequest } from './executor-helpers.js';
 
 const EVENTS = 'terminus/tasks/events';
@@ -280,6 +281,49 @@ describe('executor driver: events where the server serves them', () => {
       await ledger.close();
     }
   });
+
+  it('a foreign server (SDK 1.32 over stdio, no events): one events read answered -32601, then status reads as before', async () => {
+    const calls: string[] = [];
+    const ledger = openSqliteLedger({ path: join(dir, 'ledger-sdk132.db') });
+    const { executor } = await openExecutor(served.url, {
+      ledger,
+      policy: { minPollIntervalMs: 100, backoffBaseMs: 100 },
+      connect: async () => {
+        const wire = await connectServer(
+          {
+            command: process.execPath,
+            args: tsNode(join(ROOT, 'test/fixtures/sdk132-tasks-server.ts')),
+            stderr: 'ignore',
+          },
+          { clock: systemClock, wire: 'auto' },
+        );
+        return {
+          ...wire,
+          getStatus: (taskId, signal) => (calls.push('status'), wire.getStatus(taskId, signal)),
+          ...(wire.events === undefined
+            ? {}
+            : { events: (taskId, request, signal) => (calls.push('events'), wire.events!(taskId, request, signal)) }),
+        } satisfies ClientWire;
+      },
+    });
+    try {
+      const op = await executor.submit({
+        callNodeId: 'ev-sdk132',
+        server: 'sdk',
+        tool: 'sdk_complete',
+        args: { ms: 600 },
+      });
+      expect((await op.result()).status).toBe('completed');
+      expect(calls.filter((c) => c === 'events').length).toBeLessThanOrEqual(1);
+      expect(calls.filter((c) => c === 'status').length).toBeGreaterThanOrEqual(2);
+      const record = await ledger.load(op.operationId);
+      if (calls.includes('events')) expect(record?.eventsOff).toBe(true);
+      expect(record?.eventCursor ?? null).toBeNull();
+    } finally {
+      await executor.close();
+      await ledger.close();
+    }
+  }, 60_000);
 
   it("aip-151: followed by the /events route; the fetched result matches the completion event's digest (C13)", async () => {
     const ledger = openSqliteLedger({ path: join(dir, 'ledger-aip.db') });
