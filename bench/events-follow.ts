@@ -114,6 +114,8 @@ export async function followCounts(options: { seconds: number; intervalMs: numbe
     ids: systemIds,
     random: systemRandom,
     claimIntervalMs: 50,
+    // A fixed interval: the adaptive one learns from the first mode's run and would favour the later ones.
+    maxPollIntervalMs: 0,
   });
   engine.start();
   const http = await createTerminusServer({ engine, wires: [tasksExtensionWire] }).serveHttp({ port: 0 });
