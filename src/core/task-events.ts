@@ -21,8 +21,18 @@ export type OrderedEventKind = (typeof ORDERED_EVENT_KINDS)[number];
  * its log seq: the line itself is kept once, in the task's log.
  */
 export type NewOrderedEvent =
-  /** The task entered `status` (its first event is `working`, at creation). */
-  | { readonly kind: 'status'; readonly status: TaskStatus; readonly statusMessage: string | null }
+  /**
+   * The task entered `status` (its first event is `working`, at creation). A `completed` event
+   * carries `resultDigest`, the digest of the stored result (`digestOf`, as the task's own
+   * `resultDigest`): a client that learns the end from events checks the one result it fetches
+   * against it (C13).
+   */
+  | {
+      readonly kind: 'status';
+      readonly status: TaskStatus;
+      readonly statusMessage: string | null;
+      readonly resultDigest?: string;
+    }
   | { readonly kind: 'progress'; readonly progress: Progress }
   /** A new input request under `key` (the round's status change is its own `status` event). */
   | { readonly kind: 'input_requested'; readonly key: string; readonly request: InputRequest }
@@ -97,12 +107,24 @@ export const MAX_EVENT_READ = 1000;
 /** Events one read returns when the caller names no `limit`. */
 export const DEFAULT_EVENT_READ = 100;
 
-/** The status events of a write that changes the status from `before` to `after` (none when equal). */
+/**
+ * The status events of a write that changes the status from `before` to `after` (none when equal).
+ * A change to `completed` carries the result's digest, where `after` has one.
+ */
 export function statusChange(
   before: TaskStatus | null,
-  after: { readonly status: TaskStatus; readonly statusMessage: string | null },
+  after: { readonly status: TaskStatus; readonly statusMessage: string | null; readonly resultDigest?: string | null },
 ): NewOrderedEvent[] {
-  return before === after.status ? [] : [{ kind: 'status', status: after.status, statusMessage: after.statusMessage }];
+  if (before === after.status) return [];
+  const digest = after.status === 'completed' && typeof after.resultDigest === 'string' ? after.resultDigest : null;
+  return [
+    {
+      kind: 'status',
+      status: after.status,
+      statusMessage: after.statusMessage,
+      ...(digest === null ? {} : { resultDigest: digest }),
+    },
+  ];
 }
 
 /** The stored shape of an event's payload (everything but kind, seq and time), as every backend keeps it. */

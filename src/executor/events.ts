@@ -7,7 +7,7 @@
  * must adopt it through `rollback` first).
  */
 import type { TerminalStatus } from '../core/task.js';
-import type { Progress, WireStatus } from './operation.js';
+import type { EventCursor, Progress, WireStatus } from './operation.js';
 
 /** @inline */
 interface Stamped {
@@ -89,6 +89,10 @@ export type OperationEvent =
        * give), on wires whose status read carries it: the first read a later fetch is compared with (C13).
        */
       readonly resultDigest?: string;
+      /** The status was read from the task's events: where the read left the cursor (kept with this step). */
+      readonly eventCursor?: EventCursor;
+      /** The server does not serve this task's events: follow it by status reads from now on. */
+      readonly eventsOff?: true;
     } & Stamped)
   /**
    * A terminal outcome the adapter received unasked (the 2025-11-25 side channel's blocked

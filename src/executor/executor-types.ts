@@ -63,6 +63,12 @@ export interface ExecutorOptions {
    * A synchronous answer (C12) cannot be fetched again: refused, it goes to UNKNOWN at once.
    */
   readonly validateResult?: (result: Record<string, unknown>, context: ValidationContext) => void | Promise<void>;
+  /**
+   * Follow operations by their task's ordered events where the server serves them (default true):
+   * each status read is an events read from the cursor kept in the ledger. False: status reads
+   * (`tasks/get`) only, as against a server without events.
+   */
+  readonly followEvents?: boolean;
   /** Shadow mode per tool: recorded and receipted but never put in the outbox. Default: none. */
   readonly shadow?: (tool: string) => boolean;
   /**

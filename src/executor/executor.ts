@@ -98,6 +98,7 @@ export async function createExecutorWith(options: ExecutorOptions, step: NextFn)
     approvalGate: options.approvalGate ?? (async () => ({ action: 'cancel' })),
     ...(options.validateResult === undefined ? {} : { validateResult: options.validateResult }),
     resubmitNeverCreated: options.resubmitNeverCreated ?? true,
+    followEvents: options.followEvents ?? true,
     onReceipt: (receipt) => {
       outbox.notify();
       // Settled: later look-ups go to the ledger, so a long-lived executor does not keep every driver.

@@ -6,6 +6,7 @@ import { digestOf } from '../core/digest.js';
 import type { TerminalStatus } from '../core/task.js';
 import type { OperationEvent, RetriedRequest } from './events.js';
 import type { Progress, ToolOperation } from './operation.js';
+import type { StatusRead } from './status-by-events.js';
 import {
   WireFailure,
   type CancelAnswer,
@@ -99,7 +100,9 @@ export function lookupFailed(error: unknown, epoch: number): OperationEvent {
   return requestFailed('lookup', error, epoch);
 }
 
-export function statusObserved(snapshot: TaskSnapshot, seq: number, epoch: number): OperationEvent {
+/** A status read's answer; by events, it carries the cursor the step keeps and a completion's digest. */
+export function statusObserved(read: StatusRead, seq: number, epoch: number): OperationEvent {
+  const { snapshot } = read;
   return {
     type: 'status_observed',
     epoch,
@@ -110,6 +113,9 @@ export function statusObserved(snapshot: TaskSnapshot, seq: number, epoch: numbe
     ...(snapshot.inputRequests === undefined ? {} : { inputRequests: snapshot.inputRequests }),
     ...(snapshot.progress === undefined ? {} : { progress: progressOf(snapshot) }),
     ...inlinedDigest(snapshot),
+    ...(read.resultDigest === undefined ? {} : { resultDigest: read.resultDigest }),
+    ...(read.eventCursor === undefined ? {} : { eventCursor: read.eventCursor }),
+    ...(read.eventsOff === undefined ? {} : { eventsOff: true }),
   };
 }
 

@@ -23,6 +23,7 @@ import {
 import type { StepResult } from './machine.js';
 import type { ToolOperation } from './operation.js';
 import { statusReadCap, statusReadOpensAt } from './schedule.js';
+import { readStatus } from './status-by-events.js';
 import type { TokenBucket } from './token-bucket.js';
 import { WireFailure, type ClientWire } from './wire-port.js';
 
@@ -34,6 +35,8 @@ export interface RequestContext {
   /** The executor epoch every event is stamped with. */
   readonly epoch: number;
   readonly validateResult?: (result: Record<string, unknown>, context: ValidationContext) => void | Promise<void>;
+  /** Status reads by the task's events where the server serves them (`ExecutorOptions.followEvents`). */
+  readonly followEvents?: boolean;
 }
 
 /** What the requests need of the operation's driver. */
@@ -129,7 +132,8 @@ export class WireRequests {
   }
 
   /**
-   * A status read, or null when none goes. WORKING reads one status at a time: the one out answers
+   * A status read (by the task's events where the server serves them: `status-by-events.ts`), or
+   * null when none goes. WORKING reads one status at a time: the one out answers
    * for this one too (its answer or failure arms the next). A waiter re-attached after a detach in
    * the same millisecond as a resume's read (the wake due now runs as the next step) re-issued it
    * while the first was out: two input_required answers opened the round twice (approval asked
@@ -145,8 +149,16 @@ export class WireRequests {
       if (this.reading === read) this.reading = null;
     };
     return this.send(
-      (signal) => this.host.wire.getStatus(effect.taskId, signal).finally(done),
-      (snapshot) => statusObserved(snapshot, effect.seq, epoch),
+      (signal) =>
+        readStatus(
+          this.host.wire,
+          this.host.record,
+          effect.taskId,
+          this.ctx.bucket,
+          signal,
+          this.ctx.followEvents,
+        ).finally(done),
+      (read) => statusObserved(read, effect.seq, epoch),
       (error) => requestFailed('poll', error, epoch),
       { read: true, statusRead: true },
     );

@@ -222,6 +222,12 @@ export interface RetryCause {
 }
 
 /** The ledger record of one long-running tool call. Times are epoch ms from the injected clock. */
+/** A position in a task's ordered events: the server's opaque cursor and the seq it stands after. */
+export interface EventCursor {
+  readonly cursor: string;
+  readonly seq: number;
+}
+
 export interface ToolOperation {
   readonly schema: 'toolOperation.v1';
   /** Local operation id (from `Ids`); stable across resubmissions. */
@@ -246,6 +252,18 @@ export interface ToolOperation {
   readonly priorSubmissionKeys: readonly string[];
   /** Polls issued and the newest one answered: answers older than `observed` are reordered and dropped. */
   readonly pollCursor: { readonly issued: number; readonly observed: number };
+  /**
+   * Where the driver stands in the task's ordered events, on a server that serves them: every event
+   * up to `seq` was applied, in the step that wrote this (so after a crash, a broken stream or a
+   * detach the next read starts here, and no event is applied twice or skipped). Optional: records
+   * written before it existed, and operations followed by status reads, have none.
+   */
+  readonly eventCursor?: EventCursor | null;
+  /**
+   * The server stopped serving this task's events (or never did): the operation is followed by
+   * status reads from then on. Optional: absent is false.
+   */
+  readonly eventsOff?: boolean;
   readonly lastServerStatus: WireStatus | null;
   /** Highest server execution epoch seen; older callbacks are ignored. */
   readonly serverEpoch: number | null;

@@ -105,7 +105,13 @@ export interface LogsRequest {
 
 /** One of a task's ordered events (issue 32), as our servers send them: `seq` 1, 2, 3, ... per task, no gap. */
 export type ServerEvent = { readonly seq: number; readonly at: string } & (
-  | { readonly kind: 'status'; readonly status: WireStatusAnswer; readonly statusMessage: string | null }
+  | {
+      readonly kind: 'status';
+      readonly status: WireStatusAnswer;
+      readonly statusMessage: string | null;
+      /** On `completed`: `digestOf` the result a fetch gives, to check it by (C13). */
+      readonly resultDigest?: string;
+    }
   | {
       readonly kind: 'progress';
       readonly progress: { readonly done: number; readonly total?: number; readonly message?: string };
@@ -264,6 +270,12 @@ export interface ClientWire {
    * or route (a server that is not ours); a bad cursor is `rejected`.
    */
   events?(taskId: string, request: EventsRequest, signal?: AbortSignal): Promise<EventsAnswer>;
+  /**
+   * `sendInput` answers the keys of the server's `input_requested` events (the Tasks extension), so
+   * the executor takes an input round from the events it reads. Absent: an input round is read with
+   * `getStatus` (2025-11-25, whose requests arrive on a side channel under their own ids).
+   */
+  readonly answersEventInput?: boolean;
   /** New log lines pushed by the server, where the wire has them: only a hint to read by cursor now. */
   onLogsHint?(listener: (taskId: string) => void): () => void;
   /** Status hints pushed by the server, where the wire has them; they shorten waits, never replace a fetch. */

@@ -20,7 +20,13 @@ export const EVENTS_META = 'mcp-terminus.dev/events';
 
 /** One event as every wire shows it: `at` in ISO 8601, a log event with its line (null once dropped). */
 export type WireEvent = { readonly seq: number; readonly at: string } & (
-  | { readonly kind: 'status'; readonly status: TaskStatus; readonly statusMessage: string | null }
+  | {
+      readonly kind: 'status';
+      readonly status: TaskStatus;
+      readonly statusMessage: string | null;
+      /** On `completed`: `digestOf` the result, as a client digests what it fetches (C13). */
+      readonly resultDigest?: string;
+    }
   | { readonly kind: 'progress'; readonly progress: { done: number; total?: number; message?: string } }
   | { readonly kind: 'input_requested'; readonly key: string; readonly request: Record<string, unknown> }
   | { readonly kind: 'input_answered'; readonly keys: readonly string[] }
@@ -54,16 +60,32 @@ export function encodeEvent(event: OrderedEvent): WireEvent {
   return { ...event, at } as WireEvent;
 }
 
-export function encodeEventPage(page: TaskEventPage): WireEventPage {
+/**
+ * The page as a wire shows it. `project` is the wire's own word for a terminal task's status where
+ * it differs from the core's (2025-11-25 calls a tool's `isError: true` result `failed`): the page
+ * and its `completed` event then say that status, without the digest of a result the wire does not
+ * hand over as one, so the status a client reads here is the one its status read would give.
+ */
+export function encodeEventPage(page: TaskEventPage, project?: (task: TaskRecord) => TaskStatus): WireEventPage {
+  const status = project?.(page.task) ?? page.task.status;
+  const events = page.events.map(encodeEvent);
   return {
     taskId: page.task.id,
-    events: page.events.map(encodeEvent),
+    events:
+      status === page.task.status
+        ? events
+        : events.map((e) => (e.kind === 'status' && e.status === page.task.status ? withStatus(e, status) : e)),
     cursor: page.cursor,
     lastSeq: page.lastSeq,
     skipped: page.skipped,
-    status: page.task.status,
+    status,
     done: page.done,
   };
+}
+
+function withStatus(event: WireEvent & { kind: 'status' }, status: TaskStatus): WireEvent {
+  const { resultDigest: _digest, ...rest } = event;
+  return { ...rest, status };
 }
 
 /** `_meta` of a task as read: where its events stand. */

@@ -60,7 +60,7 @@ export function eventCases({ store, test }: SuiteContext): void {
         stream: 'output',
         line: { seq: 2, epoch: 1, at: T0 + 4, stream: 'output', text: 'two', fields: { n: 2 } },
       },
-      { seq: 9, at: T0 + 5, kind: 'status', status: 'completed', statusMessage: 'reading' },
+      { seq: 9, at: T0 + 5, kind: 'status', status: 'completed', statusMessage: 'reading', resultDigest: 'd' },
     ]);
   });
 

@@ -136,7 +136,12 @@ export interface Proxy {
 }
 
 /** An HTTP proxy on 127.0.0.1:0 in front of `upstream`; `decide` picks the fault per request. */
-export async function startProxy(upstream: string, decide: (request: ProxyRequest) => ProxyAction): Promise<Proxy> {
+export async function startProxy(
+  upstream: string,
+  decide: (request: ProxyRequest) => ProxyAction,
+  /** Sees (and may rewrite) each forwarded answer's body before the client gets it. */
+  answered?: (request: ProxyRequest, body: string) => string,
+): Promise<Proxy> {
   const seen: ProxyRequest[] = [];
   const server: Server = createServer((req, res) => {
     void (async () => {
@@ -160,7 +165,8 @@ export async function startProxy(upstream: string, decide: (request: ProxyReques
         if (typeof v === 'string' && k !== 'host' && k !== 'content-length' && k !== 'connection') headers[k] = v;
       }
       const answer = await fetch(upstream, { method: req.method ?? 'POST', headers, body });
-      const text = await answer.text();
+      const received = await answer.text();
+      const text = answered === undefined ? received : answered(request, received);
       if (action.kind === 'drop_response') {
         // The server did the work; the client never hears of it.
         res.destroy();

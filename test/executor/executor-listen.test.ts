@@ -14,7 +14,7 @@ import { createExecutor } from '../../src/executor/executor.js';
 import type { Executor } from '../../src/executor/executor-types.js';
 import type { Ledger } from '../../src/executor/ledger-port.js';
 import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
-import type { ClientWire } from '../../src/executor/wire-port.js';
+import type { ClientWire, EventsRequest } from '../../src/executor/wire-port.js';
 import { killAll, MAIN, startServe, tempDir, tsNode } from '../cli/helpers.js';
 import { startServer, waitFor, type TestServer } from './executor-helpers.js';
 
@@ -115,6 +115,15 @@ function counted(wire: ClientWire, seen: Counted): ClientWire {
       seen.reads.push(taskId);
       return wire.getStatus(taskId, signal);
     },
+    // On our server the driver's status read is a read of the task's events (issue 32).
+    ...(wire.events === undefined
+      ? {}
+      : {
+          events: (taskId: string, request: EventsRequest, signal?: AbortSignal) => {
+            seen.reads.push(taskId);
+            return wire.events!(taskId, request, signal);
+          },
+        }),
     ...(wire.onStatusHint === undefined
       ? {}
       : {

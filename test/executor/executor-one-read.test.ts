@@ -23,10 +23,13 @@ describe('C10: one status read at a time', () => {
     let release = (): void => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
     let holding = true;
+    // A status read is a `tasks/get`, or on our server a read of the task's events (issue 32).
+    const statusRead = (method: string | undefined): boolean =>
+      method === 'tasks/get' || method === 'terminus/tasks/events';
     const proxy = await startProxy(server.url, (request) =>
-      request.method === 'tasks/get' && holding ? { kind: 'hold_response', release: held } : { kind: 'forward' },
+      statusRead(request.method) && holding ? { kind: 'hold_response', release: held } : { kind: 'forward' },
     );
-    const reads = () => proxy.seen.filter((r) => r.method === 'tasks/get').length;
+    const reads = () => proxy.seen.filter((r) => statusRead(r.method)).length;
     const { executor } = await openExecutor(proxy.url, { listen: false });
     try {
       const op = await executor.submit({

@@ -133,6 +133,11 @@ export function onStatusObserved(d: Draft, ev: EventOf<'status_observed'>): Step
     expiresAt: ev.expiresAt === undefined ? r.expiresAt : ev.expiresAt,
     serverEpoch: maxEpoch(r.serverEpoch, ev.serverEpoch),
     ...(ev.progress === undefined ? {} : { progress: ev.progress }),
+    // Never back: two reads out at once (a cancel's beside an older one) may answer out of order.
+    ...(ev.eventCursor === undefined || ev.eventCursor.seq < (r.eventCursor?.seq ?? 0)
+      ? {}
+      : { eventCursor: ev.eventCursor }),
+    ...(ev.eventsOff === undefined ? {} : { eventsOff: true }),
   }).resetFailures();
 
   if (isTerminal(ev.status)) {

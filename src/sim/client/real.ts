@@ -28,6 +28,8 @@ export interface RealClientOptions {
   readonly trace: Trace;
   readonly resubmitNeverCreated: boolean;
   readonly approve: (callNodeId: string, key: string) => Promise<unknown>;
+  /** The executor follows operations by their task's events (`ExecutorOptions.followEvents`). */
+  readonly followEvents: boolean;
   /** Test-only: a broken variant of the machine's `next()` (`variants.ts`); default the real one. */
   readonly next?: NextFn;
 }
@@ -43,6 +45,7 @@ export async function startRealClient(o: RealClientOptions): Promise<SimClient> 
       ids: o.ids,
       approvalGate: (request) => o.approve(request.callNodeId, request.key),
       resubmitNeverCreated: o.resubmitNeverCreated,
+      followEvents: o.followEvents,
       defaultBudgetMs: null,
     },
     o.next ?? realNext,

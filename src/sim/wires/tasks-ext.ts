@@ -6,6 +6,7 @@
 import { canonicalJson } from '../../core/digest.js';
 import type { TaskStatus } from '../../core/task.js';
 import { LOOKUP_METHOD, SUBMISSION_KEY_META } from '../../executor/adapters/envelope.js';
+import { EVENTS_METHOD } from '../../executor/adapters/events.js';
 import { taskObjectLies } from './lies.js';
 import { normalizeResult } from './payload.js';
 import type { AnswerFields, Classified, Role } from './spec.js';
@@ -50,6 +51,9 @@ export const tasksExtSim: SimWire = {
   retarget: (method, params, taskId) => ({ method, params: { ...params, taskId } }),
 
   answer(_role, method, _params, r): AnswerFields {
+    // An events page asks the questions its `input_requested` events carry (the executor's driver
+    // takes an input round from them, issue 32); its status is no task object's, so none is logged.
+    if (method === EVENTS_METHOD) return eventsAnswer(r);
     const task = (r.task as Record<string, unknown> | undefined) ?? r;
     // A call answered synchronously (no task, C12): its CallToolResult is a completed payload.
     if (method === 'tools/call' && r.resultType !== 'task' && Array.isArray(r.content)) {
@@ -77,3 +81,13 @@ export const tasksExtSim: SimWire = {
     return responses !== null && typeof responses === 'object' ? Object.keys(responses) : undefined;
   },
 };
+
+/** The task an events page is about, and the input keys its events ask. */
+function eventsAnswer(r: Record<string, unknown>): AnswerFields {
+  const events = Array.isArray(r.events) ? (r.events as Record<string, unknown>[]) : [];
+  const keys = events.flatMap((e) => (e.kind === 'input_requested' && typeof e.key === 'string' ? [e.key] : []));
+  return {
+    ...(typeof r.taskId === 'string' ? { taskId: r.taskId } : {}),
+    ...(keys.length === 0 ? {} : { keys }),
+  };
+}

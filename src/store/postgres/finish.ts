@@ -21,7 +21,7 @@ export interface FinishItem {
  * either way. Under READ COMMITTED a row changed since the snapshot is re-read once locked, so the
  * `CASE`s see the status that won. No row for an item: its fence no longer holds (`lease_lost`).
  * A row that became terminal here gets its status event (`event_seq` + 1 in the same UPDATE, so
- * under the same row lock) and, for each of its webhooks, an outbox row (a terminal status is in
+ * under the same row lock; a completion's carries the result digest) and, for each of its webhooks, an outbox row (a terminal status is in
  * every endpoint's event set): in the same statement, so in the same commit (issue 32). A late
  * outcome records no event: the status did not change.
  */
@@ -50,7 +50,9 @@ WHERE task.id = input.id AND task.lease_owner = input.worker AND task.epoch = in
 RETURNING ${taskColumnsOf('task')}, input.ord, input.status AS wanted, input.now, task.webhooks
 ), status_event AS (
   INSERT INTO ${t.events} (task_id, seq, at, kind, data, log_seq)
-  SELECT id, event_seq, now, 'status', jsonb_build_object('status', status, 'statusMessage', status_message), NULL
+  SELECT id, event_seq, now, 'status', jsonb_build_object('status', status, 'statusMessage', status_message)
+         || CASE WHEN status = 'completed' AND result_digest IS NOT NULL
+                 THEN jsonb_build_object('resultDigest', result_digest) ELSE '{}'::jsonb END, NULL
   FROM done WHERE status = wanted
 ), status_outbox AS (
   INSERT INTO ${t.outbox} (task_id, seq, endpoint, owner, tool, url, secret, status, status_message, event_at,

@@ -172,6 +172,8 @@ export function createTasksExtWire(options: TasksExtWireOptions): ClientWire {
         }),
     logs: (taskId, request, signal) => rpcLogs(channel, taskId, request, signal),
     events: (taskId, request, signal) => rpcEvents(channel, taskId, request, signal),
+    // `tasks/update` answers the server's own input keys, the keys its `input_requested` events name.
+    answersEventInput: true,
 
     close: async () => {
       options.listener?.close();

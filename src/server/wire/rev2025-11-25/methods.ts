@@ -144,7 +144,8 @@ export function installTaskMethods(server: Server, deps: WireDeps): void {
     guarded(async (params, ctx) => {
       const { taskId } = decodeTaskRef(params);
       const query = decodeEventQuery(params);
-      return { ...encodeEventPage(await engine.readEvents(ownerOf(ctx, deps.transport), taskId, query)) };
+      const page = await engine.readEvents(ownerOf(ctx, deps.transport), taskId, query);
+      return { ...encodeEventPage(page, projectStatus) };
     }),
   );
 
