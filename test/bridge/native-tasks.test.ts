@@ -24,7 +24,7 @@ import {
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, MAIN, ROOT, start, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
+import { killAll, MAIN, ROOT, start, startServe, tempDir, terminus, tsNode, type Served } from '../cli/helpers.js';
 import { EXT, parseReply, PROTOCOL, rpc } from '../server/helpers.js';
 import { connectBridge, ledgerFacts, operationOf, textOf, upstreamTasks } from './helpers.js';
 
@@ -346,6 +346,34 @@ describe('bridge front: 2025-11-25 tasks with the SDK 1.32 client over stdio', (
       } finally {
         await host.close();
       }
+    },
+    SLOW,
+  );
+});
+
+describe('bridge front: our own executor on 2025-11-25 over HTTP', () => {
+  it(
+    'T-01 terminus call --wire mcp-2025-11-25 declares tasks, so the bridge gives it a native task and it prints the result, not the facade handle',
+    async () => {
+      const ran = await terminus(
+        [
+          'call',
+          '--url',
+          url,
+          '--wire',
+          'mcp-2025-11-25',
+          '--ledger',
+          join(dir.path, 'cli.db'),
+          'slow_compute',
+          '--args',
+          JSON.stringify({ seconds: 3, label: 'cli-2025' }),
+        ],
+        { cwd: dir.path },
+      );
+      expect(ran.stdout).not.toContain('terminus_wait');
+      expect(ran.stdout).toContain('cli-2025: done after 3 s');
+      expect(ran.code).toBe(0);
+      expect(upstreamTasks(served.db, 'cli-2025')).toBe(1);
     },
     SLOW,
   );

@@ -396,7 +396,13 @@ async function initialize(
 ): Promise<Record<string, unknown>> {
   const result = await connection.request('initialize', {
     protocolVersion: LEGACY_PROTOCOL_VERSION,
-    capabilities: { elicitation: {}, ...(sep1391 ? { experimental: { [SEP_1391_CAPABILITY]: {} } } : {}) },
+    // `tasks: {}`: we make task-augmented calls (a server such as our bridge offers its task tools
+    // only to a client that says so) and receive none (no `tasks.requests` of our own).
+    capabilities: {
+      elicitation: {},
+      tasks: {},
+      ...(sep1391 ? { experimental: { [SEP_1391_CAPABILITY]: {} } } : {}),
+    },
     clientInfo: { ...clientInfo },
   });
   connection.legacyVersion =
