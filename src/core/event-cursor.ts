@@ -10,8 +10,22 @@ import { TerminusError } from './errors.js';
  */
 const CURSOR = /^(\d{1,15})\.([A-Za-z0-9_-]{10})$/;
 
+/**
+ * The tags of the tasks read lately: every `tasks/get` carries its task's cursor in `_meta`, and a
+ * sha256 per read was 2 % of a stdio `tasks/get` (docs/benchmarks.md, figure 8). Bounded: emptied
+ * when full, so a server reading many tasks holds at most `TAGS_HELD` of them.
+ */
+const tags = new Map<string, string>();
+const TAGS_HELD = 4096;
+
 function tagOf(taskId: string): string {
-  return createHash('sha256').update(taskId).digest('base64url').slice(0, 10);
+  let tag = tags.get(taskId);
+  if (tag === undefined) {
+    tag = createHash('sha256').update(taskId).digest('base64url').slice(0, 10);
+    if (tags.size >= TAGS_HELD) tags.clear();
+    tags.set(taskId, tag);
+  }
+  return tag;
 }
 
 /** The cursor that stands after event `seq` of task `taskId` (`seq` 0: before the first). */

@@ -14,7 +14,7 @@ import type { Preflight } from './preflight.js';
 import { defaultPreflightStateSeal, preflightStateSeal } from './preflight-state.js';
 import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
-import { stdioFastMethods, withStdioFastPath } from './stdio-fast.js';
+import { stdioFastMethods, stdioFastPath, type StdioFastPath } from './stdio-fast.js';
 import { stdioTransport } from './stdio-transport.js';
 
 export interface TerminusServerOptions {
@@ -124,9 +124,9 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
   // through the combined fallback (install.ts), whose answers the fast path does not mirror.
   const modernFast = (methods: ReadonlyMap<string, FastMethod>): ReadonlyMap<string, FastMethod> =>
     options.setup === undefined ? methods : new Map([...methods].filter(([method]) => method !== 'tools/call'));
-  const stdioFast = (inner: McpServerFactory): McpServerFactory => {
+  const stdioFast = (): StdioFastPath => {
     const methods = stdioFastMethods(wires, stdioDeps);
-    return withStdioFastPath(inner, { ...methods, modern: modernFast(methods.modern) }, { name, version });
+    return stdioFastPath({ ...methods, modern: modernFast(methods.modern) }, { name, version });
   };
   return {
     engine: options.engine,
@@ -152,13 +152,16 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
           routes: [...wires.flatMap((w) => w.routes?.(httpDeps) ?? []), ...(httpOptions.routes ?? [])],
         },
       ),
-    serveStdio: (stdioOptions = {}) =>
-      sdkServeStdio(stdioOptions.fastPath === false ? factory('stdio') : stdioFast(factory('stdio')), {
-        transport: new CallerRates(resolveLimits(stdioOptions.limits)).gateTransport(
-          stdioOptions.transport ?? stdioTransport(),
-        ),
+    serveStdio: (stdioOptions = {}) => {
+      const gated = new CallerRates(resolveLimits(stdioOptions.limits)).gateTransport(
+        stdioOptions.transport ?? stdioTransport(),
+      );
+      const fast = stdioOptions.fastPath === false ? undefined : stdioFast();
+      return sdkServeStdio(fast === undefined ? factory('stdio') : fast.factory(factory('stdio')), {
+        transport: fast === undefined ? gated : fast.transport(gated),
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
-      }),
+      });
+    },
   };
 }
 
