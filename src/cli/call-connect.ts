@@ -13,6 +13,7 @@ import { connectServer, type ServerTarget, type WireChoice } from '../executor/a
 import type { Connector } from '../executor/executor-types.js';
 import type { SessionBinding } from '../executor/operation.js';
 import type { ClientWire, TaskSnapshot } from '../executor/wire-port.js';
+import { observeSnapshots } from '../executor/observe-snapshots.js';
 import { ledgerFailure } from './open-ledger.js';
 
 const STDIO_PREFIX = 'stdio:';
@@ -130,37 +131,15 @@ export function driveFailure(server: string | undefined, ledger: string, error: 
 /** What a server said about a task, as the wire decoded it: the display's status message and progress. */
 export type SnapshotListener = (snapshot: TaskSnapshot) => void;
 
-/** Passes every decoded snapshot (submit answer, poll answer) to `listener`; changes nothing else. */
+/** Passes every decoded snapshot (submit, status and events answers) to `listener`; changes nothing else. */
 export function observeWire(wire: ClientWire, listener: SnapshotListener): ClientWire {
-  const safe = (snapshot: TaskSnapshot): void => {
+  return observeSnapshots(wire, (snapshot) => {
     try {
       listener(snapshot);
     } catch {
       // The display must never break the call.
     }
-  };
-  return {
-    ...wire,
-    wire: wire.wire,
-    version: wire.version,
-    submit: async (request, signal) => {
-      const answer = await wire.submit(request, signal);
-      if (answer.kind === 'task') safe(answer);
-      return answer;
-    },
-    getStatus: async (taskId, signal) => {
-      const snapshot = await wire.getStatus(taskId, signal);
-      safe(snapshot);
-      return snapshot;
-    },
-    lookupKey: (key, signal) => wire.lookupKey(key, signal),
-    fetchResult: (taskId, signal) => wire.fetchResult(taskId, signal),
-    cancel: (taskId, signal) => wire.cancel(taskId, signal),
-    sendInput: (taskId, responses, signal) => wire.sendInput(taskId, responses, signal),
-    ...(wire.logs === undefined ? {} : { logs: wire.logs.bind(wire) }),
-    ...(wire.onLogsHint === undefined ? {} : { onLogsHint: wire.onLogsHint.bind(wire) }),
-    close: () => wire.close(),
-  };
+  });
 }
 
 export interface CliConnectorOptions extends TargetOptions {

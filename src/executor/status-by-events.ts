@@ -136,11 +136,13 @@ export function foldEvents(
     const moved = cursorAt(cursor.cursor, before);
     cursor = before <= base.seq || moved === null ? (from ?? undefined) : { cursor: moved, seq: before };
   }
+  const pollIntervalMs = pages.at(-1)?.pollIntervalMs;
   const snapshot: TaskSnapshot = {
     taskId: first.taskId,
     status,
     ...(statusMessage === undefined ? {} : { statusMessage }),
     ...(progress === undefined ? {} : { progress }),
+    ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
     ...(status === 'input_required' && open.size > 0
       ? { inputRequests: Object.fromEntries([...open].map(([key, o]) => [key, o.request])) }
       : {}),

@@ -130,6 +130,8 @@ export interface EventPage {
   readonly cursor: string;
   readonly lastSeq: number;
   readonly status: WireStatusAnswer;
+  /** The interval the server suggests before the next read, as a status read's `pollIntervalMs`. */
+  readonly pollIntervalMs?: number;
   /** Terminal and nothing after the cursor: a follower stops here. */
   readonly done: boolean;
 }

@@ -134,7 +134,11 @@ export function createEngine(options: EngineOptions): TaskEngine {
 
     readLog: (owner, id, query) => readTaskLog(settings, owner, id, query),
 
-    readEvents: (owner, id, query) => readTaskEvents(settings, owner, id, query),
+    // The page's task as a read shows it: its poll interval adapted, so a follower by events paces as one by reads.
+    readEvents: async (owner, id, query) => {
+      const page = await readTaskEvents(settings, owner, id, query);
+      return { ...page, task: paced(page.task) };
+    },
 
     waitForChange: (owner, id, options) => waitForChange(settings, id, () => get(owner, id), options),
 

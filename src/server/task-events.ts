@@ -48,6 +48,8 @@ export interface WireEventPage {
   /** Seqs passed over since the cursor read from: progress and log events the per-task bound dropped. */
   readonly skipped: number;
   readonly status: TaskStatus;
+  /** The interval the task suggests between reads (as its status read would), absent when it has none. */
+  readonly pollIntervalMs?: number;
   readonly done: boolean;
 }
 
@@ -79,6 +81,9 @@ export function encodeEventPage(page: TaskEventPage, project?: (task: TaskRecord
     lastSeq: page.lastSeq,
     skipped: page.skipped,
     status,
+    ...(Number.isFinite(page.task.pollIntervalMs) && page.task.pollIntervalMs >= 1
+      ? { pollIntervalMs: Math.round(page.task.pollIntervalMs) }
+      : {}),
     done: page.done,
   };
 }

@@ -51,7 +51,17 @@ export function decodeEventPage(raw: unknown, taskId: string, cursor: string | u
     if (event.seq <= last) throw malformed(`event ${event.seq} is not after ${last}`);
     last = event.seq;
   }
-  return { taskId, events, cursor: next, lastSeq, status, done };
+  const poll = raw.pollIntervalMs;
+  const pollIntervalMs = typeof poll === 'number' && Number.isFinite(poll) && poll >= 1 ? poll : undefined;
+  return {
+    taskId,
+    events,
+    cursor: next,
+    lastSeq,
+    status,
+    done,
+    ...(pollIntervalMs === undefined ? {} : { pollIntervalMs }),
+  };
 }
 
 /** `terminus/tasks/events` over a JSON-RPC channel (either MCP wire). */
