@@ -64,6 +64,7 @@ export type {
   Progress,
   RetryCause,
   SessionBinding,
+  EventCursor,
 } from './executor/operation.js';
 export {
   LOCAL_STATES,

@@ -36,8 +36,7 @@ export type { TaskEngine } from './runner/engine-port.js';
 export type { WorkersOptions } from './runner/workers/pool.js';
 export type { LogLimits } from './runner/task-log.js';
 export type { TaskStore } from './store/port.js';
-export { createMemoryTaskStore, type MemoryTaskStoreOptions } from './store/memory/index.js';
-export { DEFAULT_EVENT_BOUND, type EventBound } from './core/task-events.js';
+export { createMemoryTaskStore } from './store/memory/index.js';
 export type {
   TaskRecord,
   TaskStatus,

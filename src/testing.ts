@@ -25,6 +25,8 @@ export type {
   LogRead,
 } from './store/port.js';
 export type { NewLogLine, LogBound, LogPage } from './core/log.js';
+export { DEFAULT_EVENT_BOUND, type EventBound } from './core/task-events.js';
+export type { MemoryTaskStoreOptions } from './store/memory/index.js';
 export type { TaskEvents, TaskEvent, TaskEventKind } from './store/events.js';
 export type { WebhookOutbox } from './store/outbox-port.js';
 export type { WebhookEndpoint } from './core/webhook.js';

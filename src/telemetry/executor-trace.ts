@@ -2,7 +2,7 @@ import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type
 import type { Connector } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import type { LocalState, ToolOperation } from '../executor/operation.js';
-import type { ClientWire } from '../executor/wire-port.js';
+import type { ClientWire, EventsRequest } from '../executor/wire-port.js';
 import { TRACER_NAME } from './trace.js';
 
 /** Spans of one executor's waits: wrap its ledger and its connector, then pass both to `createExecutor`. */
@@ -160,6 +160,25 @@ export function executorTracing(options: { readonly tracer?: Tracer } = {}): Exe
               throw error;
             }
           }),
+          // On our servers a status read is a read of the task's events: a poll too.
+          ...(client.events === undefined
+            ? {}
+            : {
+                events: inside(
+                  (taskId: string, _request: EventsRequest, _signal?: AbortSignal) => task(taskId),
+                  async (taskId: string, request: EventsRequest, signal?: AbortSignal) => {
+                    const span = spans.get(task(taskId) ?? '');
+                    try {
+                      const answer = await client.events!(taskId, request, signal);
+                      if (answer.kind === 'page') span?.addEvent('poll', { 'terminus.task.status': answer.status });
+                      return answer;
+                    } catch (error) {
+                      span?.addEvent('poll', { 'terminus.poll.failed': error instanceof Error ? error.name : 'error' });
+                      throw error;
+                    }
+                  },
+                ),
+              }),
           fetchResult: inside(task, client.fetchResult.bind(client)),
           cancel: inside(task, client.cancel.bind(client)),
           sendInput: inside(

@@ -20,6 +20,8 @@ const REQUESTS = {
   submit: 'submit',
   lookupKey: 'lookup',
   getStatus: 'poll',
+  // A status read by the task's events (our servers), and the reads of `executor.events()`.
+  events: 'events',
   fetchResult: 'fetch',
   cancel: 'cancel',
   sendInput: 'input',
