@@ -8,10 +8,10 @@
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, MAIN, start, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
+import { killAll, startServe, tempDir, type Served } from '../cli/helpers.js';
 import { startProxy, type Proxy } from '../executor/executor-helpers.js';
 import { PROTOCOL, rpc } from '../server/helpers.js';
-import { ledgerFacts, operationOf } from './helpers.js';
+import { ledgerFacts, operationOf, startHttpBridge } from './helpers.js';
 
 const SLOW = 180_000;
 const EVENTS = 'terminus/tasks/events';
@@ -24,22 +24,14 @@ let url: string;
 beforeAll(async () => {
   served = await startServe(dir.path, ['--fixtures', 'conformance']);
   upstream = await startProxy(served.url, () => ({ kind: 'forward' }));
-  const bridge = start(
-    tsNode(
-      MAIN,
-      'bridge',
-      '--port',
-      '0',
-      '--upstream',
-      `reports=${upstream.url}`,
-      '--ledger',
-      ledger(),
-      '--inline-wait',
-      '1',
-    ),
-    { cwd: dir.path },
-  );
-  url = (await bridge.waitFor(/http:\/\/127\.0\.0\.1:\d+\/mcp/, 'stdout')).trim();
+  url = await startHttpBridge(dir.path, [
+    '--upstream',
+    `reports=${upstream.url}`,
+    '--ledger',
+    ledger(),
+    '--inline-wait',
+    '1',
+  ]);
 }, SLOW);
 afterAll(async () => {
   await upstream?.close();

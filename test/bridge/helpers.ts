@@ -7,7 +7,7 @@ import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { MAIN, ROOT, tsNode } from '../cli/helpers.js';
+import { MAIN, ROOT, start, tsNode } from '../cli/helpers.js';
 
 /** The request timeout a host that cannot wait uses in these tests (the issue's 5 s). */
 export const HOST_TIMEOUT_MS = 5_000;
@@ -144,3 +144,9 @@ export function ledgerFacts(ledger: string, label: string): { operations: number
 }
 
 export const ledgerIn = (dir: string, name: string): string => join(dir, `${name}.db`);
+
+/** `terminus bridge --port 0 ARGS` over HTTP, run in `cwd`; resolves to its `/mcp` URL once it listens. */
+export async function startHttpBridge(cwd: string, args: readonly string[]): Promise<string> {
+  const bridge = start(tsNode(MAIN, 'bridge', '--port', '0', ...args), { cwd });
+  return (await bridge.waitFor(/http:\/\/127\.0\.0\.1:\d+\/mcp/, 'stdout')).trim();
+}

@@ -8,7 +8,8 @@
 import { join } from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, MAIN, ROOT, start, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
+import { killAll, ROOT, start, startServe, tempDir, type Served } from '../cli/helpers.js';
+import { startHttpBridge } from './helpers.js';
 
 const SLOW = 180_000;
 const INSPECTOR = join(ROOT, 'node_modules/.bin/mcp-inspector-cli');
@@ -18,22 +19,14 @@ let url: string;
 
 beforeAll(async () => {
   served = await startServe(dir.path, ['--fixtures', 'conformance']);
-  const bridge = start(
-    tsNode(
-      MAIN,
-      'bridge',
-      '--port',
-      '0',
-      '--upstream',
-      `reports=${served.url}`,
-      '--ledger',
-      join(dir.path, 'b.db'),
-      '--inline-wait',
-      '2',
-    ),
-    { cwd: dir.path },
-  );
-  url = (await bridge.waitFor(/http:\/\/127\.0\.0\.1:\d+\/mcp/, 'stdout')).trim();
+  url = await startHttpBridge(dir.path, [
+    '--upstream',
+    `reports=${served.url}`,
+    '--ledger',
+    join(dir.path, 'b.db'),
+    '--inline-wait',
+    '2',
+  ]);
 }, SLOW);
 afterAll(async () => {
   await served?.stop();

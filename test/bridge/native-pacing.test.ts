@@ -12,7 +12,8 @@ import { Client as Client132 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport as Stdio132 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, MAIN, ROOT, start, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
+import { killAll, MAIN, ROOT, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
+import { startHttpBridge } from './helpers.js';
 import { rpc } from '../server/helpers.js';
 
 const SLOW = 180_000;
@@ -22,24 +23,16 @@ let url: string;
 
 beforeAll(async () => {
   served = await startServe(dir.path, ['--fixtures', 'conformance']);
-  const bridge = start(
-    tsNode(
-      MAIN,
-      'bridge',
-      '--port',
-      '0',
-      '--upstream',
-      `reports=${served.url}`,
-      '--ledger',
-      join(dir.path, 'pace.db'),
-      '--inline-wait',
-      '1',
-      '--max-poll-interval',
-      '0.6',
-    ),
-    { cwd: dir.path },
-  );
-  url = (await bridge.waitFor(/http:\/\/127\.0\.0\.1:\d+\/mcp/, 'stdout')).trim();
+  url = await startHttpBridge(dir.path, [
+    '--upstream',
+    `reports=${served.url}`,
+    '--ledger',
+    join(dir.path, 'pace.db'),
+    '--inline-wait',
+    '1',
+    '--max-poll-interval',
+    '0.6',
+  ]);
 }, SLOW);
 afterAll(async () => {
   await served?.stop();

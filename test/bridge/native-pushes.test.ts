@@ -21,9 +21,9 @@ import {
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, MAIN, ROOT, start, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
+import { killAll, MAIN, ROOT, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
 import { EXT, PROTOCOL, rpc } from '../server/helpers.js';
-import { ledgerFacts, upstreamTasks } from './helpers.js';
+import { ledgerFacts, upstreamTasks, startHttpBridge } from './helpers.js';
 
 const SLOW = 180_000;
 const dir = tempDir('terminus-bridge-pushes-');
@@ -32,22 +32,14 @@ let url: string;
 
 beforeAll(async () => {
   served = await startServe(dir.path, ['--fixtures', 'conformance']);
-  const bridge = start(
-    tsNode(
-      MAIN,
-      'bridge',
-      '--port',
-      '0',
-      '--upstream',
-      `reports=${served.url}`,
-      '--ledger',
-      join(dir.path, 'h.db'),
-      '--inline-wait',
-      '1',
-    ),
-    { cwd: dir.path },
-  );
-  url = (await bridge.waitFor(/http:\/\/127\.0\.0\.1:\d+\/mcp/, 'stdout')).trim();
+  url = await startHttpBridge(dir.path, [
+    '--upstream',
+    `reports=${served.url}`,
+    '--ledger',
+    join(dir.path, 'h.db'),
+    '--inline-wait',
+    '1',
+  ]);
 }, SLOW);
 afterAll(async () => {
   await served?.stop();
