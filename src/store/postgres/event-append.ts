@@ -4,6 +4,21 @@ import type { AppendBound } from '../port.js';
 import type { Sql, Tx } from './db.js';
 
 /**
+ * The CTE that adds the webhook outbox rows of the status events in `added` (task $1, time $5): one
+ * per endpoint of the task (`head.webhooks`) whose event set takes the status.
+ */
+const outboxOfAdded: Sql = (t) => `outbox AS (
+  INSERT INTO ${t.outbox} (task_id, seq, endpoint, owner, tool, url, secret, status, status_message, event_at,
+                           state, attempts, next_at, created_at)
+  SELECT $1, added.seq, w.ord, head.owner, head.tool, w.hook->>'url', w.hook->>'secret', added.data->>'status',
+         added.data->>'statusMessage', $5, 'pending', 0, $5, $5
+  FROM head CROSS JOIN added
+  CROSS JOIN LATERAL jsonb_array_elements(COALESCE(head.webhooks, '[]'::jsonb)) WITH ORDINALITY AS w (hook, ord)
+  WHERE added.kind = 'status'
+    AND (w.hook->>'events' = 'all' OR added.data->>'status' IN ('completed', 'failed', 'cancelled'))
+)`;
+
+/**
  * One statement: bumps the task's `event_seq` by the number of events (locking the row until the
  * transaction ends), inserts them numbered up to the new value in the order given, and adds the
  * webhook outbox rows of its status events: one per endpoint of the task whose event set takes
@@ -18,16 +33,7 @@ WITH head AS (
   SELECT $1, head.event_seq - cardinality($2::text[]) + e.ord, $5, e.kind, e.data, e.log_seq
   FROM head, unnest($2::text[], $3::jsonb[], $4::bigint[]) WITH ORDINALITY AS e (kind, data, log_seq, ord)
   RETURNING seq, kind, data
-), outbox AS (
-  INSERT INTO ${t.outbox} (task_id, seq, endpoint, owner, tool, url, secret, status, status_message, event_at,
-                           state, attempts, next_at, created_at)
-  SELECT $1, added.seq, w.ord, head.owner, head.tool, w.hook->>'url', w.hook->>'secret', added.data->>'status',
-         added.data->>'statusMessage', $5, 'pending', 0, $5, $5
-  FROM head CROSS JOIN added
-  CROSS JOIN LATERAL jsonb_array_elements(COALESCE(head.webhooks, '[]'::jsonb)) WITH ORDINALITY AS w (hook, ord)
-  WHERE added.kind = 'status'
-    AND (w.hook->>'events' = 'all' OR added.data->>'status' IN ('completed', 'failed', 'cancelled'))
-)
+), ${outboxOfAdded(t)}
 SELECT seq::float8 AS seq FROM added`;
 
 const DROPPABLE = `('progress', 'log')`;
@@ -63,16 +69,7 @@ WITH was AS (
   DELETE FROM ${t.events} WHERE task_id = $1 AND seq IN (
     SELECT seq FROM ${t.events} WHERE task_id = $1 AND kind IN ${DROPPABLE} ORDER BY seq
     LIMIT (SELECT GREATEST(0, LEAST(kept_before, kept_before + $7::bigint - $6::bigint)) FROM head))
-), outbox AS (
-  INSERT INTO ${t.outbox} (task_id, seq, endpoint, owner, tool, url, secret, status, status_message, event_at,
-                           state, attempts, next_at, created_at)
-  SELECT $1, added.seq, w.ord, head.owner, head.tool, w.hook->>'url', w.hook->>'secret', added.data->>'status',
-         added.data->>'statusMessage', $5, 'pending', 0, $5, $5
-  FROM head CROSS JOIN added
-  CROSS JOIN LATERAL jsonb_array_elements(COALESCE(head.webhooks, '[]'::jsonb)) WITH ORDINALITY AS w (hook, ord)
-  WHERE added.kind = 'status'
-    AND (w.hook->>'events' = 'all' OR added.data->>'status' IN ('completed', 'failed', 'cancelled'))
-)
+), ${outboxOfAdded(t)}
 SELECT event_seq::float8 AS seq, GREATEST(0, kept_before + $7::bigint - $6::bigint)::float8 AS dropped FROM head`;
 
 /**
