@@ -131,16 +131,21 @@ async function burst(wire: MemoryTransport, make: () => Record<string, unknown>)
   return Promise.all(requests.map((r) => wire.answer(r.id)));
 }
 
+/** The 2025-11-25 `initialize` exchange that pins the connection's era. */
+async function initialize2025(wire: ReturnType<typeof serve>): Promise<void> {
+  const init = request('initialize', {
+    protocolVersion: LEGACY,
+    capabilities: {},
+    clientInfo: { name: 'stdio-wire-test', version: '1' },
+  });
+  wire.push(init);
+  await wire.answer(init.id);
+}
+
 describe('stdio fast path: task methods never reach the SDK channel (issue 31, figure 8)', () => {
   it('2025-11-25: tasks/get and tasks/cancel answered without the channel delivering or sending them', async () => {
     const wire = serve(true);
-    const init = request('initialize', {
-      protocolVersion: LEGACY,
-      capabilities: {},
-      clientInfo: { name: 'stdio-wire-test', version: '1' },
-    });
-    wire.push(init);
-    await wire.answer(init.id);
+    await initialize2025(wire);
     wire.push({ jsonrpc: '2.0', method: 'notifications/initialized' });
     const call = request('tools/call', { name: 'slow_compute', arguments: { seconds: 3600 }, task: { ttl: 600_000 } });
     wire.push(call);
@@ -173,13 +178,7 @@ describe('stdio fast path: task methods never reach the SDK channel (issue 31, f
 
   it('without the fast path every tasks/get goes through the channel (the count sees them)', async () => {
     const wire = serve(false);
-    const init = request('initialize', {
-      protocolVersion: LEGACY,
-      capabilities: {},
-      clientInfo: { name: 'stdio-wire-test', version: '1' },
-    });
-    wire.push(init);
-    await wire.answer(init.id);
+    await initialize2025(wire);
     channel.length = 0;
     const answers = await burst(wire, () => request('tasks/get', { taskId: 'no-such-task' }));
     expect(answers).toHaveLength(16);
