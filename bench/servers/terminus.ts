@@ -107,6 +107,7 @@ let close: () => Promise<void>;
 if (values.transport === 'stdio') {
   const stdio = server.serveStdio({ limits: NO_RATE_LIMITS, fastPath: values['no-fast-path'] !== true });
   close = () => stdio.close();
+  void stdio.closed.then(() => stop());
 } else {
   const http = await server.serveHttp({
     port: 0,

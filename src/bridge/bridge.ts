@@ -12,9 +12,10 @@ import {
   type McpServerFactory,
   type Server,
 } from '@modelcontextprotocol/server';
-import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
 import type { Transport } from '@modelcontextprotocol/server';
 import { TerminusError } from '../core/errors.js';
+import { noticeClose, stdioConnection, type StdioConnection } from '../server/stdio-closed.js';
 import { silentLogger, type Clock, type Ids, type Logger, type Random } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
@@ -97,8 +98,8 @@ export interface Bridge {
   readonly resumed: number;
   /** The SDK factory (one `Server` per stdio connection or HTTP request). */
   readonly factory: McpServerFactory;
-  /** Serves one host over stdin/stdout (or `transport`). */
-  serveStdio(options?: { readonly transport?: Transport }): StdioServerHandle;
+  /** Serves one host over stdin/stdout (or `transport`); `closed` resolves when the host closes stdin. */
+  serveStdio(options?: { readonly transport?: Transport }): StdioConnection;
   /** Streamable HTTP on `host` (default 127.0.0.1) and `port` (0 picks one); `/mcp`. */
   serveHttp(options: { readonly port: number; readonly host?: string }): Promise<BridgeHttpHandle>;
   /**
@@ -244,13 +245,15 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
     serveStdio(stdio = {}) {
       const wire = stdio.transport ?? new StdioServerTransport();
       // The Tasks extension's task notifications: listen requests for task ids, before the SDK.
-      const transport = front === 'facade' ? wire : new TaskListenTransport(wire, { front: tasks, pushes }, logger);
+      const { transport, closed } = noticeClose(
+        front === 'facade' ? wire : new TaskListenTransport(wire, { front: tasks, pushes }, logger),
+      );
       const handle = serveStdio(factory, {
         transport,
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       });
       closers.push(() => handle.close());
-      return handle;
+      return stdioConnection(handle, closed);
     },
     async serveHttp(http) {
       const modern = createMcpHandler(factory, {

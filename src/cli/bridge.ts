@@ -202,8 +202,7 @@ async function runBridge(flags: BridgeFlags): Promise<void> {
   } else {
     // stdio: the host closing stdin ends the bridge; operations stay in the ledger.
     handOverStdout();
-    bridge.serveStdio();
-    process.stdin.once('end', () => void stop());
+    void bridge.serveStdio().closed.then(stop);
     process.stderr.write(`terminus bridge on stdio (${bridge.resumed} operations resumed)\n`);
   }
 }

@@ -373,6 +373,7 @@ async function serve(flags: ServeFlags): Promise<void> {
   });
 
   let close: () => Promise<void>;
+  let stdioClosed: Promise<void> | undefined;
   if (flags.stdio) {
     handOverStdout();
     const stdio = server.serveStdio({
@@ -380,6 +381,7 @@ async function serve(flags: ServeFlags): Promise<void> {
       fastPath: flags.fastPath,
     });
     close = () => stdio.close();
+    stdioClosed = stdio.closed;
     logger.info(`terminus serving stdio (db ${opened.label})`);
   } else {
     const http = await server
@@ -413,12 +415,14 @@ async function serve(flags: ServeFlags): Promise<void> {
   }
 
   // Stop taking requests, then stop the runners (they release their leases), then events and store.
-  exitOnSignals(logger, 'running tasks keep their state and resume on the next start', async () => {
+  const stop = exitOnSignals(logger, 'running tasks keep their state and resume on the next start', async () => {
     await close();
     await engine.stop();
     await delivery?.stop();
     await opened.close();
   });
+  // The MCP stdio binding's shutdown: the client closes stdin, and the server exits.
+  void stdioClosed?.then(() => stop('stdin closed'));
 }
 
 /** One line on stderr, exit 1: what a person sees instead of a stack trace. */

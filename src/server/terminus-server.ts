@@ -1,5 +1,5 @@
 import { McpServer, Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
-import { serveStdio as sdkServeStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
+import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
 import { silentLogger, type Logger } from '../core/ports.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
@@ -16,6 +16,7 @@ import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 import { stdioFastMethods, stdioFastPath, type StdioFastPath } from './stdio-fast.js';
 import { stdioTransport } from './stdio-transport.js';
+import { noticeClose, stdioConnection, type StdioConnection } from './stdio-closed.js';
 
 export interface TerminusServerOptions {
   /** The task engine (`createEngine`): tools, durable tasks, runners. */
@@ -71,8 +72,11 @@ export interface TerminusServer {
   factory(transport: TransportKind): McpServerFactory;
   /** Serves `/mcp` (and `options.routes`) on node:http; resolves once listening. */
   serveHttp(options?: ServeHttpOptions): Promise<HttpServerHandle>;
-  /** Serves one client over stdio (stdout carries only protocol messages). */
-  serveStdio(options?: ServeStdioOptions): StdioServerHandle;
+  /**
+   * Serves one client over stdio (stdout carries only protocol messages). `closed` resolves when
+   * the client closes stdin: a process serving only this client stops its engine and exits then.
+   */
+  serveStdio(options?: ServeStdioOptions): StdioConnection;
 }
 
 /**
@@ -157,10 +161,12 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
         stdioOptions.transport ?? stdioTransport(),
       );
       const fast = stdioOptions.fastPath === false ? undefined : stdioFast();
-      return sdkServeStdio(fast === undefined ? factory('stdio') : fast.factory(factory('stdio')), {
-        transport: fast === undefined ? gated : fast.transport(gated),
+      const { transport, closed } = noticeClose(fast === undefined ? gated : fast.transport(gated));
+      const handle = sdkServeStdio(fast === undefined ? factory('stdio') : fast.factory(factory('stdio')), {
+        transport,
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       });
+      return stdioConnection(handle, closed);
     },
   };
 }
