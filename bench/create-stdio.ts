@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/create-stdio.ts [--creates 2000] [--db FILE|postgres://...] [--profile DIR]`:
+ * `npx tsx bench/create-stdio.ts [--creates 2000] [--db FILE|postgres://...] [--commit-delay-ms N] [--profile DIR]`:
  * figure 1's one-client stdio row alone. One `bench/servers/terminus.ts` over stdio (2025-11-25),
  * `--creates` task-augmented `tools/call`s of the 0 ms `bench_sleep`, one at a time (each waits for
  * its answer, which the server sends once the create is durable), after 200 unmeasured ones; prints
@@ -21,6 +21,7 @@ const { values } = parseArgs({
     creates: { type: 'string', default: '2000' },
     db: { type: 'string' },
     profile: { type: 'string' },
+    'commit-delay-ms': { type: 'string' },
   },
 });
 const creates = Number(values.creates);
@@ -29,17 +30,27 @@ const db = values.db ?? join(dir, 'tasks.db');
 const profile = values.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values.profile];
 const child = spawn(
   process.execPath,
-  [...profile, '--import', 'tsx', 'bench/servers/terminus.ts', '--transport', 'stdio', '--db', db],
+  [
+    ...profile,
+    '--import',
+    'tsx',
+    'bench/servers/terminus.ts',
+    '--transport',
+    'stdio',
+    '--db',
+    db,
+    ...(values['commit-delay-ms'] === undefined ? [] : ['--commit-delay-ms', values['commit-delay-ms']]),
+  ],
   { cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] },
 );
 child.stderr.pipe(process.stderr);
 const client = stdioClient(child);
 await initialize(client);
 
-/** The server's CPU time so far (ms), from /proc (Linux). */
-function cpuMs(pid: number): number {
+/** The server's CPU time so far (ms, user and system), from /proc (Linux). */
+function cpuMs(pid: number): { user: number; system: number } {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
 }
 
 for (let i = 0; i < 200; i += 1) await submitTask(client, 'bench_sleep', { ms: 0 });
@@ -47,10 +58,13 @@ const cpu = cpuMs(child.pid!);
 const start = performance.now();
 for (let i = 0; i < creates; i += 1) await submitTask(client, 'bench_sleep', { ms: 0 });
 const seconds = (performance.now() - start) / 1000;
-const used = cpuMs(child.pid!) - cpu;
+const after = cpuMs(child.pid!);
+const each = (ms: number): string => ((ms * 1000) / creates).toFixed(0);
 console.log(
   `${creates} creates, one at a time: ${(creates / seconds).toFixed(0)}/s, ` +
-    `${((seconds * 1e6) / creates).toFixed(0)} us each, server CPU ${((used * 1000) / creates).toFixed(0)} us each ` +
+    `${((seconds * 1e6) / creates).toFixed(0)} us each, server CPU ` +
+    `${each(after.user - cpu.user + after.system - cpu.system)} us each ` +
+    `(user ${each(after.user - cpu.user)}, system ${each(after.system - cpu.system)}) ` +
     `(load ${(await import('node:os')).loadavg()[0]!.toFixed(2)})`,
 );
 await client.close();

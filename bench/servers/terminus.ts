@@ -38,6 +38,7 @@ const { values } = parseArgs({
     'poll-ms': { type: 'string', default: '100' },
     concurrency: { type: 'string', default: '256' },
     'commit-log': { type: 'string' },
+    'commit-delay-ms': { type: 'string' },
     'no-fast-path': { type: 'boolean', default: false },
   },
 });
@@ -50,7 +51,10 @@ const base: TaskStore = values.db.startsWith('postgres')
       connectionString: values.db,
       ...(values.schema === undefined ? {} : { schema: values.schema }),
     })
-  : await openSqliteTaskStore({ path: values.db });
+  : await openSqliteTaskStore({
+      path: values.db,
+      ...(values['commit-delay-ms'] === undefined ? {} : { commitDelayMs: Number(values['commit-delay-ms']) }),
+    });
 
 /** The store, with the commit instant of every terminal write logged (the write has resolved: durable). */
 const store: TaskStore =

@@ -163,7 +163,7 @@ export class Execution {
         this.#settings.handlers.invoke(this.#tool, this.#task.args, this.#context(), hosted),
       );
     } finally {
-      ended.abort();
+      ended.abort(RUN_OVER);
       this.#abort.signal.removeEventListener('abort', grace);
     }
   }

@@ -2,18 +2,24 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { createWriteQueue } from '../../src/store/sqlite/group-commit.js';
 
-function setup(maxBatch: number) {
+function setup(maxBatch: number, commitDelayMs?: number) {
   const db = new Database(':memory:');
   db.exec('CREATE TABLE t (v TEXT NOT NULL)');
   const log: string[] = [];
-  const queue = createWriteQueue(db, maxBatch, (e) => e);
+  const commits: number[] = [];
+  const queue = createWriteQueue(db, {
+    maxBatch,
+    mapError: (e) => e,
+    onCommit: (report) => commits.push(report.writes),
+    ...(commitDelayMs === undefined ? {} : { commitDelayMs }),
+  });
   const insert = (v: string) => () => {
     db.prepare('INSERT INTO t (v) VALUES (?)').run(v);
     log.push(`ran ${v}`);
     return v;
   };
   const rows = () => db.prepare('SELECT v FROM t ORDER BY v').pluck().all();
-  return { db, log, queue, insert, rows };
+  return { db, log, commits, queue, insert, rows };
 }
 
 describe('SQLite group commit queue', () => {
@@ -78,5 +84,39 @@ describe('SQLite group commit queue', () => {
     expect(rows()).toEqual(['a']);
     await expect(pending).resolves.toBe('a');
     await expect(queue.enqueue(insert('b'))).rejects.toMatchObject({ code: 'unavailable' });
+  });
+
+  it("a patient write (a runner's) waits for a caller's write and shares its commit", async () => {
+    const { queue, insert, commits } = setup(512, 60_000);
+    const finish = queue.enqueue(insert('finish'), true);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toEqual([]);
+    await Promise.all([queue.enqueue(insert('create')), finish]);
+    expect(commits).toEqual([2]);
+  });
+
+  it('a batch of only patient writes commits after commitDelayMs on its own', async () => {
+    const { queue, insert, commits, rows } = setup(512, 5);
+    await Promise.all([queue.enqueue(insert('a'), true), queue.enqueue(insert('b'), true)]);
+    expect(commits).toEqual([2]);
+    expect(rows()).toEqual(['a', 'b']);
+  });
+
+  it('commitDelayMs 0: a patient write commits at the end of its turn', async () => {
+    const { queue, insert, commits } = setup(512, 0);
+    const finish = queue.enqueue(insert('finish'), true);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(commits).toEqual([1]);
+    await finish;
+  });
+
+  it('drain does not wait out the delay of patient writes', async () => {
+    const { queue, insert, rows } = setup(512, 60_000);
+    const finish = queue.enqueue(insert('finish'), true);
+    await queue.drain();
+    expect(rows()).toEqual(['finish']);
+    await expect(finish).resolves.toBe('finish');
   });
 });

@@ -17,14 +17,20 @@ import { TerminusError } from '../../core/errors.js';
  * (16-72 ms, a single slow fsync). Batches of 128 were not measurably gentler, so 512 is the default.
  */
 export interface WriteQueue {
-  /** Runs `write` inside the next batch's transaction; resolves with its value after COMMIT. */
-  enqueue<T>(write: () => T): Promise<T>;
+  /**
+   * Runs `write` inside the next batch's transaction; resolves with its value after COMMIT. A
+   * `patient` write (a runner's: a finish, progress, a heartbeat) has no caller waiting on its
+   * answer to send the next request, so a batch of only patient writes waits up to the queue's
+   * `commitDelayMs` for company; any other write flushes the batch at the end of its turn.
+   */
+  enqueue<T>(write: () => T, patient?: boolean): Promise<T>;
   /** Flushes what is queued, then refuses further writes. */
   drain(): Promise<void>;
 }
 
 interface Pending {
   readonly write: () => unknown;
+  readonly patient: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -38,15 +44,32 @@ export interface CommitReport {
   readonly ok: boolean;
 }
 
-export function createWriteQueue(
-  db: Database,
-  maxBatch: number,
-  mapError: (e: unknown) => unknown,
-  onCommit?: (report: CommitReport) => void,
-): WriteQueue {
+/**
+ * How long a batch of only patient writes waits for another write (default 1 ms). Measured reason:
+ * one client submitting over stdio, one create at a time, paid two fsyncs per create: the create's,
+ * then its 0 ms task's finish, which committed alone while the client was sending the next create
+ * (`npx tsx bench/create-stdio.ts`; docs/benchmarks.md). Waiting, the finish shares the next
+ * create's commit. Like PostgreSQL's `commit_delay`, it trades a bounded delay of a runner's write
+ * (never of a caller's answer) for fewer fsyncs.
+ */
+export const DEFAULT_COMMIT_DELAY_MS = 1;
+
+export interface WriteQueueOptions {
+  readonly maxBatch: number;
+  readonly mapError: (e: unknown) => unknown;
+  readonly onCommit?: (report: CommitReport) => void;
+  /** How long a batch of only patient writes waits; 0 commits it at the end of its turn. */
+  readonly commitDelayMs?: number;
+}
+
+export function createWriteQueue(db: Database, options: WriteQueueOptions): WriteQueue {
+  const { maxBatch, mapError, onCommit } = options;
+  const commitDelayMs = options.commitDelayMs ?? DEFAULT_COMMIT_DELAY_MS;
   const pending: Pending[] = [];
   const drained: (() => void)[] = [];
   let scheduled = false;
+  let delayed: NodeJS.Timeout | undefined;
+  let urgent = 0; // pending writes that are not patient
   let closed = false;
 
   // better-sqlite3 turns a transaction function called inside another into a SAVEPOINT.
@@ -63,7 +86,10 @@ export function createWriteQueue(
 
   const flush = (): void => {
     scheduled = false;
+    clearTimeout(delayed);
+    delayed = undefined;
     const batch = pending.splice(0, maxBatch);
+    for (const op of batch) if (!op.patient) urgent -= 1;
     let settled: Settled[];
     const started = performance.now();
     let committed = true;
@@ -90,21 +116,27 @@ export function createWriteQueue(
 
   const schedule = (): void => {
     if (scheduled) return;
+    if (urgent === 0 && !closed && commitDelayMs > 0) {
+      delayed ??= setTimeout(flush, commitDelayMs);
+      return;
+    }
     scheduled = true;
     setImmediate(flush);
   };
 
   return {
-    enqueue<T>(write: () => T): Promise<T> {
+    enqueue<T>(write: () => T, patient = false): Promise<T> {
       if (closed) return Promise.reject(new TerminusError('unavailable', 'task store is closed'));
       return new Promise<T>((resolve, reject) => {
-        pending.push({ write, resolve: resolve as (value: unknown) => void, reject });
+        pending.push({ write, patient, resolve: resolve as (value: unknown) => void, reject });
+        if (!patient) urgent += 1;
         schedule();
       });
     },
     drain(): Promise<void> {
       closed = true;
       if (pending.length === 0) return Promise.resolve();
+      schedule();
       return new Promise((resolve) => drained.push(resolve));
     },
   };

@@ -21,6 +21,9 @@ import { countByStatus, getTask, listTasks } from './read.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
 import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
 
+/** A runner's or a sweep's write: no caller waits on its answer to send the next request (`WriteQueue.enqueue`). */
+const PATIENT = true;
+
 export interface SqliteTaskStoreOptions {
   /** A file path, or `':memory:'` for a private, non-durable database (tests). */
   readonly path: string;
@@ -31,6 +34,12 @@ export interface SqliteTaskStoreOptions {
    * fsync) per write: only for measuring what group commit buys.
    */
   readonly maxBatch?: number;
+  /**
+   * How long a group commit holding only a runner's writes (finishes, progress, logs, heartbeats,
+   * releases) waits for a caller's write to share its fsync. Default 1 ms (`DEFAULT_COMMIT_DELAY_MS`);
+   * 0 commits every batch at the end of its event-loop turn. A caller's write never waits.
+   */
+  readonly commitDelayMs?: number;
   /**
    * At open the file's header, a `quick_check` and the schema are checked (a damaged database is
    * refused with `storage_damaged`); `'full'` runs the slower `integrity_check` instead.
@@ -87,7 +96,12 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     db.close();
     throw openError(options.path, error);
   }
-  const queue = createWriteQueue(db, Math.max(1, options.maxBatch ?? 512), mapError, options.onCommit);
+  const queue = createWriteQueue(db, {
+    maxBatch: Math.max(1, options.maxBatch ?? 512),
+    mapError,
+    ...(options.onCommit === undefined ? {} : { onCommit: options.onCommit }),
+    ...(options.commitDelayMs === undefined ? {} : { commitDelayMs: options.commitDelayMs }),
+  });
   let closed = false;
   const read = async <T>(op: () => T): Promise<T> => {
     if (closed) throw new TerminusError('unavailable', 'task store is closed');
@@ -107,18 +121,18 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     cancel: (owner, id, now) => queue.enqueue(() => cancelTask(db, owner, id, now)),
     respond: (owner, id, responses, now) => queue.enqueue(() => respondTask(db, owner, id, responses, now)),
     claim: (request) => queue.enqueue(() => claimTasks(db, request)),
-    heartbeat: (fence, leaseMs, now) => queue.enqueue(() => heartbeat(db, fence, leaseMs, now)),
-    progress: (fence, value, now) => queue.enqueue(() => progress(db, fence, value, now, eventBound)),
-    checkpoint: (fence, data, now) => queue.enqueue(() => checkpoint(db, fence, data, now)),
+    heartbeat: (fence, leaseMs, now) => queue.enqueue(() => heartbeat(db, fence, leaseMs, now), PATIENT),
+    progress: (fence, value, now) => queue.enqueue(() => progress(db, fence, value, now, eventBound), PATIENT),
+    checkpoint: (fence, data, now) => queue.enqueue(() => checkpoint(db, fence, data, now), PATIENT),
     requestInput: (fence, key, request, now) => queue.enqueue(() => requestInput(db, fence, key, request, now)),
-    finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now)),
+    finish: (fence, outcome, now) => queue.enqueue(() => finish(db, fence, outcome, now), PATIENT),
     appendLog: (fence, lines, bound, now, skipped) =>
-      queue.enqueue(() => appendLog(db, fence, lines, bound, now, skipped, eventBound)),
+      queue.enqueue(() => appendLog(db, fence, lines, bound, now, skipped, eventBound), PATIENT),
     readLog: (owner, id, query, now) => read(() => readLog(db, owner, id, query, now)),
     readEvents: (owner, id, query, now) => read(() => readEvents(db, owner, id, query, now)),
-    release: (fence) => queue.enqueue(() => release(db, fence)),
-    sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit)),
-    sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit)),
+    release: (fence) => queue.enqueue(() => release(db, fence), PATIENT),
+    sweepExpired: (now, limit) => queue.enqueue(() => sweepExpired(db, now, limit), PATIENT),
+    sweepTombstones: (before, limit) => queue.enqueue(() => sweepTombstones(db, before, limit), PATIENT),
     countLive: (owner) => read(() => countLive(db, owner)),
     countOwners: (prefix) => read(() => countOwners(db, prefix)),
     renameOwners: (from, to) => queue.enqueue(() => renameOwners(db, from, to)),
