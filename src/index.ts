@@ -27,7 +27,6 @@ export type { CreateTerminusOptions, Terminus } from './server/create-terminus.j
 export type { InstallContext } from './server/install.js';
 export { createTerminusServer } from './server/terminus-server.js';
 export type { TerminusServer, TerminusServerOptions, ServeStdioOptions } from './server/terminus-server.js';
-export type { StdioConnection } from './server/stdio-closed.js';
 export type { HttpServerHandle, ServeHttpOptions } from './server/http/serve.js';
 export type { ServerLimits } from './server/limits.js';
 export type { Preflight, PreflightCall, PreflightOutcome, PreflightQuestion } from './server/preflight.js';
