@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { StdioClientTransport as Stdio132 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll } from 'vitest';
 import { killAll, MAIN, ROOT, start, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
@@ -205,4 +206,25 @@ export function useServeAndBridge(prefix: string, ledger: string, extra: readonl
       return get().url;
     },
   };
+}
+
+/**
+ * A stdio transport (SDK 1.32, a 2025-11-25 host) to a new `terminus bridge` in front of the
+ * `reports` upstream `useServeAndBridge` started, with its own ledger `ledger` beside the other.
+ */
+export function stdioBridge132(front: ServeAndBridge, ledger: string, extra: readonly string[] = []): Stdio132 {
+  return new Stdio132({
+    command: process.execPath,
+    args: tsNode(
+      MAIN,
+      'bridge',
+      '--upstream',
+      `reports=${front.served.url}`,
+      '--ledger',
+      join(front.dir, ledger),
+      ...extra,
+    ),
+    cwd: ROOT,
+    stderr: 'ignore',
+  });
 }

@@ -7,13 +7,10 @@
  * - a 2025-11-25 host's `task.ttl` is granted (capped by `--max-task-ttl`) and reported; past it the
  *   front forgets the task id (-32602), while the ledger keeps the operation for `terminus_wait`.
  */
-import { join } from 'node:path';
 import { Client as Client132 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as Stdio132 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { MAIN, ROOT, tsNode } from '../cli/helpers.js';
-import { useServeAndBridge } from './helpers.js';
+import { stdioBridge132, useServeAndBridge } from './helpers.js';
 import { rpc } from '../server/helpers.js';
 
 const SLOW = 180_000;
@@ -58,23 +55,7 @@ describe("bridge native tasks: a 2025-11-25 host's task.ttl", () => {
     'T-34 T-35 T-36 T-80 the granted ttl is reported (capped); past it tasks/get is -32602 and the ledger still answers terminus_wait',
     async () => {
       const client = new Client132({ name: 'sdk-1.32-host', version: '1.0.0' }, { capabilities: { tasks: {} } });
-      await client.connect(
-        new Stdio132({
-          command: process.execPath,
-          args: tsNode(
-            MAIN,
-            'bridge',
-            '--upstream',
-            `reports=${front.served.url}`,
-            '--ledger',
-            join(front.dir, 'ttl.db'),
-            '--max-task-ttl',
-            '3',
-          ),
-          cwd: ROOT,
-          stderr: 'ignore',
-        }),
-      );
+      await client.connect(stdioBridge132(front, 'ttl.db', ['--max-task-ttl', '3']));
       try {
         const create = async (label: string, task: Record<string, unknown>) =>
           (

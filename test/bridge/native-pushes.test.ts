@@ -9,9 +9,7 @@
  * - 2025-11-25 over HTTP (SDK 1.32): a session is offered task tools and pushed as on stdio;
  *   another caller, unknown and malformed ids get the wire's errors.
  */
-import { join } from 'node:path';
 import { Client as Client132 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as Stdio132 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as Http132 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResultSchema,
@@ -21,9 +19,8 @@ import {
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { MAIN, ROOT, tsNode } from '../cli/helpers.js';
 import { postListen, rpc, sseMessages } from '../server/helpers.js';
-import { ledgerFacts, upstreamTasks, useServeAndBridge } from './helpers.js';
+import { ledgerFacts, stdioBridge132, upstreamTasks, useServeAndBridge } from './helpers.js';
 
 const SLOW = 180_000;
 const front = useServeAndBridge('terminus-bridge-pushes-', 'h.db');
@@ -183,22 +180,7 @@ async function stdioHost(ledger: string, extra: string[] = []) {
     pushed.push({ taskId: n.params.taskId, status: n.params.status, ttl: n.params.ttl });
   });
   client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { confirm: true } }));
-  await client.connect(
-    new Stdio132({
-      command: process.execPath,
-      args: tsNode(
-        MAIN,
-        'bridge',
-        '--upstream',
-        `reports=${front.served.url}`,
-        '--ledger',
-        join(front.dir, ledger),
-        ...extra,
-      ),
-      cwd: ROOT,
-      stderr: 'ignore',
-    }),
-  );
+  await client.connect(stdioBridge132(front, ledger, extra));
   const pushesFor = async (taskId: string, status: string): Promise<string[]> => {
     for (let i = 0; i < 300 && !pushed.some((p) => p.taskId === taskId && p.status === status); i++) {
       await new Promise((r) => setTimeout(r, 100));
