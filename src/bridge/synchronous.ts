@@ -8,6 +8,7 @@
 import { ProtocolError } from '@modelcontextprotocol/server';
 import type { Ledger } from '../executor/ledger-port.js';
 import { WireFailure, type ClientWire } from '../executor/wire-port.js';
+import { wrapWireRequests } from '../executor/wrap-wire.js';
 import type { CatalogEntry } from './catalog.js';
 
 export interface Rejection {
@@ -30,19 +31,14 @@ export class Rejections {
 
   /** The same wire, keeping the JSON-RPC refusal of each submission; nothing else changes. */
   observe(wire: ClientWire): ClientWire {
-    return {
-      ...wire,
-      submit: async (request, signal) => {
-        try {
-          return await wire.submit(request, signal);
-        } catch (error) {
-          if (error instanceof WireFailure && error.kind === 'rejected' && error.rpcCode !== undefined) {
-            this.keep(request.submissionKey, { code: error.rpcCode, message: error.message });
-          }
-          throw error;
+    return wrapWireRequests(wire, {
+      failed: (call, error) => {
+        if (call.request !== 'submit') return;
+        if (error instanceof WireFailure && error.kind === 'rejected' && error.rpcCode !== undefined) {
+          this.keep(call.args[0].submissionKey, { code: error.rpcCode, message: error.message });
         }
       },
-    };
+    });
   }
 
   private keep(key: string, rejection: Rejection): void {

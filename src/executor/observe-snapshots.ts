@@ -4,7 +4,8 @@
  * page of events moves the task to. What a display (the CLI's bar) or a front (the bridge's
  * pushes) shows comes from here, whichever way the executor read it.
  */
-import type { ClientWire, EventsRequest, ServerEvent, TaskSnapshot } from './wire-port.js';
+import type { ClientWire, ServerEvent, TaskSnapshot } from './wire-port.js';
+import { wrapWireRequests } from './wrap-wire.js';
 
 /** The same wire, reporting each decoded snapshot to `listener`; every other member passes through. */
 export function observeSnapshots(wire: ClientWire, listener: (snapshot: TaskSnapshot) => void): ClientWire {
@@ -15,34 +16,18 @@ export function observeSnapshots(wire: ClientWire, listener: (snapshot: TaskSnap
     else last.set(snapshot.taskId, snapshot);
     listener(snapshot);
   };
-  const events = wire.events?.bind(wire);
-  return {
-    ...wire,
-    wire: wire.wire,
-    version: wire.version,
-    ...(events === undefined
-      ? {}
-      : {
-          events: async (taskId: string, request: EventsRequest, signal?: AbortSignal) => {
-            const answer = await events(taskId, request, signal);
-            if (answer.kind === 'page' && answer.events.length > 0) {
-              const moved = applyEvents(last.get(taskId) ?? { taskId, status: answer.status }, answer.events);
-              seen(answer.pollIntervalMs === undefined ? moved : { ...moved, pollIntervalMs: answer.pollIntervalMs });
-            }
-            return answer;
-          },
-        }),
-    submit: async (request, signal) => {
-      const answer = await wire.submit(request, signal);
-      if (answer.kind === 'task') seen(answer);
-      return answer;
+  return wrapWireRequests(wire, {
+    answered: (done) => {
+      if (done.request === 'submit' && done.answer.kind === 'task') seen(done.answer);
+      if (done.request === 'getStatus') seen(done.answer);
+      if (done.request === 'events' && done.answer.kind === 'page' && done.answer.events.length > 0) {
+        const [taskId] = done.args;
+        const page = done.answer;
+        const moved = applyEvents(last.get(taskId) ?? { taskId, status: page.status }, page.events);
+        seen(page.pollIntervalMs === undefined ? moved : { ...moved, pollIntervalMs: page.pollIntervalMs });
+      }
     },
-    getStatus: async (taskId, signal) => {
-      const snapshot = await wire.getStatus(taskId, signal);
-      seen(snapshot);
-      return snapshot;
-    },
-  };
+  });
 }
 
 const isFinal = (snapshot: TaskSnapshot): boolean =>

@@ -1,8 +1,17 @@
-import { context, SpanKind, SpanStatusCode, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  context,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { Connector } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import type { LocalState, ToolOperation } from '../executor/operation.js';
-import type { ClientWire, EventsRequest } from '../executor/wire-port.js';
+import { wrapWireRequests, type WireCall } from '../executor/wrap-wire.js';
 import { TRACER_NAME } from './trace.js';
 
 /** Spans of one executor's waits: wrap its ledger and its connector, then pass both to `createExecutor`. */
@@ -93,6 +102,23 @@ export function executorTracing(options: { readonly tracer?: Tracer } = {}): Exe
     span.end();
     forget(record.id);
   };
+  /** The operation a request is about: by its submission key before a task id is known. */
+  const operationOf = (call: WireCall): string | undefined => {
+    switch (call.request) {
+      case 'submit':
+        return byKey.get(call.args[0].submissionKey);
+      case 'lookupKey':
+        return byKey.get(call.args[0]);
+      case 'logs':
+        // A log follower's read, not a step of the operation's wait.
+        return undefined;
+      default:
+        return byTask.get(call.args[0]);
+    }
+  };
+  const poll = (taskId: string, attributes: Attributes): void => {
+    spans.get(byTask.get(taskId) ?? '')?.addEvent('poll', attributes);
+  };
   const contextOf = (operationId: string | undefined): Context | undefined => {
     const span = operationId === undefined ? undefined : spans.get(operationId);
     return span === undefined ? undefined : trace.setSpan(context.active(), span);
@@ -136,67 +162,25 @@ export function executorTracing(options: { readonly tracer?: Tracer } = {}): Exe
       });
     },
     connect(inner) {
-      return async (server, wire, session) => {
-        // The session too: a resumed operation's kept HTTP session reaches the connector.
-        const client = await inner(server, wire, session);
-        const inside =
-          <A extends unknown[], R>(find: (...args: A) => string | undefined, call: (...args: A) => Promise<R>) =>
-          (...args: A): Promise<R> => {
-            const parent = contextOf(find(...args));
-            return parent === undefined ? call(...args) : context.with(parent, () => call(...args));
-          };
-        const task = (taskId: string): string | undefined => byTask.get(taskId);
-        const traced: Partial<ClientWire> = {
-          submit: inside((request) => byKey.get(request.submissionKey), client.submit.bind(client)),
-          lookupKey: inside((key) => byKey.get(key), client.lookupKey.bind(client)),
-          getStatus: inside(task, async (taskId: string, signal?: AbortSignal) => {
-            const span = spans.get(task(taskId) ?? '');
-            try {
-              const snapshot = await client.getStatus(taskId, signal);
-              span?.addEvent('poll', { 'terminus.task.status': snapshot.status });
-              return snapshot;
-            } catch (error) {
-              span?.addEvent('poll', { 'terminus.poll.failed': error instanceof Error ? error.name : 'error' });
-              throw error;
+      // The session too: a resumed operation's kept HTTP session reaches the connector.
+      return async (server, wire, session) =>
+        wrapWireRequests(await inner(server, wire, session), {
+          run: (call, send) => {
+            const parent = contextOf(operationOf(call));
+            return parent === undefined ? send() : context.with(parent, send);
+          },
+          answered: (done) => {
+            if (done.request === 'getStatus') poll(done.args[0], { 'terminus.task.status': done.answer.status });
+            // On our servers a status read is a read of the task's events: a poll too.
+            if (done.request === 'events' && done.answer.kind === 'page') {
+              poll(done.args[0], { 'terminus.task.status': done.answer.status });
             }
-          }),
-          // On our servers a status read is a read of the task's events: a poll too.
-          ...(client.events === undefined
-            ? {}
-            : {
-                events: inside(
-                  (taskId: string, _request: EventsRequest, _signal?: AbortSignal) => task(taskId),
-                  async (taskId: string, request: EventsRequest, signal?: AbortSignal) => {
-                    const span = spans.get(task(taskId) ?? '');
-                    try {
-                      const answer = await client.events!(taskId, request, signal);
-                      if (answer.kind === 'page') span?.addEvent('poll', { 'terminus.task.status': answer.status });
-                      return answer;
-                    } catch (error) {
-                      span?.addEvent('poll', { 'terminus.poll.failed': error instanceof Error ? error.name : 'error' });
-                      throw error;
-                    }
-                  },
-                ),
-              }),
-          fetchResult: inside(task, client.fetchResult.bind(client)),
-          cancel: inside(task, client.cancel.bind(client)),
-          sendInput: inside(
-            (taskId: string, _responses: Readonly<Record<string, unknown>>, _signal?: AbortSignal) => task(taskId),
-            client.sendInput.bind(client),
-          ),
-        };
-        // A Proxy, not a spread: the adapter's other members (onClose, getters) stay as they are.
-        return new Proxy(client, {
-          get(target, property, receiver) {
-            const own = (traced as Record<string | symbol, unknown>)[property];
-            if (own !== undefined) return own;
-            const value: unknown = Reflect.get(target, property, receiver);
-            // Bound: an adapter with private fields fails when called with the proxy as `this`.
-            return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+          },
+          failed: (call, error) => {
+            if (call.request !== 'getStatus' && call.request !== 'events') return;
+            poll(call.args[0], { 'terminus.poll.failed': error instanceof Error ? error.name : 'error' });
           },
         });
-      };
     },
   };
 }

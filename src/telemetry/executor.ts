@@ -3,6 +3,7 @@ import type { Connector } from '../executor/executor-types.js';
 import type { Ledger } from '../executor/ledger-port.js';
 import { LOCAL_STATES, type LocalState } from '../executor/operation.js';
 import type { ClientWire } from '../executor/wire-port.js';
+import { wrapWireRequests, type WireRequestName } from '../executor/wrap-wire.js';
 
 /** Metrics of one executor: wrap its ledger and its connector, then pass both to `createExecutor`. */
 export interface ExecutorMetrics {
@@ -16,7 +17,8 @@ export interface ExecutorMetrics {
 /** Operations counted per state at scrape time; a ledger with more shows this many. */
 const STATE_SCAN_LIMIT = 100_000;
 
-const REQUESTS = {
+/** The `request` label of each counted request; a log read is not counted. */
+const REQUESTS: Partial<Record<WireRequestName, string>> = {
   submit: 'submit',
   lookupKey: 'lookup',
   getStatus: 'poll',
@@ -25,7 +27,7 @@ const REQUESTS = {
   fetchResult: 'fetch',
   cancel: 'cancel',
   sendInput: 'input',
-} as const;
+};
 
 /**
  * Executor metrics as decorators of its two ports, so the executor itself needs no option for them:
@@ -129,23 +131,12 @@ export function executorMetrics(options: { readonly registry?: Registry } = {}):
 }
 
 function countRequests(wire: ClientWire, requests: Counter<'request' | 'outcome'>): ClientWire {
-  return new Proxy(wire, {
-    get(target, property, receiver) {
-      const value: unknown = Reflect.get(target, property, receiver);
-      if (typeof value !== 'function') return value;
-      const request = (REQUESTS as Record<string | symbol, string | undefined>)[property];
-      const method = (value as (...args: unknown[]) => unknown).bind(target);
-      if (request === undefined) return method;
-      return async (...args: unknown[]) => {
-        try {
-          const answer = await method(...args);
-          requests.inc({ request, outcome: 'ok' });
-          return answer;
-        } catch (error) {
-          requests.inc({ request, outcome: 'error' });
-          throw error;
-        }
-      };
-    },
+  const count = (name: WireRequestName, outcome: 'ok' | 'error'): void => {
+    const request = REQUESTS[name];
+    if (request !== undefined) requests.inc({ request, outcome });
+  };
+  return wrapWireRequests(wire, {
+    answered: ({ request }) => count(request, 'ok'),
+    failed: ({ request }) => count(request, 'error'),
   });
 }

@@ -6,8 +6,10 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { StdioClientTransport as Stdio132 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
-import { MAIN, ROOT, start, tsNode } from '../cli/helpers.js';
+import { afterAll, beforeAll } from 'vitest';
+import { killAll, MAIN, ROOT, start, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
 
 /** The request timeout a host that cannot wait uses in these tests (the issue's 5 s). */
 export const HOST_TIMEOUT_MS = 5_000;
@@ -149,4 +151,80 @@ export const ledgerIn = (dir: string, name: string): string => join(dir, `${name
 export async function startHttpBridge(cwd: string, args: readonly string[]): Promise<string> {
   const bridge = start(tsNode(MAIN, 'bridge', '--port', '0', ...args), { cwd });
   return (await bridge.waitFor(/http:\/\/127\.0\.0\.1:\d+\/mcp/, 'stdout')).trim();
+}
+
+/** What `useServeAndBridge` started, for the file's tests (read it inside a test, once started). */
+export interface ServeAndBridge {
+  /** The temporary directory both run in (removed after the file). */
+  readonly dir: string;
+  /** `terminus serve --fixtures conformance`, the bridge's upstream `reports`. */
+  readonly served: Served;
+  /** The bridge's `/mcp` URL. */
+  readonly url: string;
+  /** The bridge's ledger file. */
+  readonly ledger: string;
+}
+
+/**
+ * Before the file's tests: `terminus serve --fixtures conformance` and, in front of it as upstream
+ * `reports`, `terminus bridge` over HTTP with its ledger `ledger` in the same temporary directory,
+ * `--inline-wait 1` and `extra`; after them, both stopped and the directory removed.
+ */
+export function useServeAndBridge(prefix: string, ledger: string, extra: readonly string[] = []): ServeAndBridge {
+  const dir = tempDir(prefix);
+  let started: { served: Served; url: string } | undefined;
+  const get = (): { served: Served; url: string } => {
+    if (started === undefined) throw new Error('serve and bridge are not started yet');
+    return started;
+  };
+  beforeAll(async () => {
+    const served = await startServe(dir.path, ['--fixtures', 'conformance']);
+    started = { served, url: '' };
+    const url = await startHttpBridge(dir.path, [
+      '--upstream',
+      `reports=${served.url}`,
+      '--ledger',
+      join(dir.path, ledger),
+      '--inline-wait',
+      '1',
+      ...extra,
+    ]);
+    started = { served, url };
+  }, 180_000);
+  afterAll(async () => {
+    await started?.served.stop();
+    killAll();
+    dir.remove();
+  });
+  return {
+    dir: dir.path,
+    ledger: join(dir.path, ledger),
+    get served() {
+      return get().served;
+    },
+    get url() {
+      return get().url;
+    },
+  };
+}
+
+/**
+ * A stdio transport (SDK 1.32, a 2025-11-25 host) to a new `terminus bridge` in front of the
+ * `reports` upstream `useServeAndBridge` started, with its own ledger `ledger` beside the other.
+ */
+export function stdioBridge132(front: ServeAndBridge, ledger: string, extra: readonly string[] = []): Stdio132 {
+  return new Stdio132({
+    command: process.execPath,
+    args: tsNode(
+      MAIN,
+      'bridge',
+      '--upstream',
+      `reports=${front.served.url}`,
+      '--ledger',
+      join(front.dir, ledger),
+      ...extra,
+    ),
+    cwd: ROOT,
+    stderr: 'ignore',
+  });
 }

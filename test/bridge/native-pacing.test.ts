@@ -7,42 +7,18 @@
  * - a 2025-11-25 host's `task.ttl` is granted (capped by `--max-task-ttl`) and reported; past it the
  *   front forgets the task id (-32602), while the ledger keeps the operation for `terminus_wait`.
  */
-import { join } from 'node:path';
 import { Client as Client132 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as Stdio132 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResultSchema, CreateTaskResultSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, MAIN, ROOT, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
-import { startHttpBridge } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { stdioBridge132, useServeAndBridge } from './helpers.js';
 import { rpc } from '../server/helpers.js';
 
 const SLOW = 180_000;
-const dir = tempDir('terminus-bridge-pacing-');
-let served: Served;
-let url: string;
-
-beforeAll(async () => {
-  served = await startServe(dir.path, ['--fixtures', 'conformance']);
-  url = await startHttpBridge(dir.path, [
-    '--upstream',
-    `reports=${served.url}`,
-    '--ledger',
-    join(dir.path, 'pace.db'),
-    '--inline-wait',
-    '1',
-    '--max-poll-interval',
-    '0.6',
-  ]);
-}, SLOW);
-afterAll(async () => {
-  await served?.stop();
-  killAll();
-  dir.remove();
-});
+const front = useServeAndBridge('terminus-bridge-pacing-', 'pace.db', ['--max-poll-interval', '0.6']);
 
 async function untilDone(taskId: string): Promise<void> {
   for (let i = 0; i < 100; i++) {
-    const got = await rpc(url, 'tasks/get', { taskId });
+    const got = await rpc(front.url, 'tasks/get', { taskId });
     if (got.result?.status === 'completed') return;
     await new Promise((r) => setTimeout(r, 200));
   }
@@ -53,14 +29,20 @@ describe('bridge native tasks: the poll interval adapts to the tool', () => {
   it(
     'X-12 C6 a tool not seen yet suggests the executor floor (250 ms); once its calls took 3 s, its next task suggests more, up to the cap',
     async () => {
-      const first = await rpc(url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 3, label: 'pace-1' } });
+      const first = await rpc(front.url, 'tools/call', {
+        name: 'slow_compute',
+        arguments: { seconds: 3, label: 'pace-1' },
+      });
       expect(first.result.pollIntervalMs).toBe(250);
       await untilDone(first.result.taskId as string);
       // The same tool again: its calls are known to take ~3 s, so a quarter of that, capped at 0.6 s.
-      const second = await rpc(url, 'tools/call', { name: 'slow_compute', arguments: { seconds: 3, label: 'pace-2' } });
+      const second = await rpc(front.url, 'tools/call', {
+        name: 'slow_compute',
+        arguments: { seconds: 3, label: 'pace-2' },
+      });
       expect(second.result.pollIntervalMs).toBe(600);
       // Another tool, never seen: the floor again.
-      const other = await rpc(url, 'tools/call', { name: 'failing_job', arguments: {} });
+      const other = await rpc(front.url, 'tools/call', { name: 'failing_job', arguments: {} });
       expect(other.result.pollIntervalMs).toBe(250);
       await untilDone(second.result.taskId as string);
     },
@@ -73,23 +55,7 @@ describe("bridge native tasks: a 2025-11-25 host's task.ttl", () => {
     'T-34 T-35 T-36 T-80 the granted ttl is reported (capped); past it tasks/get is -32602 and the ledger still answers terminus_wait',
     async () => {
       const client = new Client132({ name: 'sdk-1.32-host', version: '1.0.0' }, { capabilities: { tasks: {} } });
-      await client.connect(
-        new Stdio132({
-          command: process.execPath,
-          args: tsNode(
-            MAIN,
-            'bridge',
-            '--upstream',
-            `reports=${served.url}`,
-            '--ledger',
-            join(dir.path, 'ttl.db'),
-            '--max-task-ttl',
-            '3',
-          ),
-          cwd: ROOT,
-          stderr: 'ignore',
-        }),
-      );
+      await client.connect(stdioBridge132(front, 'ttl.db', ['--max-task-ttl', '3']));
       try {
         const create = async (label: string, task: Record<string, unknown>) =>
           (

@@ -9,9 +9,7 @@
  * - 2025-11-25 over HTTP (SDK 1.32): a session is offered task tools and pushed as on stdio;
  *   another caller, unknown and malformed ids get the wire's errors.
  */
-import { join } from 'node:path';
 import { Client as Client132 } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport as Stdio132 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport as Http132 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResultSchema,
@@ -20,32 +18,12 @@ import {
   McpError,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { killAll, MAIN, ROOT, startServe, tempDir, tsNode, type Served } from '../cli/helpers.js';
-import { EXT, PROTOCOL, rpc } from '../server/helpers.js';
-import { ledgerFacts, upstreamTasks, startHttpBridge } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { postListen, rpc, sseMessages } from '../server/helpers.js';
+import { ledgerFacts, stdioBridge132, upstreamTasks, useServeAndBridge } from './helpers.js';
 
 const SLOW = 180_000;
-const dir = tempDir('terminus-bridge-pushes-');
-let served: Served;
-let url: string;
-
-beforeAll(async () => {
-  served = await startServe(dir.path, ['--fixtures', 'conformance']);
-  url = await startHttpBridge(dir.path, [
-    '--upstream',
-    `reports=${served.url}`,
-    '--ledger',
-    join(dir.path, 'h.db'),
-    '--inline-wait',
-    '1',
-  ]);
-}, SLOW);
-afterAll(async () => {
-  await served?.stop();
-  killAll();
-  dir.remove();
-});
+const front = useServeAndBridge('terminus-bridge-pushes-', 'h.db');
 
 interface Frame {
   method?: string;
@@ -66,29 +44,11 @@ async function listen(
   close(): void;
 }> {
   const controller = new AbortController();
-  const response = await fetch(url, {
-    method: 'POST',
+  const response = await postListen(front.url, taskIds, {
+    ...options,
+    id: 'sub-7',
+    clientInfo: { name: 'push-test', version: '1.0.0' },
     signal: controller.signal,
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL,
-      'mcp-method': 'subscriptions/listen',
-      ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 'sub-7',
-      method: 'subscriptions/listen',
-      params: {
-        notifications: { taskIds },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
-          'io.modelcontextprotocol/clientInfo': { name: 'push-test', version: '1.0.0' },
-          'io.modelcontextprotocol/clientCapabilities': options.declare === false ? {} : { extensions: { [EXT]: {} } },
-        },
-      },
-    }),
   });
   const frames: Frame[] = [];
   const waiters = new Set<() => void>();
@@ -96,25 +56,13 @@ async function listen(
     frames.push(JSON.parse(await response.text()) as Frame);
   } else {
     void (async () => {
-      const reader = response.body!.getReader();
-      const decoder = new TextDecoder();
-      let buffer = '';
-      for (;;) {
-        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-        if (done) return;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const data = buffer
-            .slice(0, end)
-            .split('\n')
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5))
-            .join('');
-          buffer = buffer.slice(end + 2);
-          if (data !== '') frames.push(JSON.parse(data) as Frame);
+      try {
+        for await (const frame of sseMessages<Frame>(response.body!)) {
+          frames.push(frame);
+          for (const wake of waiters) wake();
         }
-        for (const wake of waiters) wake();
+      } catch {
+        // The stream was closed (by `close()` or the server): no more frames.
       }
     })();
   }
@@ -147,14 +95,14 @@ describe('bridge front pushes: Tasks extension over HTTP (subscriptions/listen)'
   it(
     "X-67 X-41 a listen stream acks the caller's own ids only, then pushes working -> completed (a DetailedTask) with no poll",
     async () => {
-      const created = await rpc(url, 'tools/call', {
+      const created = await rpc(front.url, 'tools/call', {
         name: 'slow_compute',
         arguments: { seconds: 2, label: 'push-ext' },
       });
       const taskId = created.result.taskId as string;
       const foreign = (
         await rpc(
-          url,
+          front.url,
           'tools/call',
           { name: 'slow_compute', arguments: { seconds: 1, label: 'push-other' } },
           { token: 'other' },
@@ -178,8 +126,8 @@ describe('bridge front pushes: Tasks extension over HTTP (subscriptions/listen)'
         stream.frames.some((f) => f.method === 'notifications/progress' || f.method === 'notifications/message'),
       ).toBe(false);
       expect(stream.frames.some((f) => f.method === 'notifications/tasks' && f.params.taskId === foreign)).toBe(false);
-      expect(upstreamTasks(served.db, 'push-ext')).toBe(1);
-      expect(ledgerFacts(join(dir.path, 'h.db'), 'push-ext')).toEqual({ operations: 1, receipts: 1 });
+      expect(upstreamTasks(front.served.db, 'push-ext')).toBe(1);
+      expect(ledgerFacts(front.ledger, 'push-ext')).toEqual({ operations: 1, receipts: 1 });
     },
     SLOW,
   );
@@ -187,14 +135,17 @@ describe('bridge front pushes: Tasks extension over HTTP (subscriptions/listen)'
   it(
     "X-16 X-27 the upstream's question is pushed as input_required with its inputRequests; tasks/update answers it and completed follows",
     async () => {
-      const created = await rpc(url, 'tools/call', { name: 'confirm_delete', arguments: { filename: 'push-ask.txt' } });
+      const created = await rpc(front.url, 'tools/call', {
+        name: 'confirm_delete',
+        arguments: { filename: 'push-ask.txt' },
+      });
       const taskId = created.result.taskId as string;
       const stream = await listen([taskId]);
       await stream.until((f) => statuses(f, taskId).includes('input_required'));
       const asked = taskFrames(stream.frames, taskId).find((f) => f.params.status === 'input_required')!;
       const keys = Object.keys(asked.params.inputRequests as object);
       expect(keys).toHaveLength(1);
-      const update = await rpc(url, 'tasks/update', {
+      const update = await rpc(front.url, 'tasks/update', {
         taskId,
         inputResponses: { [keys[0]!]: { action: 'accept', content: { confirm: true } } },
       });
@@ -229,14 +180,7 @@ async function stdioHost(ledger: string, extra: string[] = []) {
     pushed.push({ taskId: n.params.taskId, status: n.params.status, ttl: n.params.ttl });
   });
   client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { confirm: true } }));
-  await client.connect(
-    new Stdio132({
-      command: process.execPath,
-      args: tsNode(MAIN, 'bridge', '--upstream', `reports=${served.url}`, '--ledger', join(dir.path, ledger), ...extra),
-      cwd: ROOT,
-      stderr: 'ignore',
-    }),
-  );
+  await client.connect(stdioBridge132(front, ledger, extra));
   const pushesFor = async (taskId: string, status: string): Promise<string[]> => {
     for (let i = 0; i < 300 && !pushed.some((p) => p.taskId === taskId && p.status === status); i++) {
       await new Promise((r) => setTimeout(r, 100));
@@ -302,7 +246,7 @@ describe('bridge front: 2025-11-25 over Streamable HTTP (SDK 1.32)', () => {
         pushed.push({ taskId: n.params.taskId, status: n.params.status });
       });
       client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { confirm: true } }));
-      const transport = new Http132(new URL(url));
+      const transport = new Http132(new URL(front.url));
       await client.connect(transport);
       try {
         expect(transport.sessionId).toBeDefined();
@@ -328,7 +272,7 @@ describe('bridge front: 2025-11-25 over Streamable HTTP (SDK 1.32)', () => {
         expect((result.content[0] as { text: string }).text).toBe('Deleted http-push.txt');
         expect(await seen('completed')).toContain('completed');
         // The session is this caller's: another Authorization naming it gets 404.
-        const stolen = await fetch(url, {
+        const stolen = await fetch(front.url, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -355,7 +299,7 @@ describe('bridge front: 2025-11-25 over Streamable HTTP (SDK 1.32)', () => {
         const client = new Client132({ name: 'sdk-1.32-http-host', version: '1.0.0' }, { capabilities: { tasks: {} } });
         await client.connect(
           new Http132(
-            new URL(url),
+            new URL(front.url),
             token === undefined ? {} : { requestInit: { headers: { authorization: `Bearer ${token}` } } },
           ),
         );
@@ -386,7 +330,7 @@ describe('bridge front: 2025-11-25 over Streamable HTTP (SDK 1.32)', () => {
         expect(await code(host.request({ method: 'tasks/get', params: { taskId: 42 } }, CreateTaskResultSchema))).toBe(
           -32602,
         );
-        expect(ledgerFacts(join(dir.path, 'h.db'), 'http-2025')).toEqual({ operations: 1, receipts: 1 });
+        expect(ledgerFacts(front.ledger, 'http-2025')).toEqual({ operations: 1, receipts: 1 });
       } finally {
         await host.close();
         await other.close();

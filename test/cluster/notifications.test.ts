@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EXT, PROTOCOL, rpc } from '../server/helpers.js';
+import { postListen, rpc, sseMessages } from '../server/helpers.js';
 import { adminPool, dropSchema, failWithoutDatabase, freshSchema, PG_URL } from '../store/postgres-fixture.js';
 import { LegacySession, type Json } from '../wires/helpers.js';
 import { build, eventually, killAll, readEffects, startNode, type Node } from './nodes.js';
@@ -38,26 +38,10 @@ function readSse(response: Response, abort: AbortController): Stream {
   const messages: Json[] = [];
   let ended = false;
   if (response.body !== null) {
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+    const body = response.body;
     void (async () => {
-      let buffer = '';
       try {
-        for (;;) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          buffer += value;
-          let end: number;
-          while ((end = buffer.indexOf('\n\n')) !== -1) {
-            const data = buffer
-              .slice(0, end)
-              .split('\n')
-              .filter((l) => l.startsWith('data:'))
-              .map((l) => l.slice(5).trim())
-              .join('');
-            buffer = buffer.slice(end + 2);
-            if (data !== '') messages.push(JSON.parse(data));
-          }
-        }
+        for await (const message of sseMessages<Json>(body)) messages.push(message);
       } catch {
         // aborted by stop()
       } finally {
@@ -88,28 +72,7 @@ function readSse(response: Response, abort: AbortController): Stream {
 /** `subscriptions/listen` for `taskIds` on the Tasks-extension wire, as test/server/listen.test.ts opens it. */
 async function listen(node: Node, taskIds: readonly string[]): Promise<Stream> {
   const abort = new AbortController();
-  const response = await fetch(node.url, {
-    method: 'POST',
-    signal: abort.signal,
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL,
-      'mcp-method': 'subscriptions/listen',
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 'sub-cluster',
-      method: 'subscriptions/listen',
-      params: {
-        notifications: { taskIds },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
-          'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } },
-        },
-      },
-    }),
-  });
+  const response = await postListen(node.url, taskIds, { id: 'sub-cluster', signal: abort.signal });
   return readSse(response, abort);
 }
 

@@ -5,30 +5,16 @@
  * the task once, in seq order, none repeated, none skipped, ending at the terminal status.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { systemClock, systemIds, systemRandom } from '../../src/core/system.js';
 import { connectServer } from '../../src/executor/adapters/index.js';
 import { createExecutor } from '../../src/executor/executor.js';
-import type { ServerEvent } from '../../src/executor/wire-port.js';
 import { ExecutorError } from '../../src/executor/executor-types.js';
 import { createMemoryLedger } from '../../src/executor/ledger/memory.js';
-import { assertBuilt, killAll, ROOT, tempDir, tsNode } from '../cli/helpers.js';
-import { serveBuilt, type BuiltServe } from '../fixtures/built-serve.js';
-import { openExecutor } from './executor-helpers.js';
+import { ROOT, tsNode } from '../cli/helpers.js';
+import { followAndHandOver, SLOW, useBuiltServe } from './events-helpers.js';
 
-const SLOW = 120_000;
-const dir = tempDir('terminus-events-e2e-');
-let served: BuiltServe;
-
-beforeAll(async () => {
-  assertBuilt();
-  served = await serveBuilt(join(dir.path, 'server.db'));
-}, SLOW);
-afterAll(async () => {
-  await served?.stop();
-  killAll();
-  dir.remove();
-});
+const served = useBuiltServe('terminus-events-e2e-');
 
 /** 8 tests of 150 ms: events working, 'running 8 tests', 8 results, the summary, completed. */
 const SUITE = { count: 8, failEvery: 3, pauseMs: 150 };
@@ -38,39 +24,23 @@ describe('executor: following ordered task events over the real server', () => {
     it(
       `${wire}: a follower broken after 4 events hands its cursor on; the next reads every later event once`,
       async () => {
-        const { executor, ledger } = await openExecutor(served.url, { wire });
-        const seen: ServerEvent[] = [];
-        const op = await executor.submit({ callNodeId: `events-${wire}`, server: 's', tool: 'run_tests', args: SUITE });
-        const first = executor.events(op.operationId);
-        for await (const event of first) {
-          seen.push(event);
-          if (seen.length === 4) break; // the stream breaks here
-        }
-        const cursor = first.cursor;
-        expect(first.seq).toBe(4);
-        await executor.close();
-        const later = await createExecutor({
-          ledger,
-          connect: (_s, forced) => connectServer({ url: served.url }, { clock: systemClock, wire: forced ?? wire }),
-          clock: systemClock,
-          random: systemRandom,
-          ids: systemIds,
+        const { seen, firstSeq, secondDone } = await followAndHandOver({
+          url: served.url(),
+          wire,
+          callNodeId: `events-${wire}`,
+          suite: SUITE,
+          breakAfter: 4,
         });
-        try {
-          const second = later.events(op.operationId, { ...(cursor === undefined ? {} : { cursor }) });
-          for await (const event of second) seen.push(event);
-          expect(second.done).toBe(true);
-          const seqs = seen.map((e) => e.seq);
-          expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
-          expect(seen[0]).toMatchObject({ kind: 'status', status: 'working' });
-          expect(seen.at(-1)).toMatchObject({ kind: 'status', status: 'completed' });
-          const lines = seen.flatMap((e) => (e.kind === 'log' ? [e.line?.text ?? ''] : []));
-          expect(lines[0]).toBe('running 8 tests');
-          expect(lines.at(-1)).toBe('8 tests: 6 passed, 2 failed');
-          expect(lines.filter((t) => t.startsWith('FAIL'))).toHaveLength(2);
-        } finally {
-          await later.close();
-        }
+        expect(firstSeq).toBe(4);
+        expect(secondDone).toBe(true);
+        const seqs = seen.map((e) => e.seq);
+        expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+        expect(seen[0]).toMatchObject({ kind: 'status', status: 'working' });
+        expect(seen.at(-1)).toMatchObject({ kind: 'status', status: 'completed' });
+        const lines = seen.flatMap((e) => (e.kind === 'log' ? [e.line?.text ?? ''] : []));
+        expect(lines[0]).toBe('running 8 tests');
+        expect(lines.at(-1)).toBe('8 tests: 6 passed, 2 failed');
+        expect(lines.filter((t) => t.startsWith('FAIL'))).toHaveLength(2);
       },
       SLOW,
     );

@@ -134,6 +134,73 @@ export function parseReply(text: string, contentType: string, id: number): Omit<
   return undefined;
 }
 
+/** The messages of an SSE body as they arrive: each event's `data:` lines joined, parsed as JSON. */
+export async function* sseMessages<T>(body: ReadableStream<Uint8Array>): AsyncGenerator<T> {
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      buffer += decoder.decode(value, { stream: true });
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) !== -1) {
+        const data = buffer
+          .slice(0, end)
+          .split('\n')
+          .filter((l) => l.startsWith('data:'))
+          .map((l) => l.slice(5).trim())
+          .join('');
+        buffer = buffer.slice(end + 2);
+        if (data !== '') yield JSON.parse(data) as T;
+      }
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+}
+
+export interface ListenOptions {
+  /** The request id, which stamps every message of the stream (default `sub-1`). */
+  readonly id?: string;
+  readonly token?: string;
+  /** Declare the Tasks extension (default true). */
+  readonly declare?: boolean;
+  readonly clientInfo?: { readonly name: string; readonly version: string };
+  /** More members of `params.notifications`. */
+  readonly extra?: Record<string, unknown>;
+  readonly signal?: AbortSignal;
+}
+
+/** Opens a `subscriptions/listen` stream of `taskIds` over HTTP (the Tasks extension, X-67). */
+export function postListen(url: string, taskIds: unknown, options: ListenOptions = {}): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    ...(options.signal === undefined ? {} : { signal: options.signal }),
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': PROTOCOL,
+      'mcp-method': 'subscriptions/listen',
+      ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: options.id ?? 'sub-1',
+      method: 'subscriptions/listen',
+      params: {
+        notifications: { taskIds, ...options.extra },
+        _meta: {
+          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
+          ...(options.clientInfo === undefined ? {} : { 'io.modelcontextprotocol/clientInfo': options.clientInfo }),
+          'io.modelcontextprotocol/clientCapabilities': options.declare === false ? {} : { extensions: { [EXT]: {} } },
+        },
+      },
+    }),
+  });
+}
+
 /** `tools/call` that must create a task; returns its id. */
 export async function createTask(url: string, name: string, args: Record<string, unknown>, options: RpcOptions = {}) {
   const answer = await rpc(url, 'tools/call', { name, arguments: args }, options);

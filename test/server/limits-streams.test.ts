@@ -9,7 +9,7 @@ import { createMemoryTaskStore } from '../../src/store/memory/index.js';
 import type { TaskStore } from '../../src/store/port.js';
 import { conformanceTools } from '../../src/tools/conformance/index.js';
 import { ALICE, authenticate, BOB } from '../wires/helpers.js';
-import { EXT, PROTOCOL, rpc } from './helpers.js';
+import { postListen, rpc, sseMessages } from './helpers.js';
 
 /**
  * Issue 12 items 8 and 9: one caller's listen streams cannot starve the others (a per-caller and a
@@ -83,29 +83,7 @@ interface Stream {
 async function listen(url: string, token: string, taskIds: string[]): Promise<Stream> {
   const controller = new AbortController();
   streams.push(controller);
-  const response = await fetch(url, {
-    method: 'POST',
-    signal: controller.signal,
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL,
-      'mcp-method': 'subscriptions/listen',
-      authorization: `Bearer ${token}`,
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 'sub',
-      method: 'subscriptions/listen',
-      params: {
-        notifications: { taskIds },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
-          'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } },
-        },
-      },
-    }),
-  });
+  const response = await postListen(url, taskIds, { id: 'sub', token, signal: controller.signal });
   const retryAfter = response.headers.get('retry-after');
   if (response.status !== 200) {
     const body = (await response.json()) as { error?: unknown };
@@ -116,30 +94,17 @@ async function listen(url: string, token: string, taskIds: string[]): Promise<St
       until: () => Promise.reject(new Error('refused')),
     };
   }
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
+  const messages = sseMessages<unknown>(response.body!);
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw wire JSON
   const frames: any[] = [];
-  let buffer = '';
   return {
     status: 200,
     retryAfter,
     async until(enough) {
       while (!enough(frames)) {
-        const { done, value } = await reader.read();
-        if (done) break;
-        buffer += decoder.decode(value, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) !== -1) {
-          const data = buffer
-            .slice(0, end)
-            .split('\n')
-            .filter((l) => l.startsWith('data:'))
-            .map((l) => l.slice(5))
-            .join('');
-          buffer = buffer.slice(end + 2);
-          if (data !== '') frames.push(JSON.parse(data));
-        }
+        const next = await messages.next();
+        if (next.done === true) break;
+        frames.push(next.value);
       }
       return frames;
     },

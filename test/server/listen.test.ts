@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTask, EXT, PROTOCOL, startServer, type TestServer } from './helpers.js';
+import { createTask, postListen, sseMessages, startServer, type TestServer } from './helpers.js';
 
 /** `notifications/tasks` on `subscriptions/listen` streams (reference 2.7), served by our precheck. */
 const TOKENS = new Map([
@@ -34,55 +34,19 @@ async function listen(
   options: { token?: string; extra?: Record<string, unknown> } = {},
 ): Promise<Frame[]> {
   const controller = new AbortController();
-  const response = await fetch(server.url, {
-    method: 'POST',
-    signal: controller.signal,
-    headers: {
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': PROTOCOL,
-      'mcp-method': 'subscriptions/listen',
-      ...(options.token === undefined ? {} : { authorization: `Bearer ${options.token}` }),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0',
-      id: 'sub-1',
-      method: 'subscriptions/listen',
-      params: {
-        notifications: { taskIds, ...options.extra },
-        _meta: {
-          'io.modelcontextprotocol/protocolVersion': PROTOCOL,
-          'io.modelcontextprotocol/clientCapabilities': { extensions: { [EXT]: {} } },
-        },
-      },
-    }),
-  });
+  const response = await postListen(server.url, taskIds, { ...options, signal: controller.signal });
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toContain('text/event-stream');
-  const reader = response.body!.getReader();
-  const decoder = new TextDecoder();
   const frames: Frame[] = [];
-  let buffer = '';
   try {
-    while (!enough(frames)) {
-      const { done, value } = await reader.read();
-      if (done) break;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.indexOf('\n\n')) !== -1) {
-        const data = buffer
-          .slice(0, end)
-          .split('\n')
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5))
-          .join('');
-        buffer = buffer.slice(end + 2);
-        if (data !== '') frames.push(JSON.parse(data) as Frame);
+    if (!enough(frames)) {
+      for await (const frame of sseMessages<Frame>(response.body!)) {
+        frames.push(frame);
+        if (enough(frames)) break;
       }
     }
   } finally {
     controller.abort();
-    await reader.cancel().catch(() => undefined);
   }
   return frames;
 }
