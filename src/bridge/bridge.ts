@@ -12,10 +12,10 @@ import {
   type McpServerFactory,
   type Server,
 } from '@modelcontextprotocol/server';
-import { serveStdio, StdioServerTransport } from '@modelcontextprotocol/server/stdio';
+import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Transport } from '@modelcontextprotocol/server';
 import { TerminusError } from '../core/errors.js';
-import { noticeClose, stdioConnection, type StdioConnection } from '../server/stdio-closed.js';
+import { noticeClose, stdioConnection } from '../server/stdio-closed.js';
 import { silentLogger, type Clock, type Ids, type Logger, type Random } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
@@ -99,7 +99,7 @@ export interface Bridge {
   /** The SDK factory (one `Server` per stdio connection or HTTP request). */
   readonly factory: McpServerFactory;
   /** Serves one host over stdin/stdout (or `transport`); `closed` resolves when the host closes stdin. */
-  serveStdio(options?: { readonly transport?: Transport }): StdioConnection;
+  serveStdio(options?: { readonly transport?: Transport }): StdioServerHandle & { readonly closed: Promise<void> };
   /** Streamable HTTP on `host` (default 127.0.0.1) and `port` (0 picks one); `/mcp`. */
   serveHttp(options: { readonly port: number; readonly host?: string }): Promise<BridgeHttpHandle>;
   /**

@@ -1,15 +1,14 @@
 import type { Transport } from '@modelcontextprotocol/server';
 import type { StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 
-/** A stdio connection being served: `close()` it, or learn from `closed` that it ended. */
-export interface StdioConnection extends StdioServerHandle {
-  /**
-   * Resolves once the connection has ended: the client closed stdin (the MCP stdio binding's
-   * shutdown, after which a server should exit), the transport failed, or `close()` was called.
-   * The store and the engine are the caller's; a process serving one client stops them here.
-   */
-  readonly closed: Promise<void>;
-}
+/**
+ * A stdio connection being served: the SDK's handle (`close()`), and `closed`, which resolves once
+ * the connection has ended: the client closed stdin (the MCP stdio binding's shutdown, after which
+ * a server should exit), the transport failed, or `close()` was called. The store and the engine
+ * are the caller's; a process serving one client stops them then. Written out where it is returned
+ * (`StdioServerHandle & { readonly closed: Promise<void> }`), so the API reference needs no name.
+ */
+type StdioConnection = StdioServerHandle & { readonly closed: Promise<void> };
 
 /**
  * `transport` seen through a proxy that notices when it closes, without taking `onclose` from the

@@ -1,5 +1,5 @@
 import { McpServer, Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
-import { serveStdio as sdkServeStdio } from '@modelcontextprotocol/server/stdio';
+import { serveStdio as sdkServeStdio, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import { silentLogger, type Logger } from '../core/ports.js';
 import type { TaskEngine } from '../runner/engine-port.js';
 import { serveHttp, type HttpServerHandle, type ServeHttpOptions } from './http/serve.js';
@@ -16,7 +16,7 @@ import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 import { stdioFastMethods, stdioFastPath, type StdioFastPath } from './stdio-fast.js';
 import { stdioTransport } from './stdio-transport.js';
-import { noticeClose, stdioConnection, type StdioConnection } from './stdio-closed.js';
+import { noticeClose, stdioConnection } from './stdio-closed.js';
 
 export interface TerminusServerOptions {
   /** The task engine (`createEngine`): tools, durable tasks, runners. */
@@ -76,7 +76,7 @@ export interface TerminusServer {
    * Serves one client over stdio (stdout carries only protocol messages). `closed` resolves when
    * the client closes stdin: a process serving only this client stops its engine and exits then.
    */
-  serveStdio(options?: ServeStdioOptions): StdioConnection;
+  serveStdio(options?: ServeStdioOptions): StdioServerHandle & { readonly closed: Promise<void> };
 }
 
 /**
