@@ -65,7 +65,7 @@ export const WIRE_REQUESTS = Object.keys(REQUESTS) as readonly WireRequestName[]
 export function wrapWireRequests(wire: ClientWire, hooks: WireHooks): ClientWire {
   const wrapped = new Map<string | symbol, unknown>();
   for (const request of WIRE_REQUESTS) {
-    const method: unknown = wire[request];
+    const method: unknown = Reflect.get(wire, request);
     if (typeof method !== 'function') continue;
     // Bound: an adapter with private fields fails when called with the proxy as `this`.
     const bound = (method as (...args: unknown[]) => Promise<unknown>).bind(wire);
