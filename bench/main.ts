@@ -10,7 +10,7 @@ import { prepareEntries } from './lib/entries.js';
 import { describeMachine, fsyncRate } from './lib/machine.js';
 import { renderMarkdown, type BenchReport, type Row, type Target } from './lib/report.js';
 import { detectPinning, withPinnedLoad } from './lib/pin.js';
-import { FLOOR_FIGURES, openBenchEnv } from './lib/variants.js';
+import { FLOOR_FIGURES, isFloor, openBenchEnv } from './lib/variants.js';
 import type { FigureContext, FigureResult } from './figures/context.js';
 import { runAcceptanceHttp } from './figures/acceptance-http.js';
 import { runAcceptance } from './figures/acceptance.js';
@@ -68,7 +68,7 @@ export async function runBench(config: BenchConfig, log: (line: string) => void)
     for (const runner of RUNNERS) {
       if (!runner.figures.some((f) => config.figures.includes(f))) continue;
       const floored = runner.figures.every((f) => FLOOR_FIGURES.includes(f));
-      const variants = floored ? env.variants : env.variants.filter((v) => v.id !== 'floor');
+      const variants = floored ? env.variants : env.variants.filter((v) => !isFloor(v.id));
       const figureStart = performance.now();
       const figureCtx = { ...ctx, env: { ...env, variants } };
       const result = await (runner.pinned === true

@@ -1,7 +1,8 @@
 /**
  * Figure 8 (issue 14): `tasks/get` of a working task, p50 of sequential calls at 1 client and
  * requests per second from 16 clients, over loopback HTTP and stdio. Every entry of
- * `TASK_GET_WORKLOAD` is one row pair: which server (ours on SQLite or PostgreSQL, B0, the floor),
+ * `TASK_GET_WORKLOAD` is one row pair: which server (ours on SQLite or PostgreSQL, B0, the floor on
+ * either: on PostgreSQL it is the limit that binds ours, and the PostgreSQL targets name it),
  * which transport and wire, which extra server flags. A new row (another wire, a server flag) is
  * one more entry; the targets name the entries they compare.
  *
@@ -57,6 +58,7 @@ export const TASK_GET_WORKLOAD: readonly TaskGetEntry[] = [
   { id: 'http-pg-fast', label: 'ours PostgreSQL, fast path', server: 'postgres', transport: 'http', wire: 'tasks-ext' },
   { id: 'http-B0', label: 'B0 SDK 1.32 in memory', server: 'B0', transport: 'http', wire: '2025-11-25' },
   { id: 'http-floor', label: 'floor', server: 'floor', transport: 'http', wire: '2025-11-25' },
+  { id: 'http-floor-pg', label: 'floor on PostgreSQL', server: 'floor-pg', transport: 'http', wire: '2025-11-25' },
   { id: 'stdio-sqlite', label: 'ours SQLite, fast path', server: 'sqlite', transport: 'stdio', wire: '2025-11-25' },
   {
     id: 'stdio-sqlite-sdk',
@@ -69,6 +71,7 @@ export const TASK_GET_WORKLOAD: readonly TaskGetEntry[] = [
   { id: 'stdio-pg', label: 'ours PostgreSQL', server: 'postgres', transport: 'stdio', wire: '2025-11-25' },
   { id: 'stdio-B0', label: 'B0 SDK 1.32 in memory', server: 'B0', transport: 'stdio', wire: '2025-11-25' },
   { id: 'stdio-floor', label: 'floor', server: 'floor', transport: 'stdio', wire: '2025-11-25' },
+  { id: 'stdio-floor-pg', label: 'floor on PostgreSQL', server: 'floor-pg', transport: 'stdio', wire: '2025-11-25' },
 ];
 
 const CLIENTS = 16;
@@ -262,6 +265,11 @@ export async function runTaskGets(ctx: FigureContext): Promise<FigureResult> {
     const a = summary(t.ours, t.metric).median;
     const b = summary(t.to, t.metric).median;
     const to = t.to.endsWith('floor') ? 'floor' : 'B0';
+    // On PostgreSQL the limit that binds is the floor on the same server, measured beside.
+    const pgFloor = ours.server === 'postgres' ? summary(`${ours.transport}-floor-pg`, t.metric).median : NaN;
+    const limit = Number.isFinite(pgFloor)
+      ? `; the floor on PostgreSQL: ${fmt(pgFloor)} (${fmt(pgFloor / b)}x ${to})`
+      : '';
     return ratioTarget({
       issue: 14,
       name: t.name,
@@ -269,7 +277,7 @@ export async function runTaskGets(ctx: FigureContext): Promise<FigureResult> {
       bound: t.bound,
       atLeast: t.atLeast,
       unit: `x ${to}`,
-      detail: `${fmt(a)} vs ${fmt(b)}${t.metric === 'p50Ms' ? ' ms' : ' req/s'}`,
+      detail: `${fmt(a)} vs ${fmt(b)}${t.metric === 'p50Ms' ? ' ms' : ' req/s'}${limit}`,
       ...(notRun(ours) === undefined ? {} : { reason: notRun(ours) }),
     });
   });

@@ -13,7 +13,12 @@ import { ROOT, type ServerSpec } from './proc.js';
 
 const run = promisify(execFile);
 
-export type VariantId = 'B0' | 'sqlite' | 'postgres' | 'floor';
+export type VariantId = 'B0' | 'sqlite' | 'postgres' | 'floor' | 'floor-pg';
+
+/** The floors: bench/servers/floor.ts on SQLite, and on the PostgreSQL ours runs on. */
+export function isFloor(id: VariantId): boolean {
+  return id === 'floor' || id === 'floor-pg';
+}
 
 export interface Variant {
   readonly id: VariantId;
@@ -30,11 +35,12 @@ export const VARIANT_LABELS: Record<VariantId, string> = {
   sqlite: 'ours SQLite (synchronous=FULL)',
   postgres: 'ours PostgreSQL',
   floor: 'floor: node:http + better-sqlite3',
+  'floor-pg': 'floor: node:http + pg',
 };
 
 /**
- * The floor (bench/servers/floor.ts) answers only the request figures (1, 2, 5, 8): it has no
- * notifications, cancel, executor or recovery to measure. The other figures skip it.
+ * The floors (bench/servers/floor.ts) answer only the request figures (1, 2, 5, 8): they have no
+ * notifications, cancel, executor or recovery to measure. The other figures skip them.
  */
 export const FLOOR_FIGURES: readonly number[] = [1, 2, 5, 8];
 
@@ -78,6 +84,13 @@ export async function openBenchEnv(options: { noPostgres: boolean; log: (line: s
       ...('reason' in pgSetup ? { notRun: pgSetup.reason } : {}),
     },
     { id: 'floor', label: VARIANT_LABELS.floor, taskTool: 'bench_sleep', syncTool: 'bench_sleep' },
+    {
+      id: 'floor-pg',
+      label: VARIANT_LABELS['floor-pg'],
+      taskTool: 'bench_sleep',
+      syncTool: 'bench_sleep',
+      ...('reason' in pgSetup ? { notRun: pgSetup.reason } : {}),
+    },
   ];
   const pgUrl = 'url' in pgSetup ? pgSetup.url : undefined;
 
@@ -87,7 +100,7 @@ export async function openBenchEnv(options: { noPostgres: boolean; log: (line: s
     pgUrl,
     freshDb(variant, label) {
       counter += 1;
-      if (variant === 'postgres') {
+      if (variant === 'postgres' || variant === 'floor-pg') {
         if (pgUrl === undefined) throw new Error('no PostgreSQL');
         const schema = `bench_${process.pid}_${counter}`;
         schemas.push(schema);
@@ -106,12 +119,9 @@ export async function openBenchEnv(options: { noPostgres: boolean; log: (line: s
       }
       const db = server.db;
       if (db === undefined) throw new Error(`variant ${variant} needs a database`);
-      if (variant === 'floor') {
-        if (db.kind !== 'sqlite') throw new Error('the floor runs on SQLite');
-        return {
-          entry: 'bench/servers/floor.ts',
-          args: [...common, '--db', db.path, '--seed', String(server.seed ?? 0)],
-        };
+      if (isFloor(variant)) {
+        const dbArgs = db.kind === 'sqlite' ? ['--db', db.path] : ['--pg', db.url, '--schema', db.schema];
+        return { entry: 'bench/servers/floor.ts', args: [...common, ...dbArgs, '--seed', String(server.seed ?? 0)] };
       }
       const dbArgs = db.kind === 'sqlite' ? ['--db', db.path] : ['--db', db.url, '--schema', db.schema];
       return { entry: 'bench/servers/terminus.ts', args: [...common, ...dbArgs] };

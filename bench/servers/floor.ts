@@ -1,79 +1,47 @@
 /**
  * The floor: the least a durable task server can do per request, so every figure reads
- * ours / B0 / floor. node:http (or line-delimited stdio) + better-sqlite3 in WAL with
- * synchronous=FULL, one table, no MCP SDK, no validation beyond what the bench client sends: a
- * task-augmented `tools/call` is one INSERT answered after its commit (S1), the 0 ms tool then one
- * UPDATE, both group-committed per event-loop turn as ours are (one fsync per turn, not per
- * write: without it the floor would sit at the disk's fsync rate, under ours); `tasks/get` is one
- * primary-key SELECT. It speaks just enough of the
- * 2025-11-25 task calls for bench/client (initialize, tools/call with and without `task`,
- * tasks/get, tasks/result). Nothing here is a product: it is the yardstick of issue 14.
+ * ours / B0 / floor. node:http (or line-delimited stdio) + one table (`floor-store.ts`: SQLite in
+ * WAL with synchronous=FULL, or PostgreSQL with `--pg`), no MCP SDK, no validation beyond what the
+ * bench client sends: a task-augmented `tools/call` is one INSERT answered after its commit (S1),
+ * the 0 ms tool then one UPDATE, both group-committed per event-loop turn as ours are (one commit
+ * per turn, not per write: without it the floor would sit at the disk's fsync rate, under ours);
+ * `tasks/get` is one primary-key SELECT (on PostgreSQL, a turn's reads in one statement). It speaks
+ * just enough of the 2025-11-25 task calls for bench/client (initialize, tools/call with and
+ * without `task`, tasks/get, tasks/result). Nothing here is a product: it is the yardstick of
+ * issue 14, and on PostgreSQL the limit that binds ours there.
  *
- *   node --import tsx bench/servers/floor.ts --transport http|stdio --db FILE [--poll-ms 100] [--seed N]
+ *   node --import tsx bench/servers/floor.ts --transport http|stdio (--db FILE | --pg URL [--schema S])
+ *     [--poll-ms 100] [--seed N]
  */
-import Database from 'better-sqlite3';
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
+import { postgresFloor, sqliteFloor, type FloorRow } from './floor-store.js';
 
 const { values } = parseArgs({
   options: {
     transport: { type: 'string', default: 'http' },
     db: { type: 'string' },
+    pg: { type: 'string' },
+    schema: { type: 'string', default: 'floor' },
     'poll-ms': { type: 'string', default: '100' },
     seed: { type: 'string', default: '0' },
     'commit-log': { type: 'string' },
   },
 });
-if (values.db === undefined) throw new Error('--db FILE is required');
+if (values.db === undefined && values.pg === undefined) throw new Error('--db FILE or --pg URL is required');
 const pollInterval = Number(values['poll-ms']);
-
-const db = new Database(values.db);
-db.pragma('journal_mode = WAL');
-db.pragma('synchronous = FULL');
-db.exec(`CREATE TABLE IF NOT EXISTS tasks (
-  id TEXT PRIMARY KEY, status TEXT NOT NULL, result TEXT, created_at INTEGER NOT NULL) STRICT`);
-const insert = db.prepare(`INSERT INTO tasks (id, status, created_at) VALUES (?, 'working', ?)`);
-const complete = db.prepare(`UPDATE tasks SET status = 'completed', result = ? WHERE id = ?`);
-const select = db.prepare(`SELECT id, status, result, created_at FROM tasks WHERE id = ?`);
 const seed = Number(values.seed);
-if (seed > 0) {
-  const now = Date.now();
-  db.transaction(() => {
-    for (let i = 0; i < seed; i += 1) insert.run(`seed-${i}`, now);
-  })();
-}
+const store =
+  values.pg === undefined ? sqliteFloor(values.db!, seed) : await postgresFloor(values.pg, values.schema, seed);
 
-/** Writes of one event-loop turn, committed in one transaction; each resolves after COMMIT. */
-const queued: { readonly write: () => void; readonly done: () => void }[] = [];
-const commit = db.transaction((batch: typeof queued) => {
-  for (const op of batch) op.write();
-});
-function durably(write: () => void): Promise<void> {
-  return new Promise((done) => {
-    if (queued.push({ write, done }) === 1) {
-      setImmediate(() => {
-        const batch = queued.splice(0);
-        commit.immediate(batch);
-        for (const op of batch) op.done();
-      });
-    }
-  });
-}
-
-interface Row {
-  id: string;
-  status: string;
-  result: string | null;
-  created_at: number;
-}
 type Message = { id?: number | string; method?: string; params?: Record<string, unknown> };
 
 const waiters = new Map<string, (() => void)[]>();
-const view = (row: Row) => ({
+const view = (row: FloorRow) => ({
   taskId: row.id,
   status: row.status,
   createdAt: new Date(row.created_at).toISOString(),
@@ -84,7 +52,7 @@ const view = (row: Row) => ({
 
 async function run(id: string, ms: number): Promise<void> {
   if (ms > 0) await sleep(ms);
-  await durably(() => complete.run(JSON.stringify({ content: [{ type: 'text', text: `slept ${ms} ms` }] }), id));
+  await store.complete(id, JSON.stringify({ content: [{ type: 'text', text: `slept ${ms} ms` }] }));
   for (const wake of waiters.get(id) ?? []) wake();
   waiters.delete(id);
 }
@@ -107,19 +75,19 @@ async function answer(message: Message): Promise<unknown> {
       }
       const id = randomBytes(16).toString('base64url');
       const now = Date.now();
-      await durably(() => insert.run(id, now));
+      await store.insert(id, now);
       void run(id, ms);
       return { task: view({ id, status: 'working', result: null, created_at: Date.now() }) };
     }
     case 'tasks/get': {
-      const row = select.get(String(params.taskId)) as Row | undefined;
+      const row = await store.get(String(params.taskId));
       if (row === undefined) throw Object.assign(new Error('task not found'), { code: -32602 });
       return view(row);
     }
     case 'tasks/result': {
       const id = String(params.taskId);
       for (;;) {
-        const row = select.get(id) as Row | undefined;
+        const row = await store.get(id);
         if (row === undefined) throw Object.assign(new Error('task not found'), { code: -32602 });
         if (row.result !== null) return JSON.parse(row.result) as unknown;
         await new Promise<void>((resolve) => waiters.set(id, [...(waiters.get(id) ?? []), resolve]));
@@ -174,8 +142,7 @@ if (values.transport === 'stdio') {
 }
 
 const stop = (): void => {
-  db.close();
-  process.exit(0);
+  void store.close().finally(() => process.exit(0));
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);

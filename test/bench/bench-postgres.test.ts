@@ -57,5 +57,33 @@ if (PG_URL === '') {
       for (const heading of ['## Targets of issue 31', '## 12.', '## 13.']) expect(table).toContain(heading);
       expect(table).not.toMatch(/NaN/);
     });
+
+    // Issue 31: where a PostgreSQL target is out of reach, the limit that binds is measured in the
+    // same run: the floor (bench/servers/floor.ts) on the same PostgreSQL, named in each target.
+    it(
+      'figures 2 and 8 measure the floor on PostgreSQL and name it in the PostgreSQL read targets',
+      { timeout: 300_000 },
+      async () => {
+        const config = parseConfig(['--quick', '--figures', '2,8']);
+        const report = await runBench(config, () => undefined);
+
+        const floor = report.rows.filter(
+          (r) => r.variant.startsWith('floor: node:http + pg') || r.variant === 'floor on PostgreSQL',
+        );
+        expect(new Set(floor.map((r) => r.figure))).toEqual(new Set([2, 8]));
+        for (const row of floor) expect(Number.isFinite(row.value?.median), `${row.metric} ${row.setting}`).toBe(true);
+        const reads = report.targets.filter(
+          (t) => /PostgreSQL/.test(t.name) && /tasks\/get/.test(t.name) && !/vs floor/.test(t.name),
+        );
+        expect(reads.map((t) => t.name).sort()).toEqual([
+          'tasks/get p99, polled every 5 ms, 200 open (PostgreSQL) vs B0',
+          'tasks/get, HTTP, 1 client, p50 (PostgreSQL, fast path) vs B0',
+          'tasks/get, HTTP, 16 clients, req/s (PostgreSQL, fast path) vs B0',
+          'tasks/get, stdio, 16 clients, req/s (PostgreSQL) vs B0',
+        ]);
+        for (const target of reads) expect(target.margin, target.name).toMatch(/the floor on PostgreSQL: [\d.,]+/);
+        expect(renderMarkdown(report)).not.toMatch(/NaN/);
+      },
+    );
   });
 }
