@@ -140,7 +140,14 @@ export function createEngine(options: EngineOptions): TaskEngine {
       return { ...page, task: paced(page.task) };
     },
 
-    waitForChange: (owner, id, options) => waitForChange(settings, id, () => get(owner, id), options),
+    async waitForChange(owner, id, options) {
+      store.callerWaiting?.(true);
+      try {
+        return await waitForChange(settings, id, () => get(owner, id), options);
+      } finally {
+        store.callerWaiting?.(false);
+      }
+    },
 
     start() {
       runner.start();

@@ -169,6 +169,14 @@ export interface TaskStore {
    */
   readonly webhooks?: WebhookOutbox;
 
+  /**
+   * Optional. Told when a caller starts (`true`) and stops (`false`) blocking on a task's next
+   * change (a blocking result read, `waitForChange`). While anyone blocks, a store that holds a
+   * runner's writes back to share a commit (SQLite's `commitDelayMs`) commits them at once: a
+   * blocked caller is waiting for one of them. MUST NOT throw.
+   */
+  callerWaiting?(waiting: boolean): void;
+
   close(): Promise<void>;
 }
 

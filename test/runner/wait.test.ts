@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TaskEngine } from '../../src/runner/engine-port.js';
+import type { TaskStore } from '../../src/store/port.js';
 import { BACKENDS, closeStores, engineFor, gate, OWNER, text, tool, untilStatus } from './helpers.js';
 
 const engines: TaskEngine[] = [];
@@ -68,5 +69,26 @@ describe.each(BACKENDS)('waitForChange ($name)', ({ open }) => {
     const waiting = engine.waitForChange(OWNER, task.id, { timeoutMs: 10_000, signal: controller.signal });
     controller.abort(new Error('client gone'));
     await expect(waiting).rejects.toThrow('client gone');
+  });
+
+  it('tells the store while a caller blocks, until it resolves or rejects', async () => {
+    const store = await open();
+    const seen: boolean[] = [];
+    const told: TaskStore = {
+      ...store,
+      callerWaiting: (waiting) => {
+        seen.push(waiting);
+        store.callerWaiting?.(waiting);
+      },
+    };
+    const engine = engineFor(told, [tool('idle', async () => text('x'))]);
+    const { task } = await engine.submit({ owner: OWNER, tool: 'idle', args: {}, wire: 'mcp-tasks-ext' });
+    expect(seen).toEqual([]);
+    await engine.waitForChange(OWNER, task.id, { sinceUpdatedAt: task.updatedAt, timeoutMs: 20 });
+    expect(seen).toEqual([true, false]);
+    await expect(engine.waitForChange('mallory', task.id, { timeoutMs: 20 })).rejects.toMatchObject({
+      code: 'not_found',
+    });
+    expect(seen).toEqual([true, false, true, false]);
   });
 });
