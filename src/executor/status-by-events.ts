@@ -74,6 +74,8 @@ export async function readStatus(
     const { kind: _kind, ...page } = answer;
     pages.push(page);
     cursor = page.cursor;
+    // The last event read, not the cursor's position (see `foldEvents`): a full page's cursor stands
+    // at its last event, so only a short page (the loop's end anyway) can stand past it.
     const last = page.events.at(-1)?.seq ?? 0;
     if (page.done || page.events.length < STATUS_EVENT_PAGE || last >= page.lastSeq) break;
   }
@@ -127,6 +129,18 @@ export function foldEvents(
           break;
       }
     }
+    // The cursor is the page's own (the read goes on from where the server says it stands); `seq` is
+    // the last event applied, which can trail it. Our server's cursor stands past a page's last event
+    // only over seqs with no event to read: a short page stands at `lastSeq`, whose event the bound
+    // always keeps (`maxKept` >= 1), unless an append trimmed it between the task row and the events
+    // (PostgreSQL, or another process on the SQLite file). Such seqs are dropped progress and log
+    // events (status and input events are never dropped), gone for every later read too, so reading
+    // from either position applies the same events. Where `seq` is used the position comes out the
+    // same: an open request lies past the position read from, so `before` below is at or past it (at
+    // it, the moved cursor is `from`'s own); the never-back check (`onStatusObserved`) compares seqs
+    // made this same way, after `pollCursor` dropped reordered answers. An empty page leaves the
+    // cursor where it was: it applied nothing, and nothing is left to read in the seqs it passed.
+    // A foreign server's cursor is opaque: the last event's seq is the only position known.
     const last = page.events.at(-1);
     if (last !== undefined) cursor = { cursor: page.cursor, seq: last.seq };
   }

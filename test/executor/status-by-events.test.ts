@@ -74,6 +74,23 @@ describe('foldEvents', () => {
     expect(quiet.eventCursor).toBeUndefined();
   });
 
+  it('a page whose cursor stands past its last event (dropped progress) keeps the cursor: reads go on from it', () => {
+    const trailing: EventPage = {
+      ...page([{ seq: 4, at: AT, kind: 'progress', progress: { done: 1, total: 3 } }], 6),
+      cursor: '6.abcdefghij',
+    };
+    const first = foldEvents([trailing], workingRecord(), { cursor: '3.abcdefghij', seq: 3 });
+    // The server's cursor (past seqs 5-6, dropped), with the seq of the last event applied.
+    expect(first.eventCursor).toEqual({ cursor: '6.abcdefghij', seq: 4 });
+    // A request read next, its status event not yet: the cursor held before it is the same position.
+    const next = foldEvents(
+      [page([{ seq: 7, at: AT, kind: 'input_requested', key: 'a', request: ASK('first') }], 7)],
+      workingRecord(),
+      first.eventCursor!,
+    );
+    expect(next.eventCursor).toEqual({ cursor: '6.abcdefghij', seq: 6 });
+  });
+
   it('cursorAt keeps the tag and refuses a cursor of another form', () => {
     expect(cursorAt('12.abcdefghij', 7)).toBe('7.abcdefghij');
     expect(cursorAt('opaque', 7)).toBeNull();
