@@ -110,7 +110,7 @@ describe('bridge front pushes: ledger reads', () => {
       for (let i = 0; i < PLAIN_CALLS; i++) {
         const created = await rpc(url, 'tools/call', {
           name: 'plain__slow_sum',
-          arguments: { a: i, b: 1, ms: 12_000 },
+          arguments: { a: i, b: 1, ms: 20_000 },
         });
         expect(created.result?.resultType).toBe('task');
         plainIds.push(created.result!.taskId as string);
