@@ -5,7 +5,7 @@ import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { TerminusError } from '../../src/core/errors.js';
 import { createWriteQueue } from '../../src/store/sqlite/group-commit.js';
-import { DEFAULT_COMMIT_DELAY_MS, openSqliteTaskStore } from '../../src/store/sqlite/index.js';
+import { DEFAULT_COMMIT_DELAY_MS, openSqliteTaskStore } from '../../src/sqlite.js';
 
 function setup(maxBatch: number, commitDelayMs?: number) {
   const db = new Database(':memory:');
