@@ -6,5 +6,10 @@
  * @packageDocumentation
  * @module mcp-terminus/sqlite
  */
-export { openSqliteTaskStore, type CommitReport, type SqliteTaskStoreOptions } from './store/sqlite/index.js';
+export {
+  DEFAULT_COMMIT_DELAY_MS,
+  openSqliteTaskStore,
+  type CommitReport,
+  type SqliteTaskStoreOptions,
+} from './store/sqlite/index.js';
 export { openSqliteLedger, type SqliteLedgerOptions } from './executor/ledger/sqlite.js';

@@ -123,8 +123,10 @@ if (values.transport === 'stdio') {
   process.stdout.write(`listening ${http.url}\n`);
 }
 
+// Runs once: stdin's end (stdio's `closed`) and the harness's SIGTERM after it must not close twice.
+let stopping: Promise<never> | undefined;
 const stop = (): void => {
-  close()
+  stopping ??= close()
     .then(() => engine.stop())
     .then(() => store.close())
     .then(

@@ -15,7 +15,7 @@ import {
 import { serveStdio, StdioServerTransport, type StdioServerHandle } from '@modelcontextprotocol/server/stdio';
 import type { Transport } from '@modelcontextprotocol/server';
 import { TerminusError } from '../core/errors.js';
-import { noticeClose, stdioConnection } from '../server/stdio-closed.js';
+import { noticeClose } from '../server/stdio-closed.js';
 import { silentLogger, type Clock, type Ids, type Logger, type Random } from '../core/ports.js';
 import { systemClock, systemIds, systemRandom } from '../core/system.js';
 import type { ServerTarget } from '../executor/adapters/index.js';
@@ -253,7 +253,7 @@ export async function createBridge(options: BridgeOptions): Promise<Bridge> {
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       });
       closers.push(() => handle.close());
-      return stdioConnection(handle, closed);
+      return { close: () => handle.close(), closed };
     },
     async serveHttp(http) {
       const modern = createMcpHandler(factory, {

@@ -4,6 +4,7 @@ import { LIMIT_EXCEEDED_CODE, limitResponse, type ServerLimits } from './limits.
 import { ERROR_DOMAIN, ERROR_INFO_TYPE } from './wire/aip-151/constants.js';
 import { callerOf } from './owner.js';
 import type { RawRpcMessage } from './wire/adapter.js';
+import { proxyTransport } from './transport-proxy.js';
 
 /** What a rate limit counts: task creations (tool calls) or reads of tasks. */
 export type RateKind = 'creates' | 'polls';
@@ -109,30 +110,25 @@ export class CallerRates {
    */
   gateTransport<T extends Transport>(inner: T, caller = 'stdio'): T {
     const refusal = (kind: RateKind): Refusal | undefined => this.refusal(kind, caller);
-    return new Proxy(inner, {
-      get(target, prop) {
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-      },
-      set(target, prop, value: unknown) {
-        if (prop !== 'onmessage' || typeof value !== 'function') return Reflect.set(target, prop, value, target);
-        const handler = value as NonNullable<Transport['onmessage']>;
-        target.onmessage = (message, extra) => {
-          const { id, method } = message as { id?: unknown; method?: unknown };
-          const kind = typeof method === 'string' && id !== undefined ? RPC_KINDS[method] : undefined;
-          const refused = kind === undefined ? undefined : refusal(kind);
-          if (refused === undefined) {
-            handler(message, extra);
-            return;
-          }
-          const error = {
-            code: LIMIT_EXCEEDED_CODE,
-            message: refused.message,
-            data: { reason: refused.reason, limit: refused.limit, retryAfterMs: refused.retryAfterMs },
-          };
-          target.send({ jsonrpc: '2.0', id: id as string | number, error }).catch(() => undefined);
-        };
-        return true;
+    return proxyTransport(inner, {
+      set: {
+        onmessage: (handler) =>
+          handler &&
+          ((message, extra) => {
+            const { id, method } = message as { id?: unknown; method?: unknown };
+            const kind = typeof method === 'string' && id !== undefined ? RPC_KINDS[method] : undefined;
+            const refused = kind === undefined ? undefined : refusal(kind);
+            if (refused === undefined) {
+              handler(message, extra);
+              return;
+            }
+            const error = {
+              code: LIMIT_EXCEEDED_CODE,
+              message: refused.message,
+              data: { reason: refused.reason, limit: refused.limit, retryAfterMs: refused.retryAfterMs },
+            };
+            inner.send({ jsonrpc: '2.0', id: id as string | number, error }).catch(() => undefined);
+          }),
       },
     });
   }

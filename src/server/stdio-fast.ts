@@ -1,6 +1,7 @@
 import { McpServer, Server, type McpServerFactory, type Transport } from '@modelcontextprotocol/server';
 import { fastRpcAnswer, type FastMethod } from './http/fast-path.js';
 import { trackInFlight, type InFlight } from './in-flight.js';
+import { proxyTransport } from './transport-proxy.js';
 import type { Era, WireAdapter, WireDeps } from './wire/adapter.js';
 
 /**
@@ -125,29 +126,25 @@ function intercept<T extends Transport>(wire: T, answer: Answerer): T {
   // Counts a request before the interceptor sees it, and settles it on either path's answer.
   const inFlight: InFlight = trackInFlight(lane);
   const send: Transport['send'] = (message, options) => lane.send(message, options);
-  return new Proxy(wire, {
-    get(target, prop) {
-      if (prop === 'send') return send;
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-    set(target, prop, value: unknown) {
-      if (prop !== 'onmessage' || typeof value !== 'function') return Reflect.set(target, prop, value, target);
-      const sdk = value as NonNullable<Transport['onmessage']>;
-      deliver = (message, extra) => {
-        const { id } = message as { id?: unknown };
-        const free = (typeof id === 'string' || typeof id === 'number') && inFlight.count(id) === 1;
-        const quick = free ? answer(message) : undefined;
-        if (quick === undefined) {
-          sdk(message, extra);
-          return;
-        }
-        const report = (error: unknown): void =>
-          target.onerror?.(error instanceof Error ? error : new Error(String(error)));
-        quick.then((response) => send(response as never).catch(report), report);
-      };
-      target.onmessage = lane.onmessage;
-      return true;
+  return proxyTransport(wire, {
+    get: { send },
+    set: {
+      onmessage: (sdk) => {
+        if (sdk === undefined) return sdk;
+        deliver = (message, extra) => {
+          const { id } = message as { id?: unknown };
+          const free = (typeof id === 'string' || typeof id === 'number') && inFlight.count(id) === 1;
+          const quick = free ? answer(message) : undefined;
+          if (quick === undefined) {
+            sdk(message, extra);
+            return;
+          }
+          const report = (error: unknown): void =>
+            wire.onerror?.(error instanceof Error ? error : new Error(String(error)));
+          quick.then((response) => send(response as never).catch(report), report);
+        };
+        return lane.onmessage;
+      },
     },
   });
 }

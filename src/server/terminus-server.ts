@@ -16,7 +16,7 @@ import type { LegacyHttpLeg, WireAdapter, WireDeps } from './wire/adapter.js';
 import { tasksExtensionWire } from './wire/tasks-ext/index.js';
 import { stdioFastMethods, stdioFastPath, type StdioFastPath } from './stdio-fast.js';
 import { stdioTransport } from './stdio-transport.js';
-import { noticeClose, stdioConnection } from './stdio-closed.js';
+import { noticeClose } from './stdio-closed.js';
 
 export interface TerminusServerOptions {
   /** The task engine (`createEngine`): tools, durable tasks, runners. */
@@ -74,7 +74,8 @@ export interface TerminusServer {
   serveHttp(options?: ServeHttpOptions): Promise<HttpServerHandle>;
   /**
    * Serves one client over stdio (stdout carries only protocol messages). `closed` resolves when
-   * the client closes stdin: a process serving only this client stops its engine and exits then.
+   * the client closes stdin (a process serving only this client stops its engine and exits then),
+   * the transport fails, or `close()` is called.
    */
   serveStdio(options?: ServeStdioOptions): StdioServerHandle & { readonly closed: Promise<void> };
 }
@@ -166,7 +167,7 @@ export function createTerminusServer(options: TerminusServerOptions): TerminusSe
         transport,
         onerror: (error) => logger.warn('stdio error', { error: error.message }),
       });
-      return stdioConnection(handle, closed);
+      return { close: () => handle.close(), closed };
     },
   };
 }

@@ -1,6 +1,11 @@
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { TerminusError } from '../../src/core/errors.js';
 import { createWriteQueue } from '../../src/store/sqlite/group-commit.js';
+import { DEFAULT_COMMIT_DELAY_MS, openSqliteTaskStore } from '../../src/sqlite.js';
 
 function setup(maxBatch: number, commitDelayMs?: number) {
   const db = new Database(':memory:');
@@ -118,5 +123,32 @@ describe('SQLite group commit queue', () => {
     await queue.drain();
     expect(rows()).toEqual(['finish']);
     await expect(finish).resolves.toBe('finish');
+  });
+});
+
+describe('openSqliteTaskStore: commitDelayMs', () => {
+  it('is refused at open, before the file is made, unless an integer from 0 to 100', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'terminus-commit-delay-'));
+    try {
+      const path = join(dir, 'tasks.db');
+      for (const commitDelayMs of [-1, Number.NaN, Number.POSITIVE_INFINITY, 1.5, 101, 60_000]) {
+        const refused = await openSqliteTaskStore({ path, commitDelayMs }).then(
+          () => undefined,
+          (error: unknown) => error,
+        );
+        expect(refused, String(commitDelayMs)).toBeInstanceOf(TerminusError);
+        expect(refused).toMatchObject({ code: 'invalid_argument', details: { field: 'commitDelayMs' } });
+        expect((refused as Error).message).toBe(
+          `commitDelayMs must be an integer from 0 to 100 (milliseconds), got ${String(commitDelayMs)}`,
+        );
+        expect(existsSync(path)).toBe(false);
+      }
+      for (const commitDelayMs of [0, DEFAULT_COMMIT_DELAY_MS, 100, undefined]) {
+        const store = await openSqliteTaskStore({ path, ...(commitDelayMs === undefined ? {} : { commitDelayMs }) });
+        await store.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

@@ -54,6 +54,27 @@ export interface CommitReport {
  */
 export const DEFAULT_COMMIT_DELAY_MS = 1;
 
+/**
+ * The longest `commitDelayMs`: 100 ms, PostgreSQL's own cap on `commit_delay`. The delay holds
+ * heartbeats too, and the store does not know the runner's lease: 100 ms stays under the
+ * executor's 250 ms poll floor (a finish is visible by the next poll) and far under any lease a
+ * heartbeat renews, while sharing an fsync needs only the next caller's write, a millisecond or two away.
+ */
+export const MAX_COMMIT_DELAY_MS = 100;
+
+/** `commitDelayMs` checked: an integer from 0 to `MAX_COMMIT_DELAY_MS`, else `invalid_argument`. */
+export function checkCommitDelay(ms: number | undefined): number {
+  if (ms === undefined) return DEFAULT_COMMIT_DELAY_MS;
+  if (!Number.isSafeInteger(ms) || ms < 0 || ms > MAX_COMMIT_DELAY_MS) {
+    throw new TerminusError(
+      'invalid_argument',
+      `commitDelayMs must be an integer from 0 to ${MAX_COMMIT_DELAY_MS} (milliseconds), got ${String(ms)}`,
+      { details: { field: 'commitDelayMs' } },
+    );
+  }
+  return ms;
+}
+
 export interface WriteQueueOptions {
   readonly maxBatch: number;
   readonly mapError: (e: unknown) => unknown;

@@ -9,7 +9,7 @@ import { claimTasks } from './claim.js';
 import { cancelTask, respondTask } from './client-writes.js';
 import { createTask } from './create.js';
 import { finish } from './finish.js';
-import { createWriteQueue, type CommitReport } from './group-commit.js';
+import { checkCommitDelay, createWriteQueue, type CommitReport } from './group-commit.js';
 import { lookupKey } from './keys.js';
 import { readEvents } from './event-read.js';
 import { sqliteOutbox } from './outbox.js';
@@ -37,7 +37,9 @@ export interface SqliteTaskStoreOptions {
   /**
    * How long a group commit holding only a runner's writes (finishes, progress, logs, heartbeats,
    * releases) waits for a caller's write to share its fsync. Default 1 ms (`DEFAULT_COMMIT_DELAY_MS`);
-   * 0 commits every batch at the end of its event-loop turn. A caller's write never waits.
+   * 0 commits every batch at the end of its event-loop turn. A caller's write never waits. MUST be
+   * an integer from 0 to 100: anything else is refused with `invalid_argument` (a longer delay
+   * would hold a finish past the executor's next poll, and heartbeats toward their lease's end).
    */
   readonly commitDelayMs?: number;
   /**
@@ -77,6 +79,7 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     ...checkEventBound(options.eventBound),
     ...(options.onEventsDropped === undefined ? {} : { onDropped: options.onEventsDropped }),
   };
+  const commitDelayMs = checkCommitDelay(options.commitDelayMs);
   let db: Database.Database;
   try {
     db = openCheckedDatabase(options.path, {
@@ -100,7 +103,7 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     maxBatch: Math.max(1, options.maxBatch ?? 512),
     mapError,
     ...(options.onCommit === undefined ? {} : { onCommit: options.onCommit }),
-    ...(options.commitDelayMs === undefined ? {} : { commitDelayMs: options.commitDelayMs }),
+    commitDelayMs,
   });
   let closed = false;
   const read = async <T>(op: () => T): Promise<T> => {
