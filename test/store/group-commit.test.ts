@@ -117,6 +117,46 @@ describe('SQLite group commit queue', () => {
     await finish;
   });
 
+  const turns = async (n: number): Promise<void> => {
+    for (let i = 0; i < n; i += 1) await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('while a caller blocks on a change, a patient write commits at the end of its turn', async () => {
+    const { queue, insert, commits } = setup(512, 60_000);
+    queue.callerWaiting(true);
+    const finish = queue.enqueue(insert('finish'), true);
+    await turns(2);
+    expect(commits).toEqual([1]);
+    await finish;
+  });
+
+  it('a caller starting to block commits the patient writes already waiting', async () => {
+    const { queue, insert, commits } = setup(512, 60_000);
+    const finish = queue.enqueue(insert('finish'), true);
+    await turns(2);
+    expect(commits).toEqual([]);
+    queue.callerWaiting(true);
+    await turns(2);
+    expect(commits).toEqual([1]);
+    await finish;
+  });
+
+  it('once no caller blocks, patient writes wait for company again', async () => {
+    const { queue, insert, commits } = setup(512, 60_000);
+    queue.callerWaiting(true);
+    queue.callerWaiting(true);
+    queue.callerWaiting(false);
+    const first = queue.enqueue(insert('first'), true);
+    await turns(2);
+    expect(commits).toEqual([1]);
+    queue.callerWaiting(false);
+    const second = queue.enqueue(insert('second'), true);
+    await turns(2);
+    expect(commits).toEqual([1]);
+    await Promise.all([queue.enqueue(insert('create')), first, second]);
+    expect(commits).toEqual([1, 2]);
+  });
+
   it('drain does not wait out the delay of patient writes', async () => {
     const { queue, insert, rows } = setup(512, 60_000);
     const finish = queue.enqueue(insert('finish'), true);

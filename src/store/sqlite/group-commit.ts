@@ -24,6 +24,12 @@ export interface WriteQueue {
    * `commitDelayMs` for company; any other write flushes the batch at the end of its turn.
    */
   enqueue<T>(write: () => T, patient?: boolean): Promise<T>;
+  /**
+   * A caller started (`true`) or stopped (`false`) blocking on a task's next change. While any
+   * caller blocks, patient writes do not wait for company (a blocked caller waits for one of them,
+   * a finish most often), and a batch already waiting commits at the end of this turn.
+   */
+  callerWaiting(waiting: boolean): void;
   /** Flushes what is queued, then refuses further writes. */
   drain(): Promise<void>;
 }
@@ -91,6 +97,7 @@ export function createWriteQueue(db: Database, options: WriteQueueOptions): Writ
   let scheduled = false;
   let delayed: NodeJS.Timeout | undefined;
   let urgent = 0; // pending writes that are not patient
+  let waiters = 0; // callers blocked on a task's next change
   let closed = false;
 
   // better-sqlite3 turns a transaction function called inside another into a SAVEPOINT.
@@ -137,7 +144,7 @@ export function createWriteQueue(db: Database, options: WriteQueueOptions): Writ
 
   const schedule = (): void => {
     if (scheduled) return;
-    if (urgent === 0 && !closed && commitDelayMs > 0) {
+    if (urgent === 0 && waiters === 0 && !closed && commitDelayMs > 0) {
       delayed ??= setTimeout(flush, commitDelayMs);
       return;
     }
@@ -153,6 +160,14 @@ export function createWriteQueue(db: Database, options: WriteQueueOptions): Writ
         if (!patient) urgent += 1;
         schedule();
       });
+    },
+    callerWaiting(waiting: boolean): void {
+      waiters = Math.max(0, waiters + (waiting ? 1 : -1));
+      if (waiting && delayed !== undefined) {
+        clearTimeout(delayed);
+        delayed = undefined;
+        schedule();
+      }
     },
     drain(): Promise<void> {
       closed = true;

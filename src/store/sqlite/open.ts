@@ -140,6 +140,7 @@ export async function openSqliteTaskStore(options: SqliteTaskStoreOptions): Prom
     countOwners: (prefix) => read(() => countOwners(db, prefix)),
     renameOwners: (from, to) => queue.enqueue(() => renameOwners(db, from, to)),
     webhooks: sqliteOutbox(db, (op) => queue.enqueue(op), read),
+    callerWaiting: (waiting) => queue.callerWaiting(waiting),
     close: async () => {
       if (closed) return;
       closed = true;
