@@ -1,6 +1,7 @@
 /**
- * `npx tsx bench/create-stdio.ts [--creates 2000] [--db FILE|postgres://...] [--commit-delay-ms N] [--profile DIR]`:
- * figure 1's one-client stdio row alone. One `bench/servers/terminus.ts` over stdio (2025-11-25),
+ * `npx tsx bench/create-stdio.ts [--creates 2000] [--db FILE|postgres://...] [--commit-delay-ms N] [--with-result] [--profile DIR]`:
+ * figure 1's one-client stdio row alone (with `--with-result`, figure 5's: each create followed by
+ * its blocking `tasks/result`). One `bench/servers/terminus.ts` over stdio (2025-11-25),
  * `--creates` task-augmented `tools/call`s of the 0 ms `bench_sleep`, one at a time (each waits for
  * its answer, which the server sends once the create is durable), after 200 unmeasured ones; prints
  * creates/s and the server's CPU per create read from `/proc` (user + system). With `--profile` the
@@ -13,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initialize, stdioClient } from './client/rpc.js';
-import { submitTask } from './client/tasks.js';
+import { submitTask, taskResult } from './client/tasks.js';
 import { ROOT } from './lib/root.js';
 
 const { values } = parseArgs({
@@ -22,6 +23,7 @@ const { values } = parseArgs({
     db: { type: 'string' },
     profile: { type: 'string' },
     'commit-delay-ms': { type: 'string' },
+    'with-result': { type: 'boolean', default: false },
   },
 });
 const creates = Number(values.creates);
@@ -53,15 +55,21 @@ function cpuMs(pid: number): { user: number; system: number } {
   return { user: (Number(fields[11]) * 1000) / 100, system: (Number(fields[12]) * 1000) / 100 };
 }
 
-for (let i = 0; i < 200; i += 1) await submitTask(client, 'bench_sleep', { ms: 0 });
+/** One create (and, with `--with-result`, its blocking result read). */
+async function one(): Promise<void> {
+  const { taskId } = await submitTask(client, 'bench_sleep', { ms: 0 });
+  if (values['with-result']) await taskResult(client, taskId);
+}
+
+for (let i = 0; i < 200; i += 1) await one();
 const cpu = cpuMs(child.pid!);
 const start = performance.now();
-for (let i = 0; i < creates; i += 1) await submitTask(client, 'bench_sleep', { ms: 0 });
+for (let i = 0; i < creates; i += 1) await one();
 const seconds = (performance.now() - start) / 1000;
 const after = cpuMs(child.pid!);
 const each = (ms: number): string => ((ms * 1000) / creates).toFixed(0);
 console.log(
-  `${creates} creates, one at a time: ${(creates / seconds).toFixed(0)}/s, ` +
+  `${creates} creates${values['with-result'] ? ' each with its blocking tasks/result' : ''}, one at a time: ${(creates / seconds).toFixed(0)}/s, ` +
     `${((seconds * 1e6) / creates).toFixed(0)} us each, server CPU ` +
     `${each(after.user - cpu.user + after.system - cpu.system)} us each ` +
     `(user ${each(after.user - cpu.user)}, system ${each(after.system - cpu.system)}) ` +
