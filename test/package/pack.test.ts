@@ -16,6 +16,8 @@ const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as
   exports: Record<string, { types: string; default: string }>;
   bin: Record<string, string>;
   license: string;
+  dependencies: Record<string, string>;
+  peerDependencies: Record<string, string>;
 };
 
 let files: string[];
@@ -106,5 +108,41 @@ describe('npm pack contents', () => {
     expect(
       files.filter((f) => f.endsWith('.d.ts') && !typed.has(f) && !reached.has(f.replace(/\.d\.ts$/, '.js'))),
     ).toEqual([]);
+  });
+  it("the types of every entry resolve in a project that installs only the package's dependencies", () => {
+    // A consumer's `tsc` (skipLibCheck off, its default) reads each bare module a packed .d.ts
+    // imports: that module must bring its own types, or its @types package must be a dependency.
+    const typed = reachable(
+      Object.values(manifest.exports).map((e) => normalize(e.types)),
+      true,
+    );
+    const bare = new Set<string>();
+    for (const file of typed) {
+      // Comments out first: JSDoc examples import from the reader's side (`mcp-terminus`).
+      const code = readFileSync(join(ROOT, file), 'utf8')
+        .replace(/\/\*[\s\S]*?\*\//g, '')
+        .replace(/^\s*\/\/.*$/gm, '');
+      for (const m of code.matchAll(/(?:from|import)\s*\(?\s*['"]([^'".][^'"]*)['"]/g)) {
+        const spec = m[1] ?? '';
+        if (spec.startsWith('node:')) continue; // @types/node: every Node project has it
+        bare.add(spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0]!);
+      }
+    }
+    const installed = { ...manifest.dependencies, ...manifest.peerDependencies };
+    const ownTypes = (name: string): boolean => {
+      const pkg = JSON.parse(readFileSync(join(ROOT, 'node_modules', name, 'package.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >;
+      return pkg.types !== undefined || pkg.typings !== undefined || JSON.stringify(pkg.exports ?? {}).includes('.d.');
+    };
+    const untyped = [...bare]
+      .sort()
+      .filter(
+        (name) =>
+          !(name in installed) ||
+          (!ownTypes(name) && !(`@types/${name.replace(/^@/, '').replace('/', '__')}` in installed)),
+      );
+    expect(untyped).toEqual([]);
   });
 });
