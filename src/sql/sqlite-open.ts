@@ -1,4 +1,5 @@
-import { closeSync, openSync, readSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import Database, { SqliteError, type Database as Db } from 'better-sqlite3';
 import { TerminusError } from '../core/errors.js';
 import type { Logger } from '../core/ports.js';
@@ -42,7 +43,8 @@ export function damageOf(path: string, error: unknown): TerminusError | undefine
  * Opens a SQLite file behind the start-up checks: the header, the WAL (`checkWal`: a damaged header
  * rebuilt from verified frames, dropped frames named, each with a copy kept aside, reported to
  * `logger`), and `quick_check` (`integrity_check` with `full`); `:memory:` and `''` skip them.
- * Throws `storage_damaged` for damage, SQLite's own error otherwise.
+ * Throws `invalid_argument` when the file's folder does not exist (nothing is created: the caller
+ * chose the path), `storage_damaged` for damage, SQLite's own error otherwise.
  */
 export function openCheckedDatabase(
   path: string,
@@ -51,6 +53,7 @@ export function openCheckedDatabase(
   const file = path !== ':memory:' && path !== '';
   let wal: WalCheck = {};
   if (file) {
+    checkFolder(path);
     checkFileHeader(path);
     wal = checkWal(path, options.logger);
   }
@@ -86,6 +89,15 @@ function readHead(path: string, bytes: number): Buffer | null {
   } finally {
     closeSync(fd);
   }
+}
+
+/** Refuses a path whose folder is missing, naming it (SQLite's own words name neither). */
+function checkFolder(path: string): void {
+  const folder = dirname(resolve(path));
+  if (existsSync(folder)) return;
+  throw new TerminusError('invalid_argument', `${path}: the folder ${folder} does not exist; create it first`, {
+    details: { path, field: 'path' },
+  });
 }
 
 /** Refuses a non-empty file that does not start with the SQLite header (before SQLite touches it). */

@@ -5,6 +5,7 @@ import Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
 import { requestDigest } from '../../src/core/digest.js';
 import type { Logger } from '../../src/core/ports.js';
+import { openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
 import { openSqliteTaskStore } from '../../src/store/sqlite/index.js';
 import { killAll, terminus } from '../cli/helpers.js';
 
@@ -103,6 +104,20 @@ describe('SQLite store: damaged storage at open', () => {
       code: 'storage_damaged',
       message: `${path}: table tasks is missing although schema_migrations records the migration that creates it`,
     });
+  });
+
+  test('a path whose folder is missing is refused naming the folder (store and ledger), and nothing is created', async () => {
+    const folder = join(dir, 'missing', 'deeper');
+    for (const open of [
+      () => openSqliteTaskStore({ path: join(folder, 'tasks.db') }),
+      async () => openSqliteLedger({ path: join(folder, 'ledger.db') }),
+    ]) {
+      await expect(open()).rejects.toMatchObject({
+        code: 'invalid_argument',
+        message: expect.stringContaining(`the folder ${folder} does not exist`),
+      });
+    }
+    expect(existsSync(join(dir, 'missing'))).toBe(false);
   });
 
   test('a file that is not a database is refused before SQLite opens it, and left unchanged', async () => {
