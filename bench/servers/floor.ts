@@ -87,10 +87,20 @@ async function answer(message: Message): Promise<unknown> {
     case 'tasks/result': {
       const id = String(params.taskId);
       for (;;) {
+        // Listening before the read: a completion landing while the read is on its way (PostgreSQL
+        // answers later) still wakes this call.
+        let wake!: () => void;
+        const woken = new Promise<void>((resolve) => (wake = resolve));
+        waiters.set(id, [...(waiters.get(id) ?? []), wake]);
         const row = await store.get(id);
+        if (row === undefined || row.result !== null) {
+          const left = (waiters.get(id) ?? []).filter((w) => w !== wake);
+          if (left.length === 0) waiters.delete(id);
+          else waiters.set(id, left);
+        }
         if (row === undefined) throw Object.assign(new Error('task not found'), { code: -32602 });
         if (row.result !== null) return JSON.parse(row.result) as unknown;
-        await new Promise<void>((resolve) => waiters.set(id, [...(waiters.get(id) ?? []), resolve]));
+        await woken;
       }
     }
     default:
