@@ -48,12 +48,22 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** `terminus serve` on 127.0.0.1:0 with its own SQLite file; resolves with the URL it prints. */
-export async function startServe(dir: string, extra: readonly string[] = []): Promise<Served> {
+/**
+ * `terminus serve` on 127.0.0.1:0 with its own SQLite file; resolves with the URL it prints. The
+ * source CLI under tsx, or with `built` the CLI a user runs (`dist/`, `npm run build` first); `env`
+ * replaces the environment (the variables a test sets or clears).
+ */
+export async function startServe(
+  dir: string,
+  extra: readonly string[] = [],
+  options: { readonly built?: boolean; readonly env?: NodeJS.ProcessEnv } = {},
+): Promise<Served> {
   const db = join(dir, 'server.db');
+  const args = ['serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extra];
   const child = track(
-    spawn(process.execPath, tsNode(MAIN, 'serve', '--host', '127.0.0.1', '--port', '0', '--db', db, ...extra), {
+    spawn(process.execPath, options.built === true ? [BUILT, ...args] : tsNode(MAIN, ...args), {
       cwd: dir,
+      env: options.env ?? process.env,
       stdio: ['ignore', 'pipe', 'pipe'],
     }),
   );

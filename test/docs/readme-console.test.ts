@@ -5,23 +5,14 @@
  * itself, so a command that drops `--console-list-anonymous` (an empty list for every anonymous
  * caller) fails here.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { killAll, ROOT, startServe, tempDir } from '../cli/helpers.js';
 
-const ROOT = resolve(import.meta.dirname, '../..');
-const CLI = join(ROOT, 'dist/cli/main.js');
-
-let child: ChildProcess | undefined;
-let dir: string | undefined;
-afterEach(() => {
-  if (child?.pid !== undefined && child.exitCode === null) child.kill('SIGKILL');
-  child = undefined;
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
-});
+const dir = tempDir('terminus-readme-console-');
+afterEach(() => killAll());
+afterAll(() => dir.remove());
 
 /** The flags of the README's console command: `npm start -- FLAGS`, in the "The console." paragraph. */
 function readmeConsoleFlags(): string[] {
@@ -32,25 +23,12 @@ function readmeConsoleFlags(): string[] {
   return command![1]!.trim().split(/\s+/);
 }
 
+/** The built CLI with the README's flags alone deciding what the list shows; the console's base URL. */
 async function serve(flags: string[]): Promise<string> {
-  dir = mkdtempSync(join(tmpdir(), 'terminus-readme-console-'));
-  // A clean environment for the switch: the README's flags alone decide what the list shows.
   const env = { ...process.env };
   delete env.TERMINUS_CONSOLE_LIST_ANONYMOUS;
-  const proc = spawn(process.execPath, [CLI, 'serve', ...flags, '--port', '0', '--db', join(dir, 't.db')], {
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child = proc;
-  let out = '';
-  return new Promise((resolveUrl, reject) => {
-    proc.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const url = /http:\/\/\S+\/mcp/.exec(out)?.[0];
-      if (url !== undefined) resolveUrl(url.replace(/\/mcp$/, ''));
-    });
-    proc.on('exit', (code) => reject(new Error(`serve exited ${String(code)}`)));
-  });
+  const { url } = await startServe(mkdtempSync(join(dir.path, 'serve-')), flags, { built: true, env });
+  return url.replace(/\/mcp$/, '');
 }
 
 describe('README: the console', () => {

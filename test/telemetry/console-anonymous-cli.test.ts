@@ -4,39 +4,23 @@
  * so the list shows no anonymous task and a task opens by its id; TERMINUS_CONSOLE_LIST_ANONYMOUS
  * (`--console-list-anonymous`) lists them on a loopback console; with --auth-* the flag is refused.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { BUILT as CLI, killAll, startServe, tempDir } from '../cli/helpers.js';
 
-const CLI = join(resolve(import.meta.dirname, '../..'), 'dist/cli/main.js');
+const dir = tempDir('terminus-console-anon-');
+afterEach(() => killAll());
+afterAll(() => dir.remove());
 
-let child: ChildProcess | undefined;
-let dir: string | undefined;
-afterEach(() => {
-  if (child?.pid !== undefined && child.exitCode === null) child.kill('SIGKILL');
-  child = undefined;
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-  dir = undefined;
-});
-
+/** The built CLI's `serve --console` (no credentials); the console's base URL. */
 async function serve(env: Record<string, string> = {}): Promise<string> {
-  dir = mkdtempSync(join(tmpdir(), 'terminus-console-anon-'));
-  const proc = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--db', join(dir, 't.db'), '--console'], {
+  const { url } = await startServe(mkdtempSync(join(dir.path, 'serve-')), ['--console'], {
+    built: true,
     env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child = proc;
-  let out = '';
-  return new Promise((resolveUrl, reject) => {
-    proc.stdout.on('data', (chunk: Buffer) => {
-      out += chunk.toString('utf8');
-      const url = /http:\/\/\S+\/mcp/.exec(out)?.[0];
-      if (url !== undefined) resolveUrl(url.replace(/\/mcp$/, ''));
-    });
-    proc.on('exit', (code) => reject(new Error(`serve exited ${String(code)}`)));
-  });
+  return url.replace(/\/mcp$/, '');
 }
 
 /** An anonymous AIP-151 task (the demo `migrate` waits for a confirmation); its id. */
@@ -74,12 +58,11 @@ describe('terminus serve --console without credentials', () => {
   });
 
   it('--console-list-anonymous is refused with --auth-*: no caller is anonymous then', () => {
-    dir = mkdtempSync(join(tmpdir(), 'terminus-console-anon-'));
-    const tokens = join(dir, 'tokens.json');
+    const tokens = join(dir.path, 'tokens.json');
     writeFileSync(tokens, JSON.stringify({ 'alice-token-0123456789abcd': 'alice' }));
     const run = spawnSync(
       process.execPath,
-      [CLI, 'serve', '--port', '0', '--db', join(dir, 't.db'), '--auth-tokens', tokens, '--console'],
+      [CLI, 'serve', '--port', '0', '--db', join(dir.path, 't.db'), '--auth-tokens', tokens, '--console'],
       { encoding: 'utf8', env: { ...process.env, TERMINUS_CONSOLE_LIST_ANONYMOUS: 'true' } },
     );
     expect(run.status).toBe(2);
