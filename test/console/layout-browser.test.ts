@@ -160,13 +160,15 @@ describe('console and ops ui layout in Chromium', () => {
       }
       // Every status of the list's filter is on screen at once, and the ones the URL asked for are checked.
       await page.goto(pages['console-list']);
-      expect(await run<string[]>(page, VISIBLE_STATUSES), `status filter at ${size.width}`).toEqual([...TASK_STATUSES]);
+      expect
+        .soft(await run<string[]>(page, VISIBLE_STATUSES), `status filter at ${size.width}`)
+        .toEqual([...TASK_STATUSES]);
       const chosen = await run<string[]>(page, CHOSEN_STATUSES);
-      expect(chosen).toEqual(['working', 'completed']);
+      expect.soft(chosen).toEqual(['working', 'completed']);
       // Every state count of the ledger is inside the viewport's width (the row wraps).
       await page.goto(pages['ops-ui']);
       const outside = await run<string[]>(page, COUNTS_OUTSIDE);
-      expect(outside, `state counts past the right edge at ${size.width}`).toEqual([]);
+      expect.soft(outside, `state counts past the right edge at ${size.width}`).toEqual([]);
       expect(await page.locator('[data-state]').count()).toBe(LOCAL_STATES.length);
     }
     expect(wide).toEqual(Object.fromEntries(Object.keys(wide).map((k) => [k, 0])));
