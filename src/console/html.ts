@@ -88,6 +88,10 @@ export interface PageViewer {
   readonly home?: string;
   /** Set when the page was made for a signed-in browser session: the header gets a sign-out form. */
   readonly csrf?: string | null;
+  /** The name in the header (default `terminus console`). */
+  readonly brand?: string;
+  /** Said in the header instead of "not signed in", for pages that have no sign-in at all. */
+  readonly unsigned?: string;
 }
 
 /**
@@ -95,10 +99,15 @@ export interface PageViewer {
  * owner: nobody signed in).
  */
 export function page(title: string, caller: string | null, body: Html, viewer: PageViewer | string = {}): string {
-  const { home = '/console', csrf = null } = typeof viewer === 'string' ? { home: viewer } : viewer;
+  const {
+    home = '/console',
+    csrf = null,
+    brand = 'terminus console',
+    unsigned = 'not signed in',
+  } = typeof viewer === 'string' ? { home: viewer } : viewer;
   const who =
     caller === null || caller === ANONYMOUS_OWNER
-      ? html`<small>not signed in</small>`
+      ? html`<small>${unsigned}</small>`
       : html`<small>signed in as <code>${caller}</code></small
           >${
             csrf === null
@@ -112,13 +121,13 @@ export function page(title: string, caller: string | null, body: Html, viewer: P
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width,initial-scale=1" />
-        <title>${title} · terminus console</title>
+        <title>${title} · ${brand}</title>
         <style>
           ${new Html(STYLE)}
         </style>
       </head>
       <body>
-        <header><a href="${home}">terminus console</a>${who}</header>
+        <header><a href="${home}">${brand}</a>${who}</header>
         <main>${body}</main>
       </body>
     </html>`.text

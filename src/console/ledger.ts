@@ -8,6 +8,9 @@ const PAGE_SIZE = 200;
 /** States that need nobody: listed only on request. */
 const SETTLED: readonly LocalState[] = ['ACCEPTED', 'CANCELLED_ACCEPTED', 'NEVER_CREATED', 'EXPIRED_WITH_RECEIPT'];
 
+/** The header of the ledger's pages: they have no sign-in (loopback by default) and no actions. */
+const VIEWER = { home: '/ui', brand: 'terminus ledger', unsigned: 'read-only, no sign-in' };
+
 const time = (at: number | null | undefined): string =>
   at === null || at === undefined ? '' : new Date(at).toISOString().replace('T', ' ').slice(0, 19);
 
@@ -19,7 +22,7 @@ const time = (at: number | null | undefined): string =>
  */
 export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller?: string }): HttpRoute[] {
   const { ledger } = options;
-  const caller = options.caller ?? 'local operator';
+  const caller = options.caller ?? null;
 
   const list = async (request: Request): Promise<Response> => {
     const asked = new URL(request.url).searchParams.get('state');
@@ -95,7 +98,7 @@ export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller
           ${summary}
           <h2>${title}</h2>
           ${table}`,
-        '/ui',
+        VIEWER,
       ),
     );
   };
@@ -112,12 +115,12 @@ export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller
           caller,
           html`<h1>404</h1>
             <p>No such operation.</p>`,
-          '/ui',
+          VIEWER,
         ),
         404,
       );
     const receipt = await ledger.getReceipt(operation.callNodeId);
-    return respond(page(`Operation ${operation.id}`, caller, operationView(operation, receipt), '/ui'));
+    return respond(page(`Operation ${operation.id}`, caller, operationView(operation, receipt), VIEWER));
   };
 
   return [route('GET', '/ui', list), route('GET', '/ui/operations/:id', detail)];
