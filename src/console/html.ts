@@ -60,7 +60,7 @@ form.filters{display:flex;gap:10px;align-items:end;margin-bottom:12px;flex-wrap:
 label,legend{display:flex;flex-direction:column;font-size:12px;color:#4b5563;gap:2px}
 fieldset.choices{border:0;margin:0;padding:0;min-width:0}fieldset.choices legend{padding:0;margin-bottom:2px}
 fieldset.choices div{display:flex;flex-wrap:wrap;gap:2px 12px}
-label.choice{flex-direction:row;align-items:center;gap:4px;font-size:14px;color:inherit}
+span.presets{display:flex;gap:10px;padding-bottom:4px}label.choice{flex-direction:row;align-items:center;gap:4px;font-size:14px;color:inherit}
 ul.states{list-style:none;margin:0 0 12px;padding:0;display:grid;grid-template-columns:repeat(auto-fill,minmax(12em,1fr));gap:1px;background:#e3e6eb;border:1px solid #e3e6eb}
 ul.states li{background:#fff;padding:6px 8px;display:flex;justify-content:space-between;align-items:baseline;gap:8px;overflow-wrap:anywhere}
 ul.states li:has([aria-current]){background:#eef0f4}ul.states [aria-current]{font-weight:600}

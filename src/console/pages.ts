@@ -78,9 +78,11 @@ export function listPage(options: {
         : ''
     }
     <button type="submit">Filter</button>
-    <a href="/console?status=working&amp;status=input_required">in flight</a>
-    <a href="/console?status=completed&amp;status=failed&amp;status=cancelled">finished</a>
-    <a href="/console">all</a>
+    <span class="presets"
+      ><a href="/console?status=working&amp;status=input_required">in flight</a>
+      <a href="/console?status=completed&amp;status=failed&amp;status=cancelled">finished</a>
+      <a href="/console">all</a></span
+    >
   </form>`;
   const rows = options.tasks.map(
     (t) =>
