@@ -1,12 +1,15 @@
 import type { Ledger } from '../executor/ledger-port.js';
 import { LOCAL_STATES, type LocalState, type ToolOperation } from '../executor/operation.js';
 import { route, type HttpRoute } from '../server/http/routes.js';
-import { html, page, type Html } from './html.js';
+import { Html, escape, html, page, scrollBox } from './html.js';
 
 /** Operations listed per state page; the ledger returns the oldest update first. */
 const PAGE_SIZE = 200;
 /** States that need nobody: listed only on request. */
 const SETTLED: readonly LocalState[] = ['ACCEPTED', 'CANCELLED_ACCEPTED', 'NEVER_CREATED', 'EXPIRED_WITH_RECEIPT'];
+
+/** The header of the ledger's pages: they have no sign-in (loopback by default) and no actions. */
+const VIEWER = { home: '/ui', brand: 'terminus ledger', unsigned: 'read-only, no sign-in' };
 
 const time = (at: number | null | undefined): string =>
   at === null || at === undefined ? '' : new Date(at).toISOString().replace('T', ' ').slice(0, 19);
@@ -19,7 +22,7 @@ const time = (at: number | null | undefined): string =>
  */
 export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller?: string }): HttpRoute[] {
   const { ledger } = options;
-  const caller = options.caller ?? 'local operator';
+  const caller = options.caller ?? null;
 
   const list = async (request: Request): Promise<Response> => {
     const asked = new URL(request.url).searchParams.get('state');
@@ -34,13 +37,16 @@ export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller
     const operations = (await ledger.listByState(shown, PAGE_SIZE)).sort(
       (a, b) => Number(b.state === 'UNKNOWN') - Number(a.state === 'UNKNOWN'),
     );
-    const summary = html`<table class="states">
-      <tr>
-        ${counts.map(
-          ([s, n]) => html`<td><a href="/ui?state=${s}">${s}</a><br /><strong data-state="${s}">${n}</strong></td>`,
-        )}
-      </tr>
-    </table>`;
+    // A grid of counts that wraps to the width of the screen; a state name may break after an underscore.
+    const summary = html`<ul class="states">
+      ${counts.map(
+        ([s, n]) =>
+          html`<li>
+            <a href="/ui?state=${s}" ${s === state ? html`aria-current="page"` : ''}>${breakable(s)}</a
+            ><strong data-state="${s}">${n}</strong>
+          </li>`,
+      )}
+    </ul>`;
     const rows = operations.map(
       (o) =>
         html`<tr data-operation="${o.id}">
@@ -62,25 +68,28 @@ export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller
     const table =
       rows.length === 0
         ? html`<p class="muted">None.</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th>operation</th>
-                <th>call node</th>
-                <th>tool</th>
-                <th>server</th>
-                <th>task</th>
-                <th>wire</th>
-                <th>state</th>
-                <th>server status</th>
-                <th>evidence</th>
-                <th>updated (UTC)</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`;
+        : scrollBox(
+            'operations',
+            html`<table>
+              <thead>
+                <tr>
+                  <th>operation</th>
+                  <th>call node</th>
+                  <th>tool</th>
+                  <th>server</th>
+                  <th>task</th>
+                  <th>wire</th>
+                  <th>state</th>
+                  <th>server status</th>
+                  <th>evidence</th>
+                  <th>updated (UTC)</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>`,
+          );
     return respond(
       page(
         'Ledger',
@@ -89,7 +98,7 @@ export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller
           ${summary}
           <h2>${title}</h2>
           ${table}`,
-        '/ui',
+        VIEWER,
       ),
     );
   };
@@ -106,12 +115,12 @@ export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller
           caller,
           html`<h1>404</h1>
             <p>No such operation.</p>`,
-          '/ui',
+          VIEWER,
         ),
         404,
       );
     const receipt = await ledger.getReceipt(operation.callNodeId);
-    return respond(page(`Operation ${operation.id}`, caller, operationView(operation, receipt), '/ui'));
+    return respond(page(`Operation ${operation.id}`, caller, operationView(operation, receipt), VIEWER));
   };
 
   return [route('GET', '/ui', list), route('GET', '/ui/operations/:id', detail)];
@@ -149,14 +158,17 @@ function operationView(o: ToolOperation, receipt: unknown): Html {
     <dt>updated</dt>
     <dd>${time(o.updatedAt)}</dd>
   </dl>`;
-  const history = html`<ol class="timeline">
-    ${o.history.map(
-      (h) =>
-        html`<li>
-          <span class="muted">${time(h.at)}</span> ${h.from} → ${h.to} <span class="muted">(${h.event})</span>
-        </li>`,
-    )}
-  </ol>`;
+  const history =
+    o.history.length === 0
+      ? html`<p class="muted">No transition yet.</p>`
+      : html`<ol class="timeline">
+          ${o.history.map(
+            (h) =>
+              html`<li>
+                <span class="muted">${time(h.at)}</span> ${h.from} → ${h.to} <span class="muted">(${h.event})</span>
+              </li>`,
+          )}
+        </ol>`;
   const evidence =
     o.evidence.length === 0
       ? html`<p class="muted">None.</p>`
@@ -174,6 +186,11 @@ function operationView(o: ToolOperation, receipt: unknown): Html {
     ${evidence}
     <h2>Receipt</h2>
     ${receiptView}`;
+}
+
+/** A state's name with a line-break opportunity after each underscore (`<wbr>`; read as one word). */
+function breakable(state: string): Html {
+  return new Html(state.split('_').map(escape).join('_<wbr />'));
 }
 
 function respond(body: string, status = 200): Response {

@@ -1,6 +1,6 @@
 import type { TaskRecord } from '../core/task.js';
 import { TASK_STATUSES, WIRES } from '../core/task.js';
-import { html, page, type Html } from './html.js';
+import { html, page, scrollBox, type Html } from './html.js';
 import type { TimelineEntry } from './timeline.js';
 
 /** The list filters, as read from the query string. */
@@ -46,11 +46,22 @@ export function listPage(options: {
   const option = (value: string, selected: boolean, label = value): Html =>
     html`<option value="${value}" ${selected ? html` selected` : ''}>${label}</option>`;
   const form = html`<form class="filters" method="get" action="/console">
-    <label
-      >status<select name="status" multiple size="3">
-        ${TASK_STATUSES.map((s) => option(s, filters.status.includes(s)))}
-      </select></label
-    >
+    <fieldset class="choices">
+      <legend>status</legend>
+      <div>
+        ${TASK_STATUSES.map(
+          (s) =>
+            html`<label class="choice"
+              ><input
+                type="checkbox"
+                name="status"
+                value="${s}"
+                ${filters.status.includes(s) ? html` checked` : ''}
+              />${s.replace('_', ' ')}</label
+            >`,
+        )}
+      </div>
+    </fieldset>
     <label
       >tool<select name="tool">
         ${option('', filters.tool === '', 'any')}${options.tools.map((t) => option(t, filters.tool === t))}
@@ -67,9 +78,11 @@ export function listPage(options: {
         : ''
     }
     <button type="submit">Filter</button>
-    <a href="/console?status=working&amp;status=input_required">in flight</a>
-    <a href="/console?status=completed&amp;status=failed&amp;status=cancelled">finished</a>
-    <a href="/console">all</a>
+    <span class="presets"
+      ><a href="/console?status=working&amp;status=input_required">in flight</a>
+      <a href="/console?status=completed&amp;status=failed&amp;status=cancelled">finished</a>
+      <a href="/console">all</a></span
+    >
   </form>`;
   const rows = options.tasks.map(
     (t) =>
@@ -108,24 +121,27 @@ export function listPage(options: {
           </form>`
       : rows.length === 0
         ? html`<p class="muted">No task matches.</p>`
-        : html`<table>
-            <thead>
-              <tr>
-                <th>task</th>
-                ${options.operator ? html`<th>owner</th>` : ''}
-                <th>tool</th>
-                <th>wire</th>
-                <th>status</th>
-                <th>epoch</th>
-                <th>progress</th>
-                <th>created (UTC)</th>
-                <th>updated (UTC)</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`;
+        : scrollBox(
+            'tasks',
+            html`<table>
+              <thead>
+                <tr>
+                  <th>task</th>
+                  ${options.operator ? html`<th>owner</th>` : ''}
+                  <th>tool</th>
+                  <th>wire</th>
+                  <th>status</th>
+                  <th>epoch</th>
+                  <th>progress</th>
+                  <th>created (UTC)</th>
+                  <th>updated (UTC)</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${rows}
+              </tbody>
+            </table>`,
+          );
   return page(
     'Tasks',
     options.caller,

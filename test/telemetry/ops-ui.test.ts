@@ -81,6 +81,9 @@ describe('terminus ops ui (built CLI)', () => {
     });
 
     const home = await (await fetch(`${base}/ui`)).text();
+    // The ledger's pages have no sign-in: the header says so, and does not claim anyone signed in.
+    expect(home).toContain('<small>read-only, no sign-in</small>');
+    expect(home).not.toContain('signed in as');
     expect(home).toContain('<strong data-state="ACCEPTED">1</strong>');
     expect(home).toContain(`<strong data-state="${stateOfDoubt}">1</strong>`);
     // The unsettled list holds the call in doubt, not the accepted one.
