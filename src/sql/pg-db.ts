@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
+import type { CustomTypesConfig, Pool, PoolClient, QueryConfig, QueryResult, QueryResultRow } from 'pg';
 import { TerminusError } from '../core/errors.js';
 import { isRetryableConflict, mapError } from './pg-errors.js';
 
@@ -19,6 +19,8 @@ export type Sql<T extends SchemaTables> = (t: T) => string;
 export interface QueryOptions {
   /** `'array'`: each row is its values in select order (no object built per row; see `store/postgres/row.ts`). */
   readonly rowMode?: 'array';
+  /** How column text becomes values (node-postgres `types`); default: the driver's parsers. */
+  readonly types?: CustomTypesConfig;
 }
 
 export interface Tx<T extends SchemaTables> {
@@ -88,6 +90,7 @@ export function createDb<T extends SchemaTables>(
       values: params as unknown[],
       ...(options.prepared === true && params.length > 0 ? { name: t.name } : {}),
       ...(query?.rowMode === undefined ? {} : { rowMode: query.rowMode }),
+      ...(query?.types === undefined ? {} : { types: query.types }),
     };
   };
   const open = (): void => {

@@ -1,6 +1,8 @@
 import type { TaskRecord, TaskStatus, WireName } from '../../core/task.js';
 import type { QueryOptions } from '../../sql/pg-db.js';
+import pg from 'pg';
 import { TASK_READ_COLUMNS } from '../columns.js';
+import { setJsonField } from '../json-fields.js';
 
 /**
  * A task row as `pg` reads it with `rowMode: 'array'`: the values of `TASK_COLUMNS` in order (then
@@ -21,8 +23,20 @@ export function taskColumnsOf(alias: string): string {
 /** Where the columns a query adds after the task's start. */
 export const TASK_COLUMN_COUNT = TASK_READ_COLUMNS.length;
 
-/** Rows as arrays (`toRecord`). */
-export const ROWS: QueryOptions = { rowMode: 'array' };
+/**
+ * Task rows as arrays (`toRecord`), their json and jsonb columns as the text PostgreSQL sent:
+ * `toRecord` parses them, the large values of `setJsonField` only when first read. Every column a
+ * task statement adds after the task's is text or a number.
+ */
+export const ROWS: QueryOptions = { rowMode: 'array', types: { getTypeParser: rawJson } };
+
+const JSON_OIDS = new Set([114, 3802]); // json, jsonb
+
+function rawJson(oid: number, format?: string): (text: string) => unknown {
+  return JSON_OIDS.has(oid)
+    ? (text) => text
+    : (pg.types.getTypeParser(oid, format as 'text') as (text: string) => unknown);
+}
 
 /** The statuses a worker may still write; the terminal ones are final (S2). */
 export const LIVE = `('working', 'input_required')`;
@@ -54,17 +68,17 @@ function numOrNull(value: unknown): number | null {
 }
 
 export function toRecord(v: TaskValues): TaskRecord {
-  return {
+  const record: TaskRecord = {
     id: at(v, 'id') as string,
     owner: at(v, 'owner') as string,
     tool: at(v, 'tool') as string,
-    args: at(v, 'args') as TaskRecord['args'],
+    args: {},
     requestDigest: at(v, 'request_digest') as string,
     submissionKey: at(v, 'submission_key') as string | null,
     wire: at(v, 'wire') as WireName,
     status: at(v, 'status') as TaskStatus,
     statusMessage: at(v, 'status_message') as string | null,
-    progress: at(v, 'progress') as TaskRecord['progress'],
+    progress: jsonOrNull(at(v, 'progress')) as TaskRecord['progress'],
     createdAt: num(at(v, 'created_at')),
     updatedAt: num(at(v, 'updated_at')),
     ttlMs: numOrNull(at(v, 'ttl_ms')),
@@ -75,13 +89,21 @@ export function toRecord(v: TaskValues): TaskRecord {
     leaseExpiresAt: numOrNull(at(v, 'lease_expires_at')),
     epoch: at(v, 'epoch') as number,
     cancelRequested: at(v, 'cancel_requested') as boolean,
-    checkpoint: at(v, 'checkpoint') ?? null,
-    inputRequests: at(v, 'input_requests') as TaskRecord['inputRequests'],
-    inputResponses: at(v, 'input_responses') as TaskRecord['inputResponses'],
-    result: at(v, 'result') as TaskRecord['result'],
-    error: at(v, 'error') as TaskRecord['error'],
+    checkpoint: null,
+    inputRequests: JSON.parse(at(v, 'input_requests') as string) as TaskRecord['inputRequests'],
+    inputResponses: JSON.parse(at(v, 'input_responses') as string) as TaskRecord['inputResponses'],
+    result: null,
+    error: jsonOrNull(at(v, 'error')) as TaskRecord['error'],
     resultDigest: at(v, 'result_digest') as string | null,
-    lateOutcome: at(v, 'late_outcome') as TaskRecord['lateOutcome'],
+    lateOutcome: jsonOrNull(at(v, 'late_outcome')) as TaskRecord['lateOutcome'],
     eventSeq: num(at(v, 'event_seq')),
   };
+  setJsonField(record, 'args', at(v, 'args') as string, record.id);
+  setJsonField(record, 'checkpoint', at(v, 'checkpoint') as string | null, record.id);
+  setJsonField(record, 'result', at(v, 'result') as string | null, record.id);
+  return record;
+}
+
+function jsonOrNull(text: unknown): unknown {
+  return text === null || text === undefined ? null : JSON.parse(text as string);
 }

@@ -1,6 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { TaskRecord, TaskStatus, WireName } from '../../core/task.js';
 import { TASK_READ_COLUMNS } from '../columns.js';
+import { setJsonField } from '../json-fields.js';
 
 /** The columns of a `tasks` row, typed as better-sqlite3 reads them (`toRecord` reads them by position). */
 export interface TaskRow {
@@ -70,11 +71,11 @@ function at<C extends Column>(values: TaskValues, column: C): TaskRow[C] {
 }
 
 export function toRecord(v: TaskValues): TaskRecord {
-  return {
+  const record: TaskRecord = {
     id: at(v, 'id'),
     owner: at(v, 'owner'),
     tool: at(v, 'tool'),
-    args: JSON.parse(at(v, 'args')) as TaskRecord['args'],
+    args: {},
     requestDigest: at(v, 'request_digest'),
     submissionKey: at(v, 'submission_key'),
     wire: at(v, 'wire') as WireName,
@@ -91,15 +92,19 @@ export function toRecord(v: TaskValues): TaskRecord {
     leaseExpiresAt: at(v, 'lease_expires_at'),
     epoch: at(v, 'epoch'),
     cancelRequested: at(v, 'cancel_requested') !== 0,
-    checkpoint: parse(at(v, 'checkpoint')),
+    checkpoint: null,
     inputRequests: JSON.parse(at(v, 'input_requests')) as TaskRecord['inputRequests'],
     inputResponses: JSON.parse(at(v, 'input_responses')) as TaskRecord['inputResponses'],
-    result: parse(at(v, 'result')),
+    result: null,
     error: parse(at(v, 'error')),
     resultDigest: at(v, 'result_digest'),
     lateOutcome: parse(at(v, 'late_outcome')),
     eventSeq: at(v, 'event_seq'),
   };
+  setJsonField(record, 'args', at(v, 'args'), record.id);
+  setJsonField(record, 'checkpoint', at(v, 'checkpoint'), record.id);
+  setJsonField(record, 'result', at(v, 'result'), record.id);
+  return record;
 }
 
 const cache = new WeakMap<Database, Map<string, Statement>>();
