@@ -7,7 +7,7 @@ import { setJsonField } from '../json-fields.js';
 /**
  * A task row as `pg` reads it with `rowMode: 'array'`: the values of `TASK_COLUMNS` in order (then
  * any the query adds). Bigint columns arrive as strings (pg does not guess at precision), jsonb
- * parsed, integer and boolean as numbers and booleans. Read as arrays, not objects: pg builds no
+ * as its text (`ROWS`), integer and boolean as numbers and booleans. Read as arrays, not objects: pg builds no
  * 28-key object per row (its `addFields` was 7 % of a PostgreSQL `tasks/get` profile).
  */
 export type TaskValues = readonly unknown[];
