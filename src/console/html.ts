@@ -75,12 +75,30 @@ pre.line{border:0;padding:0;margin:0;max-height:none;background:none;white-space
 `;
 
 /**
- * A wide table in its own box that scrolls sideways when the screen is narrower than the table, so
- * the page itself never does; focusable and named, so a keyboard can scroll it and a screen reader
- * announces it.
+ * A table of `rows` under `headers` (a `false` header is left out), in its own box that scrolls
+ * sideways when the screen is narrower than the table, so the page itself never does; the box is
+ * focusable and named by `label`, so a keyboard can scroll it and a screen reader announces it.
  */
-export function scrollBox(label: string, content: Html): Html {
-  return html`<div class="wide" role="region" aria-label="${label}" tabindex="0">${content}</div>`;
+export function dataTable(
+  label: string,
+  headers: readonly (string | false)[],
+  rows: readonly Html[],
+  className?: string,
+): Html {
+  const head = headers.filter((h) => h !== false).map((h) => html`<th>${h}</th>`);
+  const classAttr = className === undefined ? '' : new Html(` class="${escape(className)}"`);
+  return html`<div class="wide" role="region" aria-label="${label}" tabindex="0">
+    <table${classAttr}>
+      <thead>
+        <tr>
+          ${head}
+        </tr>
+      </thead>
+      <tbody>
+        ${rows}
+      </tbody>
+    </table>
+  </div>`;
 }
 
 /** Who a page is for: the caller it was made for (null: not signed in), and its session's CSRF token. */

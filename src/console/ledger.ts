@@ -1,7 +1,7 @@
 import type { Ledger } from '../executor/ledger-port.js';
 import { LOCAL_STATES, type LocalState, type ToolOperation } from '../executor/operation.js';
 import { route, type HttpRoute } from '../server/http/routes.js';
-import { Html, escape, html, page, scrollBox } from './html.js';
+import { Html, escape, html, page, dataTable } from './html.js';
 
 /** Operations listed per state page; the ledger returns the oldest update first. */
 const PAGE_SIZE = 200;
@@ -68,27 +68,21 @@ export function ledgerRoutes(options: { readonly ledger: Ledger; readonly caller
     const table =
       rows.length === 0
         ? html`<p class="muted">None.</p>`
-        : scrollBox(
+        : dataTable(
             'operations',
-            html`<table>
-              <thead>
-                <tr>
-                  <th>operation</th>
-                  <th>call node</th>
-                  <th>tool</th>
-                  <th>server</th>
-                  <th>task</th>
-                  <th>wire</th>
-                  <th>state</th>
-                  <th>server status</th>
-                  <th>evidence</th>
-                  <th>updated (UTC)</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>`,
+            [
+              'operation',
+              'call node',
+              'tool',
+              'server',
+              'task',
+              'wire',
+              'state',
+              'server status',
+              'evidence',
+              'updated (UTC)',
+            ],
+            rows,
           );
     return respond(
       page(

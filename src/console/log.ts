@@ -5,7 +5,7 @@
  * where a re-run after a crash starts (the epoch changes), and a link to the next page by cursor.
  */
 import type { TaskLogPage } from '../runner/engine-port.js';
-import { html, scrollBox, type Html } from './html.js';
+import { html, dataTable, type Html } from './html.js';
 
 /** Lines on one console page: enough for a test run's tail, small enough for a browser (~100 KB). */
 export const CONSOLE_LOG_LINES = 500;
@@ -74,23 +74,7 @@ export function logSection(log: TaskLogPage, after: number, links: LogLinks, tai
   const table =
     log.lines.length === 0
       ? html`<p class="muted">${after > 0 ? `No lines after ${after}.` : 'No log lines.'}</p>`
-      : scrollBox(
-          'log lines',
-          html`<table class="log">
-            <thead>
-              <tr>
-                <th>#</th>
-                <th>time (UTC)</th>
-                <th>epoch</th>
-                <th>line</th>
-                <th>fields</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${rows}
-            </tbody>
-          </table>`,
-        );
+      : dataTable('log lines', ['#', 'time (UTC)', 'epoch', 'line', 'fields'], rows, 'log');
   return html`<h2 id="log">Log</h2>
     <div class="card" data-field="log">${dropped}${heading}${start}${table}${more}</div>`;
 }

@@ -1,6 +1,6 @@
 import type { TaskRecord } from '../core/task.js';
 import { TASK_STATUSES, WIRES } from '../core/task.js';
-import { html, page, scrollBox, type Html } from './html.js';
+import { html, page, dataTable, type Html } from './html.js';
 import type { TimelineEntry } from './timeline.js';
 
 /** The list filters, as read from the query string. */
@@ -121,26 +121,20 @@ export function listPage(options: {
           </form>`
       : rows.length === 0
         ? html`<p class="muted">No task matches.</p>`
-        : scrollBox(
+        : dataTable(
             'tasks',
-            html`<table>
-              <thead>
-                <tr>
-                  <th>task</th>
-                  ${options.operator ? html`<th>owner</th>` : ''}
-                  <th>tool</th>
-                  <th>wire</th>
-                  <th>status</th>
-                  <th>epoch</th>
-                  <th>progress</th>
-                  <th>created (UTC)</th>
-                  <th>updated (UTC)</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${rows}
-              </tbody>
-            </table>`,
+            [
+              'task',
+              options.operator && 'owner',
+              'tool',
+              'wire',
+              'status',
+              'epoch',
+              'progress',
+              'created (UTC)',
+              'updated (UTC)',
+            ],
+            rows,
           );
   return page(
     'Tasks',
