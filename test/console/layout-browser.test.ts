@@ -7,24 +7,17 @@
  * chromium at /usr/bin/chromium. `TERMINUS_SCREENSHOT_DIR=/tmp` keeps the screenshots.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TASK_STATUSES } from '../../src/core/task.js';
 import { openSqliteLedger } from '../../src/executor/ledger/sqlite.js';
 import { LOCAL_STATES, newOperation } from '../../src/executor/operation.js';
 import { BUILT, assertBuilt, killAll, tempDir, track } from '../cli/helpers.js';
 import { serveBuilt } from '../fixtures/built-serve.js';
+import { CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
 const SIZES = [
   { name: 'phone', width: 390, height: 844 },
   { name: 'laptop', width: 1280, height: 800 },
@@ -132,15 +125,9 @@ describe('console and ops ui layout in Chromium', () => {
     expect(created.status).toBe(200);
     const task = ((await created.json()) as { name: string }).name.replace('operations/', '');
 
-    const profile = join(dir.path, 'chromium-profile');
-    mkdirSync(profile);
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      viewport: { width: 390, height: 844 },
-    });
-    const page = browser.pages()[0] ?? (await browser.newPage());
+    const launched = await launchChromium(dir.path, { width: 390, height: 844 });
+    browser = launched.browser;
+    const page = launched.page;
     const pages = {
       'console-list': `${base}/console?status=working&status=completed`,
       'console-task': `${base}/console/tasks/${task}`,

@@ -7,21 +7,14 @@
  * another server's cookie is refused; signing out ends the session for good. The bearer header keeps
  * working for scripts. Needs `npm run build` and Debian's chromium at /usr/bin/chromium.
  */
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { assertBuilt, killAll, tempDir } from '../cli/helpers.js';
 import { serveBuilt, type BuiltServe } from '../fixtures/built-serve.js';
+import { CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
 const ALICE = 'alice-console-token-0123456789';
 const BOB = 'bob-console-token-0123456789ab';
 const dir = tempDir('terminus-console-sign-in-');
@@ -79,14 +72,9 @@ describe('console sign-in in Chromium', () => {
     const other = await task(a, ALICE, 'alice-2');
     const bobs = await task(a, BOB, 'bob-1');
 
-    const profile = join(dir.path, 'chromium-profile');
-    mkdirSync(profile);
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-    });
-    const page = browser.pages()[0] ?? (await browser.newPage());
+    const launched = await launchChromium(dir.path);
+    browser = launched.browser;
+    const page = launched.page;
 
     // Without credentials: the sign-in page, which comes back to where the browser was going.
     await page.goto(`${base(a)}/console/tasks/${mine}`);

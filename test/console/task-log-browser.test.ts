@@ -4,21 +4,14 @@
  * lines in order, where the re-run starts (`-- re-run, epoch 2 --`), and the end of the log.
  * Needs `npm run build` (dist/) and Debian's chromium at /usr/bin/chromium (.ci/run installs it).
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
 import { assertBuilt, killAll, tempDir } from '../cli/helpers.js';
 import { serveBuilt } from '../fixtures/built-serve.js';
+import { CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--no-first-run',
-  '--disable-background-networking',
-];
 const dir = tempDir('terminus-console-log-');
 let browser: BrowserContext | undefined;
 
@@ -56,15 +49,9 @@ describe('console: the task log in Chromium', () => {
     for (let i = 0; i < 300 && !(await operation(base, taskId)).done; i++) await new Promise((r) => setTimeout(r, 100));
     expect((await operation(base, taskId)).done).toBe(true);
 
-    const profile = join(dir.path, 'chromium-profile');
-    mkdirSync(profile);
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      viewport: { width: 1200, height: 900 },
-    });
-    const page = browser.pages()[0] ?? (await browser.newPage());
+    const launched = await launchChromium(dir.path, { width: 1200, height: 900 });
+    browser = launched.browser;
+    const page = launched.page;
     await page.goto(`${base}/console/tasks/${taskId}`);
     const rows = page.locator('table.log tr[data-seq]');
     const seqs: number[] = await rows.evaluateAll((trs) => trs.map((tr) => Number(tr.getAttribute('data-seq'))));

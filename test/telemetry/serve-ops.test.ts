@@ -5,25 +5,15 @@
  * Needs `npm run build` (dist/) and Debian's chromium at /usr/bin/chromium (.ci/run installs it).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import type { BrowserContext } from 'playwright-core';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { CHROMIUM, launchChromium } from '../fixtures/chromium.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const CLI = join(ROOT, 'dist/cli/main.js');
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_FLAGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 interface Node {
   readonly url: string;
@@ -179,15 +169,9 @@ describe('terminus serve: operations (issue 16)', () => {
     expect(await metric(b.url, 'terminus_task_queue_wait_seconds_count', { tool: 'migrate' })).toBe(0);
 
     // The console in a real Chromium: list, detail with both epochs, cancel.
-    const profile = join(dir, 'chromium-profile');
-    mkdirSync(profile);
-    browser = await chromium.launchPersistentContext(profile, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_FLAGS,
-      viewport: { width: 1200, height: 860 },
-    });
-    const page = browser.pages()[0] ?? (await browser.newPage());
+    const launched = await launchChromium(dir, { width: 1200, height: 860 });
+    browser = launched.browser;
+    const page = launched.page;
     await page.goto(`${b.url}/console`);
     const row = page.locator(`tr[data-task="${taskId}"]`);
     await expect.poll(() => row.count()).toBe(1);
