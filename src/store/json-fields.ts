@@ -10,6 +10,11 @@ import { TerminusError } from '../core/errors.js';
  */
 export const EAGER_JSON_CHARS = 4096;
 
+/** Stored JSON text parsed, NULL as null: the small JSON columns of a task row, on either store. */
+export function parseJsonOrNull<T>(text: string | null): T | null {
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
 /** The task fields whose stored JSON may be parsed on first read. */
 export type JsonField = 'args' | 'checkpoint' | 'result';
 

@@ -2,13 +2,13 @@ import type { TaskRecord, TaskStatus, WireName } from '../../core/task.js';
 import type { QueryOptions } from '../../sql/pg-db.js';
 import pg from 'pg';
 import { TASK_READ_COLUMNS } from '../columns.js';
-import { setJsonField } from '../json-fields.js';
+import { parseJsonOrNull, setJsonField } from '../json-fields.js';
 
 /**
  * A task row as `pg` reads it with `rowMode: 'array'`: the values of `TASK_COLUMNS` in order (then
  * any the query adds). Bigint columns arrive as strings (pg does not guess at precision), jsonb
- * as its text (`ROWS`), integer and boolean as numbers and booleans. Read as arrays, not objects: pg builds no
- * 28-key object per row (its `addFields` was 7 % of a PostgreSQL `tasks/get` profile).
+ * as its text (`ROWS`), integer and boolean as numbers and booleans. Read as arrays, not objects:
+ * pg builds no 28-key object per row (its `addFields` was 7 % of a PostgreSQL `tasks/get` profile).
  */
 export type TaskValues = readonly unknown[];
 
@@ -78,7 +78,7 @@ export function toRecord(v: TaskValues): TaskRecord {
     wire: at(v, 'wire') as WireName,
     status: at(v, 'status') as TaskStatus,
     statusMessage: at(v, 'status_message') as string | null,
-    progress: jsonOrNull(at(v, 'progress')) as TaskRecord['progress'],
+    progress: parseJsonOrNull<TaskRecord['progress']>(at(v, 'progress') as string | null),
     createdAt: num(at(v, 'created_at')),
     updatedAt: num(at(v, 'updated_at')),
     ttlMs: numOrNull(at(v, 'ttl_ms')),
@@ -93,17 +93,13 @@ export function toRecord(v: TaskValues): TaskRecord {
     inputRequests: JSON.parse(at(v, 'input_requests') as string) as TaskRecord['inputRequests'],
     inputResponses: JSON.parse(at(v, 'input_responses') as string) as TaskRecord['inputResponses'],
     result: null,
-    error: jsonOrNull(at(v, 'error')) as TaskRecord['error'],
+    error: parseJsonOrNull<TaskRecord['error']>(at(v, 'error') as string | null),
     resultDigest: at(v, 'result_digest') as string | null,
-    lateOutcome: jsonOrNull(at(v, 'late_outcome')) as TaskRecord['lateOutcome'],
+    lateOutcome: parseJsonOrNull<TaskRecord['lateOutcome']>(at(v, 'late_outcome') as string | null),
     eventSeq: num(at(v, 'event_seq')),
   };
   setJsonField(record, 'args', at(v, 'args') as string, record.id);
   setJsonField(record, 'checkpoint', at(v, 'checkpoint') as string | null, record.id);
   setJsonField(record, 'result', at(v, 'result') as string | null, record.id);
   return record;
-}
-
-function jsonOrNull(text: unknown): unknown {
-  return text === null || text === undefined ? null : JSON.parse(text as string);
 }

@@ -1,7 +1,7 @@
 import type { Database, Statement } from 'better-sqlite3';
 import type { TaskRecord, TaskStatus, WireName } from '../../core/task.js';
 import { TASK_READ_COLUMNS } from '../columns.js';
-import { setJsonField } from '../json-fields.js';
+import { parseJsonOrNull, setJsonField } from '../json-fields.js';
 
 /** The columns of a `tasks` row, typed as better-sqlite3 reads them (`toRecord` reads them by position). */
 export interface TaskRow {
@@ -40,10 +40,6 @@ export interface TaskRow {
 export const LIVE = `('working', 'input_required')`;
 export const TERMINAL = `('completed', 'failed', 'cancelled')`;
 
-function parse<T>(text: string | null): T | null {
-  return text === null ? null : (JSON.parse(text) as T);
-}
-
 /** JSON for a TEXT column; `undefined` is stored as NULL, as a JSON round trip would drop it. */
 export function json(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
@@ -81,7 +77,7 @@ export function toRecord(v: TaskValues): TaskRecord {
     wire: at(v, 'wire') as WireName,
     status: at(v, 'status') as TaskStatus,
     statusMessage: at(v, 'status_message'),
-    progress: parse(at(v, 'progress')),
+    progress: parseJsonOrNull(at(v, 'progress')),
     createdAt: at(v, 'created_at'),
     updatedAt: at(v, 'updated_at'),
     ttlMs: at(v, 'ttl_ms'),
@@ -96,9 +92,9 @@ export function toRecord(v: TaskValues): TaskRecord {
     inputRequests: JSON.parse(at(v, 'input_requests')) as TaskRecord['inputRequests'],
     inputResponses: JSON.parse(at(v, 'input_responses')) as TaskRecord['inputResponses'],
     result: null,
-    error: parse(at(v, 'error')),
+    error: parseJsonOrNull(at(v, 'error')),
     resultDigest: at(v, 'result_digest'),
-    lateOutcome: parse(at(v, 'late_outcome')),
+    lateOutcome: parseJsonOrNull(at(v, 'late_outcome')),
     eventSeq: at(v, 'event_seq'),
   };
   setJsonField(record, 'args', at(v, 'args'), record.id);
