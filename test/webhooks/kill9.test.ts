@@ -16,6 +16,12 @@ import { serveBuilt, type BuiltServe } from '../fixtures/built-serve.js';
 import { createTask, pollUntil, rpc } from '../server/helpers.js';
 
 const SLOW = 120_000;
+/**
+ * The lease of a delivery claimed by the killed server: the restarted one sends those rows again
+ * only once it lapses, so the wait for every event after the restart is counted from it (with the
+ * default 30 s lease and a 30 s wait, the test raced the lease and failed under CI load).
+ */
+const LEASE_MS = 12_000;
 const dir = tempDir('terminus-webhooks-');
 const secret = newSecret();
 
@@ -98,6 +104,8 @@ describe('webhooks through the built terminus serve', () => {
         'all',
         '--webhook-allow-host',
         '127.0.0.1',
+        '--webhook-lease',
+        `${LEASE_MS}ms`,
         '--webhook-retry',
         '100ms,200ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms,300ms',
       ];
@@ -127,7 +135,12 @@ describe('webhooks through the built terminus serve', () => {
         }
       }
       expect(expected.size).toBe(8); // working and completed, four tasks
-      await until(() => [...expected].every((id) => receiver.received.some((r) => r.id === id)), 30_000, 'every event');
+      // A row claimed before the kill is sent again once its lease lapses, then within a poll (1 s).
+      await until(
+        () => [...expected].every((id) => receiver.received.some((r) => r.id === id)),
+        LEASE_MS + 30_000,
+        'every event',
+      );
       expect(receiver.received.every((r) => r.verified)).toBe(true);
       // At least once: any id seen twice came with the same body.
       const bodies = new Map<string, string>();
