@@ -10,6 +10,7 @@ import { prepareEntries } from './lib/entries.js';
 import { describeMachine, fsyncRate } from './lib/machine.js';
 import { renderMarkdown, type BenchReport, type Row, type Target } from './lib/report.js';
 import { detectPinning, withPinnedLoad } from './lib/pin.js';
+import { wrkVersion } from './lib/wrk.js';
 import { FLOOR_FIGURES, isFloor, openBenchEnv } from './lib/variants.js';
 import type { FigureContext, FigureResult } from './figures/context.js';
 import { runAcceptanceHttp } from './figures/acceptance-http.js';
@@ -60,8 +61,13 @@ export async function runBench(config: BenchConfig, log: (line: string) => void)
   try {
     const rates = fsyncRate(env.dir, config.quick ? 100 : 1000, config.quick ? 1 : 3);
     const pinning = detectPinning();
-    const machine = { ...describeMachine(rates), processes: runner, load: pinning.description };
-    const ctx: FigureContext = { config, env, fsyncPerSecond: machine.fsyncPerSecond.median, pinning, log };
+    const wrk = config.noWrk ? undefined : wrkVersion();
+    const httpLoad =
+      wrk === undefined
+        ? `HTTP loads (figure 1's submissions, figure 8's 16-client reads): the harness's Node clients (${config.noWrk ? '--no-wrk' : 'no wrk on the PATH: apt-get install wrk'}), which cap every server near the same rate`
+        : `HTTP loads (figure 1's submissions, figure 8's 16-client reads): ${wrk} (C), one connection per client for ${config.wrkSeconds} s, every answer checked`;
+    const machine = { ...describeMachine(rates), processes: runner, load: `${pinning.description}; ${httpLoad}` };
+    const ctx: FigureContext = { config, env, fsyncPerSecond: machine.fsyncPerSecond.median, pinning, wrk, log };
     const rows: Row[] = [];
     const targets: Target[] = [];
     const figureSeconds: { figures: string; seconds: number }[] = [];

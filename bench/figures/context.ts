@@ -11,6 +11,8 @@ export interface FigureContext {
   readonly fsyncPerSecond: number;
   /** Where servers under load and the load generator run (taskset), or that they share the cores. */
   readonly pinning: Pinning;
+  /** `wrk`'s version when HTTP bursts use it (`bench/lib/wrk.ts`); undefined: the harness's Node clients. */
+  readonly wrk: string | undefined;
   log(line: string): void;
 }
 

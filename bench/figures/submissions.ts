@@ -1,6 +1,7 @@
 /**
  * Figures 1 and 5, from the same server processes: durable submissions per second with 1 and 16
- * concurrent clients (stdio: requests in flight on the one connection; HTTP: one session each), and
+ * concurrent clients (stdio: requests in flight on the one connection; HTTP: one session each, its
+ * creates sent by `wrk` for `wrkSeconds` when it is on the PATH, `bench/lib/wrk.ts`), and
  * the round trip of a 0 ms tool as a task (`tools/call` with `task`, then the blocking
  * `tasks/result`) against the plain synchronous call (B1 in the B0 process, inline in ours).
  * Figure 5 runs first, on a quiet server; figure 1's bursts leave background work behind.
@@ -10,6 +11,7 @@ import type { RpcClient } from '../client/rpc.js';
 import { withServer, type RunningServer, type Transport } from '../lib/proc.js';
 import { fmt, ratioTarget, type Row, type Target } from '../lib/report.js';
 import { summarize } from '../lib/stats.js';
+import { captureRequest, runWrk } from '../lib/wrk.js';
 import type { Variant, VariantId } from '../lib/variants.js';
 import type { FigureContext, FigureResult } from './context.js';
 
@@ -53,6 +55,21 @@ async function measure(server: RunningServer, variant: Variant, ctx: FigureConte
 
   const rates = new Map<number, number>();
   for (const concurrency of config.concurrency) {
+    if (server.transport === 'http' && ctx.wrk !== undefined) {
+      // Each session's own create, as its client sends it, from wrk's connections (bench/lib/wrk.ts).
+      const templates = [];
+      for (const client of clients.slice(0, concurrency)) {
+        templates.push(await captureRequest(() => submitTask(client, variant.taskTool, { ms: 0 })));
+      }
+      const load = await runWrk({
+        templates,
+        connections: concurrency,
+        seconds: config.wrkSeconds,
+        expect: '"taskId"',
+      });
+      rates.set(concurrency, load.perSecond);
+      continue;
+    }
     const start = performance.now();
     await pool(config.submissions, concurrency, async (_i, lane) => {
       await submitTask(clients[lane % clients.length]!, variant.taskTool, { ms: 0 });

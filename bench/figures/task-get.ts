@@ -8,10 +8,12 @@
  *
  * Per entry and round: a fresh server on a fresh database; 16 lanes, each with a task of its own
  * (a 1 h sleep, so every answer reads `working`); warm-up on lane 0, then `taskGets` sequential
- * reads (p50), then `taskGetBurst` reads from the 16 lanes at once (rate = reads / wall time).
+ * reads (p50), then the 16 lanes at once: over HTTP, each lane's request sent by `wrk` for
+ * `wrkSeconds` (`bench/lib/wrk.ts`; without wrk, and over stdio, `taskGetBurst` reads from the
+ * harness's clients; rate = reads / wall time).
  * HTTP lanes: the Tasks extension (one stateless POST per call, ours only) or a 2025-11-25 session
- * each; stdio: the one connection, 16 reads in flight on it. Clients run on the same 2 cores as the
- * server, so the ratios, not the absolute rates, are the figure.
+ * each; stdio: the one connection, 16 reads in flight on it. The load runs on the other core than
+ * the server (`bench/lib/pin.ts`); the ratios, not the absolute rates, are the figure.
  */
 import type { RpcClient } from '../client/rpc.js';
 import { pool, submitTask } from '../client/tasks.js';
@@ -19,6 +21,7 @@ import { tasksExtClient } from '../client/tasks-ext.js';
 import { BENCH_TOKEN, withServer, type RunningServer, type ServerSpec, type Transport } from '../lib/proc.js';
 import { fmt, ratioTarget, type Row, type Target } from '../lib/report.js';
 import { percentile, summarize } from '../lib/stats.js';
+import { captureRequest, runWrk } from '../lib/wrk.js';
 import type { BenchEnv, VariantId } from '../lib/variants.js';
 import type { FigureContext, FigureResult } from './context.js';
 
@@ -126,6 +129,8 @@ export interface TaskGetSizes {
   readonly warmup: number;
   readonly gets: number;
   readonly burst: number;
+  /** HTTP bursts from `wrk` for this many seconds (`bench/lib/wrk.ts`); undefined: `burst` reads from Node clients. */
+  readonly wrkSeconds?: number;
 }
 
 /** The sequential p50 on lane 0, then the 16-lane burst. */
@@ -144,12 +149,20 @@ export async function measureTaskGets(
     times.push(performance.now() - start);
     if (status !== 'working') throw new Error(`${entry.id}: task is ${status}`);
   }
+  const p50Ms = percentile(times, 50);
+  if (server.transport === 'http' && sizes.wrkSeconds !== undefined) {
+    // Each lane's own request (its session or token), as its client sends it, from wrk's connections.
+    const templates = [];
+    for (const lane of lanes) templates.push(await captureRequest(() => lane.get(lane.taskId)));
+    const load = await runWrk({ templates, connections: CLIENTS, seconds: sizes.wrkSeconds, expect: '"working"' });
+    return { p50Ms, perSecond: load.perSecond };
+  }
   const start = performance.now();
   await pool(sizes.burst, CLIENTS, async (_i, lane) => {
     const reader = lanes[lane % lanes.length]!;
     await reader.get(reader.taskId);
   });
-  return { p50Ms: percentile(times, 50), perSecond: sizes.burst / ((performance.now() - start) / 1000) };
+  return { p50Ms, perSecond: sizes.burst / ((performance.now() - start) / 1000) };
 }
 
 /** The server of one entry on a fresh database, with extra node flags (`--cpu-prof`). */
@@ -223,7 +236,12 @@ export async function runTaskGets(ctx: FigureContext): Promise<FigureResult> {
   const { config, env } = ctx;
   const notRun = (entry: TaskGetEntry): string | undefined => env.variants.find((v) => v.id === entry.server)?.notRun;
   const runnable = TASK_GET_WORKLOAD.filter((e) => notRun(e) === undefined);
-  const sizes = { warmup: Math.min(200, config.taskGets), gets: config.taskGets, burst: config.taskGetBurst };
+  const sizes = {
+    warmup: Math.min(200, config.taskGets),
+    gets: config.taskGets,
+    burst: config.taskGetBurst,
+    ...(ctx.wrk === undefined ? {} : { wrkSeconds: config.wrkSeconds }),
+  };
   const samples = new Map<string, TaskGetSample[]>();
   for (let round = 0; round < config.rounds; round += 1) {
     for (const entry of runnable) {

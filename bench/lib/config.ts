@@ -48,6 +48,13 @@ export interface BenchConfig {
   /** Figure 8: sequential `tasks/get` at 1 client (after a warm-up), and the 16-client burst. */
   readonly taskGets: number;
   readonly taskGetBurst: number;
+  /**
+   * HTTP loads (figure 1's submissions, figure 8's 16-client reads): seconds of load from `wrk`
+   * (`bench/lib/wrk.ts`) when it is on the PATH; `noWrk` uses the harness's Node clients and the
+   * counts `submissions` and `taskGetBurst` instead.
+   */
+  readonly wrkSeconds: number;
+  readonly noWrk: boolean;
   /** Figure 9: open tasks the claim is timed at (the target compares the largest to the smallest), samples per size. */
   readonly claimOpen: readonly number[];
   readonly claimSamples: number;
@@ -67,7 +74,7 @@ export interface BenchConfig {
   readonly command: string;
 }
 
-const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'command'> = {
+const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'noWrk' | 'command'> = {
   rounds: 3,
   seed: 7,
   submissions: 200,
@@ -90,6 +97,7 @@ const FULL: Omit<BenchConfig, 'quick' | 'json' | 'figures' | 'noPostgres' | 'com
   recoveryRounds: 3,
   taskGets: 1000,
   taskGetBurst: 3000,
+  wrkSeconds: 5,
   claimOpen: [1000, 100_000],
   claimSamples: 200,
   threadReads: 300,
@@ -125,6 +133,7 @@ const QUICK: typeof FULL = {
   recoveryRounds: 1,
   taskGets: 50,
   taskGetBurst: 200,
+  wrkSeconds: 1,
   claimOpen: [200, 2000],
   claimSamples: 20,
   threadReads: 20,
@@ -146,6 +155,8 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
       quick: { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       'no-postgres': { type: 'boolean', default: false },
+      'no-wrk': { type: 'boolean', default: false },
+      'wrk-seconds': { type: 'string' },
       figures: { type: 'string' },
       rounds: { type: 'string' },
       seed: { type: 'string' },
@@ -193,6 +204,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     quick: values.quick === true,
     json: values.json === true,
     noPostgres: values['no-postgres'] === true,
+    noWrk: values['no-wrk'] === true,
     figures: figures as FigureId[],
     rounds: num(values.rounds, base.rounds),
     seed: num(values.seed, base.seed),
@@ -211,6 +223,7 @@ export function parseConfig(argv: readonly string[]): BenchConfig {
     pollEveryMs: num(values['poll-every-ms'], base.pollEveryMs),
     taskGets: num(values['task-gets'], base.taskGets),
     taskGetBurst: num(values['task-get-burst'], base.taskGetBurst),
+    wrkSeconds: num(values['wrk-seconds'], base.wrkSeconds),
     claimOpen: values['claim-open'] === undefined ? base.claimOpen : list(values['claim-open']),
     claimSamples: num(values['claim-samples'], base.claimSamples),
     threadReads: num(values['thread-reads'], base.threadReads),
