@@ -6,8 +6,9 @@
  * (captured from the harness's clients, one per lane: session, token and headers included) from
  * the load CPUs, checks every answer, and reports the rate and its latency percentiles.
  *
- * Each request gets an id of its own (`"id":N` is rewritten per request), so a 2025-11-25 session
- * may carry several at once, as any client's may. Without `wrk` on the PATH the figures fall back
+ * Each request gets an id of its own (`"id":N` is rewritten per request), and each connection
+ * sends one lane's request only, so a session has one request in flight at a time, as it had with
+ * the harness's clients. Without `wrk` on the PATH the figures fall back
  * to the harness's clients, and the report says which load it used.
  */
 import { spawn, spawnSync } from 'node:child_process';
@@ -75,7 +76,11 @@ export async function captureRequest(send: () => Promise<unknown>): Promise<Requ
 
 const lua = (value: string): string => JSON.stringify(value); // a JSON string is a valid Lua string literal here
 
-/** The script: round-robin over the templates, a fresh id each, every answer checked for `expect`. */
+/**
+ * The script: wrk thread `i` (one connection each) sends only template `i`, so a lane's session
+ * has one request in flight at a time, as with the harness's clients; a fresh id each; every
+ * answer checked for `expect`.
+ */
 function script(templates: readonly RequestTemplate[], expect: string): string {
   const entries = templates.map((t) => {
     const url = new URL(t.url);
@@ -91,11 +96,14 @@ local sent = 0
 bad = 0
 first_bad = ""
 local threads = {}
-function setup(thread) table.insert(threads, thread) end
+function setup(thread)
+  table.insert(threads, thread)
+  thread:set("lane", ((#threads - 1) % #templates) + 1)
+end
 function request()
   sent = sent + 1
-  local t = templates[(sent % #templates) + 1]
-  return wrk.format("POST", t.path, t.headers, t.before .. sent .. t.after)
+  local t = templates[lane]
+  return wrk.format("POST", t.path, t.headers, t.before .. (sent * 1000 + lane) .. t.after)
 end
 function response(status, headers, body)
   if status ~= 200 or not string.find(body, ${lua(expect)}, 1, true) then
@@ -119,9 +127,10 @@ end
 }
 
 /**
- * `connections` keep-alive connections from one wrk thread for `seconds`, cycling over
- * `templates`. Throws when any answer is not a 200 carrying `expect`, or on any socket error or
- * timeout: a rate counted over refusals would be no measure.
+ * `connections` keep-alive connections for `seconds`, each on a wrk thread of its own sending one
+ * template (connection `i` template `i`, cycling when there are fewer templates), with ids unique
+ * across the run. Throws when any answer is not a 200 carrying `expect`, or on any socket error
+ * or timeout: a rate counted over refusals would be no measure.
  */
 export async function runWrk(options: {
   readonly templates: readonly RequestTemplate[];
@@ -135,7 +144,18 @@ export async function runWrk(options: {
   try {
     const file = join(dir, 'load.lua');
     writeFileSync(file, script(templates, expect));
-    const args = ['-t', '1', '-c', String(connections), '-d', `${seconds}s`, '--timeout', '10s', '-s', file];
+    const args = [
+      '-t',
+      String(connections),
+      '-c',
+      String(connections),
+      '-d',
+      `${seconds}s`,
+      '--timeout',
+      '10s',
+      '-s',
+      file,
+    ];
     const run = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve, reject) => {
       const child = spawn('wrk', [...args, templates[0]!.url], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
