@@ -23,6 +23,14 @@ let served: BuiltServe;
 let n = 0;
 const ledger = (): string => join(dir.path, `ledger-${(n += 1)}.db`);
 const shq = (w: string): string => `'${w.replaceAll("'", "'\\''")}'`;
+/**
+ * The pause between tests of a suite that must still be running when its follower is interrupted
+ * (Ctrl-C, or a kill -9 of the server). The interruption comes after a `terminus call` detached by
+ * its 1 s budget and a follower's first lines: 2.6-2.7 s into the run at rest, up to 5.6 s with two
+ * busy loops on the cores. At 300 ms a test, the 12-test suite (3.6 s) ended about 1 s after it at
+ * rest and a run under load failed; at 1 s a test it has 6 s or more to spare under that load.
+ */
+const OUTLASTING_PAUSE_MS = 1_000;
 const suite = (count: number, pauseMs: number): string => JSON.stringify({ count, failEvery: 4, pauseMs });
 
 beforeAll(async () => {
@@ -184,7 +192,7 @@ describe('terminus ops logs', () => {
       let server = await serveBuilt(db, ['--lease-ms', '1000']);
       try {
         // Detach after 1 s: the operation is in the ledger with its task id; the suite goes on.
-        const id = await detachedSuite(server.url, file, 16, 300);
+        const id = await detachedSuite(server.url, file, 16, OUTLASTING_PAUSE_MS);
 
         const follow = start([BUILT, 'ops', 'logs', id.slice(0, 12), '--follow', '--json', '--ledger', file], {
           cwd: dir.path,
@@ -231,7 +239,7 @@ describe('terminus ops logs', () => {
     'a follower stopped by Ctrl-C (exit 3) and started again with the --after it printed: each line once',
     async () => {
       const file = ledger();
-      const id = await detachedSuite(served.url, file, 12, 300);
+      const id = await detachedSuite(served.url, file, 12, OUTLASTING_PAUSE_MS);
 
       const first = start([BUILT, 'ops', 'logs', id, '--follow', '--json', '--ledger', file], { cwd: dir.path });
       await first.waitFor(/"text":"PASS test_003"/, 'stdout');

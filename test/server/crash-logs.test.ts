@@ -13,6 +13,17 @@ import { createTask, rpc } from './helpers.js';
  * the next seqs, with no gap and no repeat.
  */
 let dir: ReturnType<typeof tempDir>;
+/**
+ * The lease of the killed run: the restarted server re-runs the task only once it lapses, so the
+ * wait after the restart is counted from it. With the default 10 s lease the test took 12 s of its
+ * 30 s default timeout at rest (10.4 s from the kill to the end); at 5 s, the live server's
+ * heartbeat (every lease / 3) still renews it with seconds to spare under load.
+ */
+const LEASE_MS = 5_000;
+/** Each wait on the server: for the lines before the kill, and (after the lease) for the end. */
+const WAIT_MS = 30_000;
+/** The two waits, plus one more for the two server starts. */
+const TIMEOUT_MS = LEASE_MS + 3 * WAIT_MS;
 const children: ChildProcess[] = [];
 
 beforeAll(() => {
@@ -27,7 +38,8 @@ afterAll(() => {
 });
 
 async function serve(db: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, [BUILT, 'serve', '--port', '0', '--db', db], {
+  const args = ['serve', '--port', '0', '--db', db, '--lease-ms', `${LEASE_MS}`];
+  const child = spawn(process.execPath, [BUILT, ...args], {
     cwd: dir.path,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -72,7 +84,7 @@ async function until<T>(read: () => Promise<T>, ok: (value: T) => boolean, budge
   }
 }
 
-describe('task logs across kill -9 of terminus serve', () => {
+describe('task logs across kill -9 of terminus serve', { timeout: TIMEOUT_MS }, () => {
   it('S9: lines before the kill are readable after the restart; the re-run follows with the next epoch', async () => {
     const db = join(dir.path, 'logs.db');
     const first = await serve(db);
@@ -80,7 +92,7 @@ describe('task logs across kill -9 of terminus serve', () => {
     const before = await until(
       () => allLines(first.url, taskId),
       (r) => r.lines.length >= 6,
-      30_000,
+      WAIT_MS,
     );
     const kill = new Promise((resolve) => first.child.once('exit', resolve));
     first.child.kill('SIGKILL');
@@ -100,7 +112,7 @@ describe('task logs across kill -9 of terminus serve', () => {
     const end = await until(
       () => allLines(second.url, taskId),
       (r) => r.done,
-      60_000,
+      LEASE_MS + WAIT_MS,
     );
     expect(end.status).toBe('completed');
     expect(end.lines.map((l) => l.seq)).toEqual(end.lines.map((_, i) => i + 1));
