@@ -228,6 +228,39 @@ if (PG_URL === '') {
       expect(finishes.value.every((f) => f.outcome === 'recorded' && f.task.status === 'completed')).toBe(true);
     });
 
+    it('the heartbeats of one turn are one statement; a fence that no longer holds is lease_lost alone (S3)', async () => {
+      const fences = await Promise.all(Array.from({ length: 16 }, () => leased('w')));
+      const cancelled = fences[3]!;
+      await store.cancel(OWNER, cancelled.taskId, T0 + 1);
+      const stale = { ...fences[5]!, epoch: 7 };
+      const foreign = { ...fences[6]!, workerId: 'another-node' };
+      const beats = await statements(() =>
+        Promise.all(
+          [...fences.filter((_f, i) => i !== 5 && i !== 6), stale, foreign].map((fence) =>
+            store.heartbeat(fence, 60_000, T0 + 10).then(
+              (task) => ({ fence, task, error: undefined }),
+              (error: unknown) => ({ fence, task: undefined, error }),
+            ),
+          ),
+        ),
+      );
+      expect(beats.count).toBe(1);
+      for (const beat of beats.value) {
+        if (beat.fence === stale || beat.fence === foreign) {
+          expect((beat.error as { code?: string }).code, beat.fence.taskId).toBe('lease_lost');
+          continue;
+        }
+        expect(beat.error).toBeUndefined();
+        // Each answer is its own task, its lease extended; a cancelled task still beats (S4).
+        expect(beat.task).toMatchObject({ id: beat.fence.taskId, leaseExpiresAt: T0 + 10 + 60_000 });
+        expect(beat.task?.status).toBe(beat.fence === cancelled ? 'cancelled' : 'working');
+      }
+      // The stale and the foreign fence left their tasks' leases as they were.
+      for (const fence of [stale, foreign]) {
+        expect((await store.get(OWNER, fence.taskId, T0 + 11))?.leaseExpiresAt).toBe(T0 + 30_000);
+      }
+    });
+
     it('a create the server refuses fails alone; the rest of its batch is created', async () => {
       const good = Array.from({ length: 3 }, () => newTask());
       const bad = newTask({ args: { text: 'nul \u0000 here' } });

@@ -21,7 +21,15 @@ import { countOwners, renameOwners } from './owners.js';
 import { countByStatus, getTask, getTasks, listTasks, type GetItem } from './read.js';
 import { checkSchema } from './schema-check.js';
 import { countLive, sweepExpired, sweepTombstones } from './sweep.js';
-import { checkpoint, heartbeat, progress, release, requestInput } from './worker-writes.js';
+import {
+  checkpoint,
+  heartbeat,
+  heartbeatTasks,
+  progress,
+  release,
+  requestInput,
+  type HeartbeatItem,
+} from './worker-writes.js';
 
 export interface PostgresTaskStoreOptions extends ConnectOptions {
   /** Schema holding the tables; created when missing. Default `terminus`. */
@@ -115,6 +123,14 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     single: (item) => getTask(db, item.owner, item.id, item.now),
     mapError: (error) => mapError(error, 'get'),
   });
+  // A node's runs that started together beat together: one statement, not one per run.
+  const heartbeats = createBatcher<HeartbeatItem, TaskRecord>({
+    maxBatch: MAX_BATCH,
+    maxInFlight: BATCHES_IN_FLIGHT,
+    batch: (items) => heartbeatTasks(db, items),
+    single: (item) => heartbeat(db, item.fence, item.leaseMs, item.now),
+    mapError: (error) => mapError(error, 'heartbeat'),
+  });
   return {
     create: (input) => creates.run(input),
     get: (owner, id, now) => gets.run({ owner, id, now }),
@@ -125,7 +141,7 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     cancel: (owner, id, now) => cancelTask(db, owner, id, now),
     respond: (owner, id, responses, now) => respondTask(db, owner, id, responses, now),
     claim: (request) => claimTasks(db, request),
-    heartbeat: (fence, leaseMs, now) => heartbeat(db, fence, leaseMs, now),
+    heartbeat: (fence, leaseMs, now) => heartbeats.run({ fence, leaseMs, now }),
     progress: (fence, value, now) => progress(db, fence, value, now, eventBound),
     checkpoint: (fence, data, now) => checkpoint(db, fence, data, now),
     requestInput: (fence, key, request, now) => requestInput(db, fence, key, request, now),
@@ -142,7 +158,7 @@ export async function openPostgresTaskStore(options: PostgresTaskStoreOptions): 
     webhooks: postgresOutbox(db),
     close: async () => {
       if (closed) return;
-      await Promise.all([creates.drain(), finishes.drain(), gets.drain()]);
+      await Promise.all([creates.drain(), finishes.drain(), gets.drain(), heartbeats.drain()]);
       closed = true;
       if (connection.owned) await connection.pool.end();
     },

@@ -4,7 +4,8 @@ import type { AppendBound, Fence } from '../port.js';
 import type { Db, Sql } from './db.js';
 import { statusChange } from '../../core/task-events.js';
 import { appendEvents, withEvents } from './event-append.js';
-import { json, LIVE, ROWS, TASK_COLUMNS, toRecord, type TaskValues } from './row.js';
+import type { BatchOutcome } from '../../sql/pg-batch.js';
+import { json, LIVE, ROWS, TASK_COLUMN_COUNT, TASK_COLUMNS, taskColumnsOf, toRecord, type TaskValues } from './row.js';
 
 // Every statement here is fenced: `WHERE id = $1 AND lease_owner = $2 AND epoch = $3` (S3).
 // Zero rows means the fence no longer holds, or (for the writes that also need a live status) the
@@ -32,6 +33,58 @@ export async function heartbeat(db: Db, fence: Fence, leaseMs: number, now: numb
   const row = (await db.query<TaskValues>('heartbeat', HEARTBEAT, params, ROWS)).rows[0];
   if (row === undefined) throw leaseLost(fence.taskId, fence.epoch);
   return toRecord(row);
+}
+
+/** One heartbeat of a batch (`heartbeatTasks`). */
+export interface HeartbeatItem {
+  readonly fence: Fence;
+  readonly leaseMs: number;
+  readonly now: number;
+}
+
+/**
+ * The heartbeats of one turn as ONE fenced `UPDATE`: the runs a node started together beat
+ * together, and one statement each held as many pooled connections as there were runs (a read
+ * waited behind them). The items come as one `jsonb`, as the batched read's do, so the plan is
+ * kept per connection.
+ */
+const HEARTBEAT_BATCH: Sql = (t) => `
+UPDATE ${t.tasks} AS task SET lease_expires_at = beat.expires
+FROM jsonb_to_recordset($1::jsonb) AS beat(ord int, id text, owner text, epoch int, expires bigint)
+WHERE task.id = beat.id AND task.lease_owner = beat.owner AND task.epoch = beat.epoch
+RETURNING ${taskColumnsOf('task')}, beat.ord`;
+
+/** One outcome per item, in order: the task as stored, or `lease_lost` for a fence that no longer holds. */
+export async function heartbeatTasks(db: Db, items: readonly HeartbeatItem[]): Promise<BatchOutcome<TaskRecord>[]> {
+  const [only] = items;
+  // A lone beat, or a task twice in one batch (an UPDATE joins a row once), goes alone.
+  if (only !== undefined && (items.length === 1 || new Set(items.map((i) => i.fence.taskId)).size < items.length)) {
+    return Promise.all(
+      items.map((i) =>
+        heartbeat(db, i.fence, i.leaseMs, i.now).then(
+          (value): BatchOutcome<TaskRecord> => ({ ok: true, value }),
+          (error: unknown): BatchOutcome<TaskRecord> => ({ ok: false, error }),
+        ),
+      ),
+    );
+  }
+  const beats = JSON.stringify(
+    items.map((i, ord) => ({
+      ord,
+      id: i.fence.taskId,
+      owner: i.fence.workerId,
+      epoch: i.fence.epoch,
+      expires: i.now + i.leaseMs,
+    })),
+  );
+  const rows = (await db.query<TaskValues>('heartbeat', HEARTBEAT_BATCH, [beats], ROWS)).rows;
+  const beaten = new Map(rows.map((row) => [row[TASK_COLUMN_COUNT] as number, row]));
+  return items.map((item, i) => {
+    const row = beaten.get(i);
+    return row === undefined
+      ? { ok: false, error: leaseLost(item.fence.taskId, item.fence.epoch) }
+      : { ok: true, value: toRecord(row) };
+  });
 }
 
 /** Progress never touches a terminal task (S2); the message replaces the status message if given. */
