@@ -2,7 +2,8 @@
  * `npx tsx bench/task-get-http.ts [--rounds 5] [--gets 1000] [--burst 4000] [--profile DIR
  * [--profile-ids A,B] [--no-figure]]`: figure 8 of `npm run bench` alone (`tasks/get` over HTTP and
  * stdio, ours with and without the fast path, B0, the floor; its rows are `TASK_GET_WORKLOAD` in
- * bench/figures/task-get.ts), without PostgreSQL, as the same markdown table. `--profile DIR` then
+ * bench/figures/task-get.ts), without PostgreSQL, as the same markdown table. Its HTTP 16-client
+ * rows come from `wrk` when it is on the PATH (5 s each; `--burst` then sizes the stdio rows only). `--profile DIR` then
  * runs the rows `--profile-ids` names (default ours on SQLite over HTTP, fast path, then through the
  * SDK; any row id of figure 8, a PostgreSQL one on a throwaway server) once more under
  * `node --cpu-prof` for a 16-client burst of twice `--burst` reads and prints where its CPU time
