@@ -11,7 +11,7 @@ import type { RpcClient } from '../client/rpc.js';
 import { withServer, type RunningServer, type Transport } from '../lib/proc.js';
 import { fmt, ratioTarget, type Row, type Target } from '../lib/report.js';
 import { summarize } from '../lib/stats.js';
-import { captureRequest, runWrk } from '../lib/wrk.js';
+import { wrkLoad } from '../lib/wrk.js';
 import type { Variant, VariantId } from '../lib/variants.js';
 import type { FigureContext, FigureResult } from './context.js';
 
@@ -57,16 +57,10 @@ async function measure(server: RunningServer, variant: Variant, ctx: FigureConte
   for (const concurrency of config.concurrency) {
     if (server.transport === 'http' && ctx.wrk !== undefined) {
       // Each session's own create, as its client sends it, from wrk's connections (bench/lib/wrk.ts).
-      const templates = [];
-      for (const client of clients.slice(0, concurrency)) {
-        templates.push(await captureRequest(() => submitTask(client, variant.taskTool, { ms: 0 })));
-      }
-      const load = await runWrk({
-        templates,
-        connections: concurrency,
-        seconds: config.wrkSeconds,
-        expect: '"taskId"',
-      });
+      const sends = clients
+        .slice(0, concurrency)
+        .map((client) => () => submitTask(client, variant.taskTool, { ms: 0 }));
+      const load = await wrkLoad(sends, config.wrkSeconds, '"taskId"');
       rates.set(concurrency, load.perSecond);
       continue;
     }

@@ -21,7 +21,7 @@ import { tasksExtClient } from '../client/tasks-ext.js';
 import { BENCH_TOKEN, withServer, type RunningServer, type ServerSpec, type Transport } from '../lib/proc.js';
 import { fmt, ratioTarget, type Row, type Target } from '../lib/report.js';
 import { percentile, summarize } from '../lib/stats.js';
-import { captureRequest, runWrk } from '../lib/wrk.js';
+import { wrkLoad } from '../lib/wrk.js';
 import type { BenchEnv, VariantId } from '../lib/variants.js';
 import type { FigureContext, FigureResult } from './context.js';
 
@@ -152,9 +152,8 @@ export async function measureTaskGets(
   const p50Ms = percentile(times, 50);
   if (server.transport === 'http' && sizes.wrkSeconds !== undefined) {
     // Each lane's own request (its session or token), as its client sends it, from wrk's connections.
-    const templates = [];
-    for (const lane of lanes) templates.push(await captureRequest(() => lane.get(lane.taskId)));
-    const load = await runWrk({ templates, connections: CLIENTS, seconds: sizes.wrkSeconds, expect: '"working"' });
+    const sends = lanes.map((lane) => () => lane.get(lane.taskId));
+    const load = await wrkLoad(sends, sizes.wrkSeconds, '"working"');
     return { p50Ms, perSecond: load.perSecond };
   }
   const start = performance.now();

@@ -98,7 +98,7 @@ first_bad = ""
 local threads = {}
 function setup(thread)
   table.insert(threads, thread)
-  thread:set("lane", ((#threads - 1) % #templates) + 1)
+  thread:set("lane", #threads)
 end
 function request()
   sent = sent + 1
@@ -127,18 +127,17 @@ end
 }
 
 /**
- * `connections` keep-alive connections for `seconds`, each on a wrk thread of its own sending one
- * template (connection `i` template `i`, cycling when there are fewer templates), with ids unique
- * across the run. Throws when any answer is not a 200 carrying `expect`, or on any socket error
- * or timeout: a rate counted over refusals would be no measure.
+ * One keep-alive connection per template for `seconds`, each on a wrk thread of its own sending
+ * only its template, with ids unique across the run. Throws when any answer is not a 200 carrying
+ * `expect`, or on any socket error or timeout: a rate counted over refusals would be no measure.
  */
 export async function runWrk(options: {
   readonly templates: readonly RequestTemplate[];
-  readonly connections: number;
   readonly seconds: number;
   readonly expect: string;
 }): Promise<WrkResult> {
-  const { templates, connections, seconds, expect } = options;
+  const { templates, seconds, expect } = options;
+  const connections = templates.length;
   if (templates.length === 0) throw new Error('runWrk: no requests');
   const dir = mkdtempSync(join(tmpdir(), 'terminus-wrk-'));
   try {
@@ -199,4 +198,18 @@ export async function runWrk(options: {
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The figures' load: each of `sends` (one lane's request through its own client) is made once and
+ * captured, then wrk sends them back, one connection per lane, for `seconds`.
+ */
+export async function wrkLoad(
+  sends: readonly (() => Promise<unknown>)[],
+  seconds: number,
+  expect: string,
+): Promise<WrkResult> {
+  const templates: RequestTemplate[] = [];
+  for (const send of sends) templates.push(await captureRequest(send));
+  return runWrk({ templates, seconds, expect });
 }
