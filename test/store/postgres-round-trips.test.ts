@@ -261,6 +261,23 @@ if (PG_URL === '') {
       }
     });
 
+    it('a task beating twice in one turn (an UPDATE joins its row once) is answered for each beat', async () => {
+      const [a, b] = await Promise.all([leased('w'), leased('w')]);
+      const beats = await statements(() =>
+        Promise.all([
+          store.heartbeat(a, 60_000, T0 + 10),
+          store.heartbeat(a, 60_000, T0 + 11),
+          store.heartbeat(b, 60_000, T0 + 10),
+        ]),
+      );
+      expect(beats.value.map((task) => [task.id, task.leaseExpiresAt])).toEqual([
+        [a.taskId, T0 + 10 + 60_000],
+        [a.taskId, T0 + 11 + 60_000],
+        [b.taskId, T0 + 10 + 60_000],
+      ]);
+      expect(beats.count).toBe(3); // such a turn goes one beat at a time
+    });
+
     it('a create the server refuses fails alone; the rest of its batch is created', async () => {
       const good = Array.from({ length: 3 }, () => newTask());
       const bad = newTask({ args: { text: 'nul \u0000 here' } });

@@ -49,9 +49,9 @@ export interface PostgresTaskStoreOptions extends ConnectOptions {
 }
 
 /**
- * Creates and terminal writes of one event-loop turn go as one statement (`createBatcher`). Up to
- * 256 rows a statement; two statements of a kind in flight at once, so a batch committing does not
- * hold up the next one's round trip (see docs/postgres.md, "What a create and a finish cost").
+ * Creates, terminal writes and heartbeats of one event-loop turn go as one statement each
+ * (`createBatcher`). Up to 256 rows a statement; two statements of a kind in flight at once, so a
+ * batch committing does not hold up the next one's round trip (see docs/postgres.md, "What a create and a finish cost").
  */
 const MAX_BATCH = 256;
 const BATCHES_IN_FLIGHT = 2;
